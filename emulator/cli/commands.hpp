@@ -1,0 +1,21 @@
+// `nicemu` subcommands. Each file adds one subcommand to the application;
+// user errors are thrown as nicemu::Error and printed by main().
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace nicemu::cli {
+
+// Where a subcommand leaves the process exit code.
+struct ExitStatus {
+  int code = 0;
+};
+
+void add_image_command(CLI::App &app, ExitStatus &status);
+void add_flash_command(CLI::App &app, ExitStatus &status);
+void add_run_command(CLI::App &app, ExitStatus &status);
+void add_bench_command(CLI::App &app, ExitStatus &status);
+void add_models_command(CLI::App &app, ExitStatus &status);
+void add_ldscript_command(CLI::App &app, ExitStatus &status);
+
+} // namespace nicemu::cli

@@ -1,0 +1,28 @@
+// nicemu: build, flash, run and measure firmware for emulated NICs.
+#include "cli/commands.hpp"
+#include "nicemu/error.hpp"
+
+#include <iostream>
+
+int main(int argc, char **argv) {
+  CLI::App app{"nicemu " NICEMU_VERSION
+               " - firmware and bare-metal NIC processor emulator"};
+  app.set_version_flag("--version", NICEMU_VERSION);
+  app.require_subcommand(1);
+  nicemu::cli::ExitStatus status;
+  nicemu::cli::add_image_command(app, status);
+  nicemu::cli::add_flash_command(app, status);
+  nicemu::cli::add_run_command(app, status);
+  nicemu::cli::add_bench_command(app, status);
+  nicemu::cli::add_models_command(app, status);
+  nicemu::cli::add_ldscript_command(app, status);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e);
+  } catch (const nicemu::Error &e) {
+    std::cerr << "nicemu: error: " << e.what() << "\n";
+    return 1;
+  }
+  return status.code;
+}

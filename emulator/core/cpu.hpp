@@ -1,0 +1,125 @@
+// The NIC core as the rest of the emulator sees it. Only
+// core/unicorn_cpu.cpp knows the core is Unicorn.
+#pragma once
+
+#include "nicemu/model.hpp"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace nicemu {
+
+enum class FaultKind {
+  UnmappedRead,
+  UnmappedWrite,
+  UnmappedFetch,
+  ReadOnlyWrite,
+  UnalignedRead,
+  UnalignedWrite,
+  IllegalInstruction,
+  NoFpu,
+  Break,
+  Syscall,
+  Trap,
+  Overflow,
+  BusError, // a device refused the access (undefined register, wrong size)
+  Watchdog,
+};
+
+const char *fault_name(FaultKind kind);
+
+struct Fault {
+  FaultKind kind = FaultKind::IllegalInstruction;
+  uint32_t pc = 0;
+  bool pc_exact = true;       // false if the instruction could not be pinned
+  bool in_delay_slot = false; // pc is the delay slot of the branch at pc - 4
+  bool has_address = false;
+  uint32_t address = 0; // data address for memory faults
+  std::string detail;   // device errors, watchdog period, ...
+};
+
+// Where device accesses of the core go. The CPU tells the exact cycle of the
+// access through Cpu::access_cycle() while the call runs.
+class CpuBus {
+public:
+  virtual ~CpuBus() = default;
+  // Return false to refuse the access (bus error): `why` says why.
+  virtual bool mmio_read(uint32_t addr, unsigned size, uint32_t &value,
+                         std::string &why) = 0;
+  virtual bool mmio_write(uint32_t addr, unsigned size, uint32_t value,
+                          std::string &why) = 0;
+};
+
+enum class StopReason {
+  Limit, // reached the cycle limit at a block boundary (or stop requested)
+  Sleep, // executed `wait`
+  Halt,  // firmware halted (Cpu::halt called by a device)
+  Fault, // see Cpu::fault()
+};
+
+struct CpuRegisters {
+  std::array<uint32_t, 32> gpr{};
+  uint32_t hi = 0, lo = 0, pc = 0;
+};
+
+class Cpu {
+public:
+  virtual ~Cpu() = default;
+
+  // Memory: RAM backed by host buffers (shared with DMA engines) and one
+  // device range routed to the bus. Bases and sizes are 4 KB aligned.
+  virtual void map_ram(uint32_t base, uint32_t size, uint8_t *host,
+                       bool writable) = 0;
+  virtual void map_mmio(uint32_t base, uint32_t size) = 0;
+
+  // Runs until cycles() >= limit at a block boundary, or sleep, halt, fault.
+  // The block that would cross the limit still runs in full: slices end at
+  // block boundaries, never inside a block or a delay slot.
+  virtual StopReason run(uint64_t cycle_limit) = 0;
+  // Lowers the limit of the running slice (e.g. an earlier event appeared).
+  virtual void limit_slice(uint64_t cycle_limit) = 0;
+  // Called by devices: stop at the next block boundary / halt now.
+  virtual void request_stop() = 0;
+  virtual void halt() = 0;
+
+  virtual uint64_t cycles() const = 0;
+  virtual void add_cycles(uint64_t n) = 0;
+  virtual uint64_t instructions() const = 0;
+  // Exact cycle of the device access in progress (valid inside CpuBus calls).
+  virtual uint64_t access_cycle() const = 0;
+
+  virtual CpuRegisters registers() const = 0;
+  virtual uint32_t pc() const = 0;
+  virtual void set_pc(uint32_t pc) = 0;
+  virtual const Fault &fault() const = 0;
+  // Reads card memory through the core's view (for reports and debuggers).
+  virtual bool read_memory(uint32_t addr, void *out, size_t len) const = 0;
+  // Forgets cached block costs (after loading new code).
+  virtual void flush_code_cache() = 0;
+};
+
+struct CpuOptions {
+  CycleTable cycles;
+  bool accounting = true; // per-block cycle accounting (off: bench only)
+};
+
+std::unique_ptr<Cpu> make_unicorn_cpu(CpuBus &bus, const CpuOptions &options);
+
+// A plain Unicorn run of the same code in the same process, for benchmarks:
+// RAM regions and the device range mapped as ordinary memory, no hooks.
+struct RawRunRegion {
+  uint32_t base, size;
+  const uint8_t *contents; // copied in
+};
+struct RawRunResult {
+  bool ok = false;
+  std::string error;
+  double wall_seconds = 0;
+  uint32_t a0 = 0; // first argument register at the stop address
+};
+RawRunResult raw_unicorn_run(const std::vector<RawRunRegion> &regions,
+                             uint32_t entry, uint32_t stop_at);
+
+} // namespace nicemu

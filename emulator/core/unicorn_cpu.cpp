@@ -1,0 +1,533 @@
+// The one file that includes Unicorn. It turns Unicorn's hooks into the Cpu
+// interface: per-block cycle accounting, slices that end at block
+// boundaries, exact timing of device accesses, and fault reports.
+//
+// Facts about Debian's Unicorn 2.0.1 this file is built around (pinned by
+// tests/unit/test_unicorn_facts.cpp):
+//  - uc_emu_start's `count` corrupts execution when a slice ends in a branch
+//    delay slot, so slices are ended with uc_emu_stop from the block hook; the
+//    block whose hook stops the run has not executed and runs on restart.
+//  - The PC is not synchronised inside MMIO callbacks or exception hooks (it
+//    reads as the block start, or 0); registers are. So the instruction that
+//    touched a device or faulted is found from the block's decoded loads and
+//    stores and the current register values.
+//  - kseg2/kseg3 addresses go through a TLB the core does not have; all card
+//    memory and devices live in useg.
+//  - Each engine reserves a large code buffer; with transparent huge pages it
+//    pins 2 MiB at once, so THP is disabled for the process.
+#include "core/block_cost.hpp"
+#include "core/cpu.hpp"
+#include "core/mips_decode.hpp"
+
+#include <unicorn/unicorn.h>
+
+#include <sys/prctl.h>
+
+#include <cassert>
+#include <chrono>
+#include <optional>
+#include <unordered_map>
+
+namespace nicemu {
+
+namespace {
+
+constexpr uint64_t kNeverReached = 0xFFFFFFFFu; // odd: never a MIPS PC
+
+void disable_transparent_huge_pages() {
+  static bool done = [] {
+    prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    return true;
+  }();
+  (void)done;
+}
+
+uc_engine *open_engine() {
+  disable_transparent_huge_pages();
+  uc_engine *uc = nullptr;
+  uc_err err = uc_open(UC_ARCH_MIPS,
+                       uc_mode(UC_MODE_MIPS32 | UC_MODE_LITTLE_ENDIAN), &uc);
+  if (err != UC_ERR_OK)
+    throw std::runtime_error(std::string("Unicorn: ") + uc_strerror(err));
+  return uc;
+}
+
+std::optional<FaultKind> exception_fault(uint32_t intno) {
+  switch (intno) {
+  case 12: return FaultKind::UnalignedRead;  // AdEL
+  case 13: return FaultKind::UnalignedWrite; // AdES
+  case 17: return FaultKind::Syscall;
+  case 18: return FaultKind::Break;
+  case 19: return FaultKind::NoFpu; // coprocessor unusable
+  case 20: return FaultKind::IllegalInstruction;
+  case 21: return FaultKind::Overflow;
+  case 22: return FaultKind::Trap;
+  case 26: return FaultKind::UnmappedRead;  // TLB refill on load (kseg2/3)
+  case 27: return FaultKind::UnmappedWrite; // TLB refill on store
+  default: return std::nullopt;
+  }
+}
+
+class UnicornCpu final : public Cpu {
+public:
+  UnicornCpu(CpuBus &bus, const CpuOptions &options)
+      : uc_(open_engine()), bus_(bus), options_(options) {
+    install_hooks();
+  }
+  ~UnicornCpu() override { uc_close(uc_); }
+  UnicornCpu(const UnicornCpu &) = delete;
+  UnicornCpu &operator=(const UnicornCpu &) = delete;
+
+  void map_ram(uint32_t base, uint32_t size, uint8_t *host,
+               bool writable) override {
+    uint32_t perms = UC_PROT_READ | UC_PROT_EXEC;
+    if (writable)
+      perms |= UC_PROT_WRITE;
+    check(uc_mem_map_ptr(uc_, base, size, perms, host), "map memory");
+    code_regions_.push_back({base, size, {}});
+    code_regions_.back().slots.resize(size / 4);
+  }
+
+  void map_mmio(uint32_t base, uint32_t size) override {
+    mmio_base_ = base;
+    check(uc_mmio_map(uc_, base, size, &UnicornCpu::on_mmio_read, this,
+                      &UnicornCpu::on_mmio_write, this),
+          "map device range");
+  }
+
+  StopReason run(uint64_t cycle_limit) override;
+  void limit_slice(uint64_t cycle_limit) override {
+    if (cycle_limit < limit_)
+      limit_ = cycle_limit;
+  }
+  void request_stop() override { limit_ = 0; }
+  // The rest of the block still runs in Unicorn (the runtime spins after
+  // exiting), but the halt takes effect at the store: see mmio_access.
+  void halt() override {
+    halted_ = true;
+    uc_emu_stop(uc_);
+  }
+
+  uint64_t cycles() const override { return cycles_; }
+  void add_cycles(uint64_t n) override { cycles_ += n; }
+  uint64_t instructions() const override { return instructions_; }
+  uint64_t access_cycle() const override { return access_cycle_; }
+  CpuRegisters registers() const override;
+  uint32_t pc() const override { return read_reg(UC_MIPS_REG_PC); }
+  void set_pc(uint32_t pc) override { write_reg(UC_MIPS_REG_PC, pc); }
+  const Fault &fault() const override { return fault_; }
+  bool read_memory(uint32_t addr, void *out, size_t len) const override;
+  void flush_code_cache() override;
+
+private:
+  struct CodeRegion {
+    uint32_t base, size;
+    std::vector<std::unique_ptr<BlockInfo>> slots; // one per word
+  };
+  struct PendingFault {
+    FaultKind kind;
+    bool has_address = false;
+    uint32_t address = 0;
+    std::string detail;
+    std::optional<uint32_t> pc; // known exactly (fetch faults, bus errors)
+  };
+
+  static void check(uc_err err, const char *what) {
+    if (err != UC_ERR_OK)
+      throw std::runtime_error(std::string("Unicorn: cannot ") + what + ": " +
+                               uc_strerror(err));
+  }
+  uint32_t read_reg(int reg) const {
+    uint32_t v = 0;
+    uc_reg_read(uc_, reg, &v);
+    return v;
+  }
+  void write_reg(int reg, uint32_t v) { uc_reg_write(uc_, reg, &v); }
+
+  void install_hooks();
+  const BlockInfo &lookup_block(uint32_t addr, uint32_t size);
+  void enter_block(uint32_t addr, uint32_t size);
+  const BlockMemOp *locate_access(uint32_t addr, unsigned size, bool store);
+  uint32_t mmio_access(uint32_t addr, unsigned size, bool store,
+                       uint32_t value);
+  void raise(PendingFault f);
+  void finish_fault();
+  std::optional<uint32_t> find_faulting_index(const PendingFault &f) const;
+  bool effective_address_matches(const mips::Insn &insn,
+                                 const PendingFault &f) const;
+
+  static void on_block(uc_engine *, uint64_t addr, uint32_t size, void *me) {
+    static_cast<UnicornCpu *>(me)->enter_block(uint32_t(addr), size);
+  }
+  static uint64_t on_mmio_read(uc_engine *, uint64_t offset, unsigned size,
+                               void *me) {
+    auto *self = static_cast<UnicornCpu *>(me);
+    return self->mmio_access(self->mmio_base_ + uint32_t(offset), size, false,
+                             0);
+  }
+  static void on_mmio_write(uc_engine *, uint64_t offset, unsigned size,
+                            uint64_t value, void *me) {
+    auto *self = static_cast<UnicornCpu *>(me);
+    self->mmio_access(self->mmio_base_ + uint32_t(offset), size, true,
+                      uint32_t(value));
+  }
+  static void on_exception(uc_engine *uc, uint32_t intno, void *me);
+  static bool on_bad_memory(uc_engine *uc, uc_mem_type type, uint64_t addr,
+                            int size, int64_t value, void *me);
+
+  uc_engine *uc_;
+  CpuBus &bus_;
+  CpuOptions options_;
+  uint32_t mmio_base_ = 0;
+  std::vector<CodeRegion> code_regions_;
+  std::unordered_map<uint32_t, std::unique_ptr<BlockInfo>> other_blocks_;
+
+  uint64_t cycles_ = 0;
+  uint64_t instructions_ = 0;
+  uint64_t limit_ = 0;
+  bool stopped_at_limit_ = false;
+  bool halted_ = false;
+  std::optional<PendingFault> pending_fault_;
+  Fault fault_;
+
+  // The block being executed.
+  const BlockInfo *block_ = nullptr;
+  uint64_t block_start_ = 0; // cycles_ when it started
+  uint64_t block_stall_ = 0; // device wait states spent inside it
+  size_t next_mem_op_ = 0;   // accesses happen in order within a block
+  uint64_t access_cycle_ = 0;
+  uint32_t fallthrough_ = 1; // next address if the previous block's
+  uint32_t pending_penalty_ = 0; // ... branch was not taken
+};
+
+void UnicornCpu::install_hooks() {
+  uc_hook h;
+  if (options_.accounting)
+    check(uc_hook_add(uc_, &h, UC_HOOK_BLOCK, (void *)&UnicornCpu::on_block,
+                      this, 1, 0),
+          "add block hook");
+  check(uc_hook_add(uc_, &h, UC_HOOK_INTR, (void *)&UnicornCpu::on_exception,
+                    this, 1, 0),
+        "add exception hook");
+  check(uc_hook_add(uc_, &h, UC_HOOK_MEM_INVALID,
+                    (void *)&UnicornCpu::on_bad_memory, this, 1, 0),
+        "add memory fault hook");
+}
+
+const BlockInfo &UnicornCpu::lookup_block(uint32_t addr, uint32_t size) {
+  std::unique_ptr<BlockInfo> *slot = nullptr;
+  for (auto &r : code_regions_)
+    if (addr - r.base < r.size) {
+      slot = &r.slots[(addr - r.base) / 4];
+      break;
+    }
+  if (!slot)
+    slot = &other_blocks_[addr];
+  if (!*slot || (*slot)->size != size) {
+    std::vector<uint32_t> words(size / 4);
+    uc_mem_read(uc_, addr, words.data(), words.size() * 4);
+    *slot = std::make_unique<BlockInfo>(
+        cost_block(addr, words, options_.cycles));
+  }
+  return **slot;
+}
+
+void UnicornCpu::enter_block(uint32_t addr, uint32_t size) {
+  // The previous block's branch was taken if we did not fall through.
+  if (addr != fallthrough_)
+    cycles_ += pending_penalty_;
+  pending_penalty_ = 0;
+  fallthrough_ = addr;
+  if (cycles_ >= limit_) {
+    stopped_at_limit_ = true;
+    uc_emu_stop(uc_); // this block has not run; it runs first on restart
+    return;
+  }
+  const BlockInfo &b = lookup_block(addr, size);
+  block_ = &b;
+  block_start_ = cycles_;
+  block_stall_ = 0;
+  next_mem_op_ = 0;
+  cycles_ += b.cost;
+  instructions_ += b.instructions;
+  fallthrough_ = addr + b.size;
+  pending_penalty_ = b.taken_penalty;
+}
+
+// Finds which load/store of the current block is making this access. With
+// one candidate of the right direction and size that is the answer; with
+// several, the current base registers (exact at the access) decide.
+const BlockMemOp *UnicornCpu::locate_access(uint32_t addr, unsigned size,
+                                            bool store) {
+  if (!block_)
+    return nullptr;
+  const auto &ops = block_->mem_ops;
+  const BlockMemOp *first = nullptr;
+  int candidates = 0;
+  for (size_t i = next_mem_op_; i < ops.size(); ++i)
+    if (ops[i].store == store && ops[i].size == size && !candidates++)
+      first = &ops[i];
+  const BlockMemOp *found = first;
+  if (candidates > 1)
+    for (size_t i = next_mem_op_; i < ops.size(); ++i) {
+      const BlockMemOp &op = ops[i];
+      if (op.store != store || op.size != size)
+        continue;
+      uint32_t base = op.base ? read_reg(UC_MIPS_REG_0 + op.base) : 0;
+      if (base + uint32_t(int32_t(op.disp)) == addr) {
+        found = &op;
+        break;
+      }
+    }
+  if (found)
+    next_mem_op_ = size_t(found - ops.data()) + 1;
+  return found;
+}
+
+uint32_t UnicornCpu::mmio_access(uint32_t addr, unsigned size, bool store,
+                                 uint32_t value) {
+  if (halted_ || pending_fault_)
+    return 0; // the core has already stopped at an earlier instruction
+  const BlockMemOp *op = locate_access(addr, size, store);
+  access_cycle_ = op ? block_start_ + op->cycles_before + block_stall_
+                     : cycles_;
+  std::string why;
+  uint32_t result = 0;
+  bool ok = store ? bus_.mmio_write(addr, size, value, why)
+                  : bus_.mmio_read(addr, size, result, why);
+  uint32_t wait =
+      store ? options_.cycles.mmio_write : options_.cycles.mmio_read;
+  cycles_ += wait;
+  block_stall_ += wait;
+  if (halted_) {
+    // Nothing after the halting store counts.
+    cycles_ = access_cycle_ + 1 + wait;
+    if (op)
+      instructions_ -= block_->instructions - op->index - 1u;
+  }
+  if (!ok) {
+    PendingFault f{FaultKind::BusError, true, addr, why, std::nullopt};
+    if (op)
+      f.pc = block_->address + 4u * op->index;
+    raise(std::move(f));
+  }
+  return result;
+}
+
+void UnicornCpu::raise(PendingFault f) {
+  if (!pending_fault_)
+    pending_fault_ = std::move(f);
+  uc_emu_stop(uc_);
+}
+
+void UnicornCpu::on_exception(uc_engine *, uint32_t intno, void *me) {
+  auto *self = static_cast<UnicornCpu *>(me);
+  auto kind = exception_fault(intno);
+  PendingFault f{kind.value_or(FaultKind::IllegalInstruction), false, 0, "",
+                 std::nullopt};
+  if (!kind)
+    f.detail = "unexpected CPU exception " + std::to_string(intno);
+  self->raise(std::move(f));
+}
+
+bool UnicornCpu::on_bad_memory(uc_engine *, uc_mem_type type, uint64_t addr,
+                               int, int64_t, void *me) {
+  auto *self = static_cast<UnicornCpu *>(me);
+  PendingFault f{FaultKind::UnmappedRead, true, uint32_t(addr), "",
+                 std::nullopt};
+  switch (type) {
+  case UC_MEM_WRITE_UNMAPPED:
+    f.kind = FaultKind::UnmappedWrite;
+    break;
+  case UC_MEM_WRITE_PROT:
+    f.kind = FaultKind::ReadOnlyWrite;
+    break;
+  case UC_MEM_FETCH_UNMAPPED:
+  case UC_MEM_FETCH_PROT:
+    f.kind = FaultKind::UnmappedFetch;
+    f.pc = uint32_t(addr);
+    break;
+  default:
+    break;
+  }
+  self->raise(std::move(f));
+  return false;
+}
+
+bool UnicornCpu::effective_address_matches(const mips::Insn &insn,
+                                           const PendingFault &f) const {
+  uint32_t base = insn.rs ? read_reg(UC_MIPS_REG_0 + insn.rs) : 0;
+  uint32_t ea = base + uint32_t(int32_t(insn.imm));
+  switch (f.kind) {
+  case FaultKind::UnalignedRead:
+  case FaultKind::UnalignedWrite:
+    return insn.mem_size > 1 && ea % insn.mem_size != 0;
+  default: // unmapped: the access covers the faulting address
+    return !f.has_address || f.address - ea < insn.mem_size;
+  }
+}
+
+// The first instruction of the current block that can raise this fault given
+// the current registers (exact at the faulting instruction).
+std::optional<uint32_t>
+UnicornCpu::find_faulting_index(const PendingFault &f) const {
+  using mips::Kind;
+  if (!block_)
+    return std::nullopt;
+  for (uint32_t i = 0; i < block_->instructions; ++i) {
+    mips::Insn insn = mips::decode(block_->words[i]);
+    bool load = insn.kind == Kind::Load, store = insn.kind == Kind::Store;
+    switch (f.kind) {
+    case FaultKind::Break: if (insn.kind == Kind::Break) return i; break;
+    case FaultKind::Syscall: if (insn.kind == Kind::Syscall) return i; break;
+    case FaultKind::Trap: if (insn.kind == Kind::Trap) return i; break;
+    case FaultKind::NoFpu: if (insn.kind == Kind::Cop1) return i; break;
+    case FaultKind::Overflow: if (insn.may_overflow) return i; break;
+    case FaultKind::IllegalInstruction:
+      if (insn.kind == Kind::Invalid) return i;
+      break;
+    case FaultKind::UnalignedRead:
+    case FaultKind::UnmappedRead:
+      if (load && effective_address_matches(insn, f)) return i;
+      break;
+    case FaultKind::UnalignedWrite:
+    case FaultKind::UnmappedWrite:
+    case FaultKind::ReadOnlyWrite:
+      if (store && effective_address_matches(insn, f)) return i;
+      break;
+    default:
+      break;
+    }
+  }
+  return std::nullopt;
+}
+
+void UnicornCpu::finish_fault() {
+  PendingFault &p = *pending_fault_;
+  fault_ = Fault{};
+  fault_.kind = p.kind;
+  fault_.has_address = p.has_address;
+  fault_.address = p.address;
+  fault_.detail = p.detail;
+  std::optional<uint32_t> index;
+  if (p.pc && block_ && *p.pc - block_->address < block_->size)
+    index = (*p.pc - block_->address) / 4;
+  else if (!p.pc)
+    index = find_faulting_index(p);
+  if (index && block_) {
+    fault_.pc = block_->address + 4 * *index;
+    fault_.in_delay_slot =
+        *index > 0 && mips::has_delay_slot(mips::decode(block_->words[*index - 1]));
+    // The rest of the block never ran.
+    cycles_ = block_start_ + block_->prefix[*index] + block_stall_;
+    instructions_ -= block_->instructions - *index;
+  } else if (p.pc) {
+    fault_.pc = *p.pc;
+  } else {
+    fault_.pc = block_ ? block_->address : pc();
+    fault_.pc_exact = false;
+  }
+  pending_fault_.reset();
+}
+
+StopReason UnicornCpu::run(uint64_t cycle_limit) {
+  limit_ = cycle_limit;
+  stopped_at_limit_ = false;
+  uint32_t start = pc();
+  uc_err err = uc_emu_start(uc_, start, kNeverReached, 0, 0);
+  if (pending_fault_) {
+    finish_fault();
+    return StopReason::Fault;
+  }
+  if (halted_)
+    return StopReason::Halt;
+  if (err != UC_ERR_OK) {
+    pending_fault_ = PendingFault{FaultKind::IllegalInstruction, false, 0,
+                                  uc_strerror(err), std::nullopt};
+    finish_fault();
+    return StopReason::Fault;
+  }
+  if (stopped_at_limit_ || !options_.accounting)
+    return StopReason::Limit;
+  if (block_ && block_->ends_in_wait)
+    return StopReason::Sleep;
+  return StopReason::Limit;
+}
+
+CpuRegisters UnicornCpu::registers() const {
+  CpuRegisters r;
+  for (int i = 0; i < 32; ++i)
+    r.gpr[i] = read_reg(UC_MIPS_REG_0 + i);
+  r.hi = read_reg(UC_MIPS_REG_HI);
+  r.lo = read_reg(UC_MIPS_REG_LO);
+  r.pc = pc();
+  return r;
+}
+
+bool UnicornCpu::read_memory(uint32_t addr, void *out, size_t len) const {
+  for (const auto &r : code_regions_)
+    if (addr - r.base < r.size && len <= r.base + r.size - addr)
+      return uc_mem_read(uc_, addr, out, len) == UC_ERR_OK;
+  return false; // device registers are not read behind the firmware's back
+}
+
+void UnicornCpu::flush_code_cache() {
+  for (auto &r : code_regions_)
+    for (auto &s : r.slots)
+      s.reset();
+  other_blocks_.clear();
+  uc_ctl_flush_tlb(uc_); // flushes translated blocks (misnamed in 2.0.1)
+  block_ = nullptr;
+}
+
+} // namespace
+
+const char *fault_name(FaultKind kind) {
+  switch (kind) {
+  case FaultKind::UnmappedRead: return "read from unmapped address";
+  case FaultKind::UnmappedWrite: return "write to unmapped address";
+  case FaultKind::UnmappedFetch: return "instruction fetch from unmapped address";
+  case FaultKind::ReadOnlyWrite: return "write to read-only memory";
+  case FaultKind::UnalignedRead: return "unaligned read";
+  case FaultKind::UnalignedWrite: return "unaligned write";
+  case FaultKind::IllegalInstruction: return "illegal instruction";
+  case FaultKind::NoFpu: return "floating-point instruction (the core has no FPU)";
+  case FaultKind::Break: return "break instruction";
+  case FaultKind::Syscall: return "syscall instruction";
+  case FaultKind::Trap: return "trap instruction";
+  case FaultKind::Overflow: return "integer overflow trap";
+  case FaultKind::BusError: return "bus error";
+  case FaultKind::Watchdog: return "watchdog: no progress";
+  }
+  return "fault";
+}
+
+std::unique_ptr<Cpu> make_unicorn_cpu(CpuBus &bus, const CpuOptions &options) {
+  return std::make_unique<UnicornCpu>(bus, options);
+}
+
+RawRunResult raw_unicorn_run(const std::vector<RawRunRegion> &regions,
+                             uint32_t entry, uint32_t stop_at) {
+  RawRunResult result;
+  uc_engine *uc = open_engine();
+  for (const auto &r : regions) {
+    uc_mem_map(uc, r.base, r.size, UC_PROT_ALL);
+    if (r.contents)
+      uc_mem_write(uc, r.base, r.contents, r.size);
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  uc_err err = uc_emu_start(uc, entry, stop_at, 0, 0);
+  result.wall_seconds = std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - t0)
+                            .count();
+  uint32_t pc = 0;
+  uc_reg_read(uc, UC_MIPS_REG_PC, &pc);
+  uc_reg_read(uc, UC_MIPS_REG_A0, &result.a0);
+  result.ok = err == UC_ERR_OK && pc == stop_at;
+  if (!result.ok)
+    result.error = err != UC_ERR_OK ? uc_strerror(err) : "did not reach the stop address";
+  uc_close(uc);
+  return result;
+}
+
+} // namespace nicemu

@@ -1,0 +1,23 @@
+// SYS: identification, capabilities, halt (exit code), watchdog.
+#pragma once
+
+#include "devices/device.hpp"
+
+namespace nicemu {
+
+struct NodeIdentity {
+  uint32_t node = 0, nodes = 1, model_id = 0, clock_hz = 0, sram_size = 0;
+};
+
+class SysDevice final : public Device {
+public:
+  SysDevice(DeviceHost &host, NodeIdentity id) : host_(host), id_(id) {}
+  uint32_t read(uint32_t offset) override;
+  void write(uint32_t offset, uint32_t value) override;
+
+private:
+  DeviceHost &host_;
+  NodeIdentity id_;
+};
+
+} // namespace nicemu

@@ -1,0 +1,29 @@
+// TIMER: the free-running cycle counter and one deadline timer that raises
+// NICEMU_IRQ_TIMER, optionally re-arming itself every PERIOD cycles.
+#pragma once
+
+#include "devices/device.hpp"
+
+#include <optional>
+
+namespace nicemu {
+
+class TimerDevice final : public Device {
+public:
+  explicit TimerDevice(DeviceHost &host) : host_(host) {}
+  uint32_t read(uint32_t offset) override;
+  void write(uint32_t offset, uint32_t value) override;
+
+private:
+  void rearm();
+  void expire();
+
+  DeviceHost &host_;
+  uint32_t latched_hi_ = 0;
+  uint64_t deadline_ = 0;
+  uint32_t period_ = 0;
+  bool enabled_ = false;
+  std::optional<EventId> event_;
+};
+
+} // namespace nicemu

@@ -1,0 +1,86 @@
+// A model (hardware profile): clocks, memories, cycle costs and timing
+// parameters of one NIC design. Models are TOML data files, not code paths.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nicemu {
+
+// One memory of the card as the core sees it.
+struct MemoryRegion {
+  std::string name;       // "sram", "isram", "dsram", "llcm", ...
+  uint32_t base = 0;      // physical address, 4 KB aligned
+  uint32_t size = 0;      // bytes, multiple of 4 KB
+  bool executable = true; // may hold code (linker puts .text here)
+  bool writable = true;   // may hold data
+};
+
+// Extra cycles per instruction class, on top of one cycle per instruction.
+struct CycleTable {
+  uint32_t load_use = 0;       // load followed by an instruction using its result
+  uint32_t mul = 0;            // mult, multu, mul, madd, msub...
+  uint32_t div = 0;            // div, divu
+  uint32_t taken_branch = 0;   // branch or jump that changes the PC flow
+  uint32_t mmio_read = 0;      // wait states of a device register read
+  uint32_t mmio_write = 0;     // wait states of a device register write
+  uint32_t interrupt_entry = 0; // cycles to vector into the interrupt stub
+  uint32_t wake = 0;           // cycles to resume from sleep (one poll-loop turn)
+};
+
+struct Model {
+  std::string name;        // "lanai4"
+  std::string description; // one line
+  std::filesystem::path source; // file it was loaded from
+  uint32_t id = 0;         // value of SYS_MODEL
+  uint64_t clock_hz = 0;   // core clock
+  std::vector<MemoryRegion> memories; // card memories, non-overlapping
+  uint32_t flash_size = 0; // bytes of the flash device
+  uint64_t watchdog_cycles = 0; // default watchdog period (0 = off)
+  CycleTable cycles;
+  // Timing parameters for devices of later stages (DMA, links, host bus),
+  // in picoseconds, keyed "section.name" (e.g. "host_dma.gap_to_sram").
+  std::map<std::string, uint64_t> timing_ps;
+  // Other numeric parameters, keyed "section.name".
+  std::map<std::string, double> params;
+
+  // The region holding `addr`, or nullptr.
+  const MemoryRegion *region_at(uint32_t addr) const;
+  // The first executable region (code) and the first writable one (data).
+  const MemoryRegion &code_region() const;
+  const MemoryRegion &data_region() const;
+  // timing_ps / params lookups that throw nicemu::Error naming the model and
+  // its file when the key is missing (a model too old for the device).
+  uint64_t timing(const std::string &key) const;
+  double param(const std::string &key) const;
+};
+
+// Loads a model by name (searched in the model path) or by file path.
+// Throws nicemu::Error naming the file, the key and what is wrong.
+Model load_model(const std::string &name_or_path);
+
+// Parses model text; `origin` names it in error messages.
+Model parse_model(const std::string &toml_text, const std::string &origin);
+
+// Directories searched for NAME.toml, in order: $NICEMU_MODEL_PATH (colon
+// separated), the installed share dir (<exe>/../share/nicemu/models), the
+// source tree's model directory (when built with NICEMU_SOURCE_MODEL_DIR).
+std::vector<std::filesystem::path> model_search_path();
+
+// Names of all models found on the search path.
+std::vector<std::string> list_models();
+
+// Parses "1.35us", "30.1 ns", "0.48 us", "2ms", "5s", "120ps" into picoseconds.
+std::optional<uint64_t> parse_duration_ps(const std::string &text);
+
+// Parses a byte count: "4096", "512 B", "256 KiB", "4 MiB", "1 GiB".
+std::optional<uint64_t> parse_size(const std::string &text);
+
+// Formats a byte count the way parse_size reads it: "256 KiB", "100 B".
+std::string format_size(uint64_t bytes);
+
+} // namespace nicemu

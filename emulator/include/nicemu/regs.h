@@ -1,0 +1,105 @@
+/* nicemu register map: the single description of every device register.
+ *
+ * Compiled by both the firmware (freestanding C++, clang for mipsel) and the
+ * emulator (C++ on the host). Each device owns one 4 KB window starting at
+ * NICEMU_MMIO_BASE. The X-macro tables below are the only place where a
+ * register's offset, access and meaning are written down; the emulator derives
+ * its name tables (traces, debugger) from them.
+ */
+#ifndef NICEMU_REGS_H
+#define NICEMU_REGS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fixed architecture addresses (the same on every model). Kept in the MIPS
+ * "useg" range: kseg2/kseg3 go through a TLB the core does not have. */
+#define NICEMU_MMIO_BASE 0x1F000000u
+#define NICEMU_DEVICE_WINDOW 0x1000u
+#define NICEMU_FLASH_WINDOW 0x1E000000u /* flash contents, read-only */
+
+/* Device windows: X(DEVICE, index) */
+#define NICEMU_DEVICES(X)                                                      \
+  X(SYS, 0)                                                                    \
+  X(CONSOLE, 1)                                                                \
+  X(TIMER, 2)                                                                  \
+  X(IRQ, 3)
+
+#define NICEMU_DEVICE_BASE(index)                                              \
+  (NICEMU_MMIO_BASE + (index) * NICEMU_DEVICE_WINDOW)
+
+/* Registers: X(DEVICE, NAME, offset, access, description).
+ * access: R read-only, W write-only, RW read-write. All registers are 32 bits
+ * wide and must be accessed with aligned 32-bit loads and stores. */
+#define NICEMU_SYS_REGS(X)                                                     \
+  X(SYS, ID, 0x00, R, "identification word 0x4E494345 ('NICE')")               \
+  X(SYS, VERSION, 0x04, R, "register-map version")                             \
+  X(SYS, MODEL, 0x08, R, "model id from the profile")                          \
+  X(SYS, NODE, 0x0C, R, "this node's number")                                  \
+  X(SYS, NODES, 0x10, R, "number of nodes in the cluster")                     \
+  X(SYS, CLOCK_HZ, 0x14, R, "core clock in Hz")                                \
+  X(SYS, CAPS, 0x18, R, "capability bits (NICEMU_CAP_*)")                      \
+  X(SYS, EXIT, 0x1C, W, "halt the core; the value is the exit code")           \
+  X(SYS, WDT_PERIOD, 0x20, RW, "watchdog period in cycles (0 = off)")          \
+  X(SYS, WDT_KICK, 0x24, W, "restart the watchdog period")
+
+#define NICEMU_CONSOLE_REGS(X)                                                 \
+  X(CONSOLE, TX, 0x00, W, "write one byte to the node's console")
+
+#define NICEMU_TIMER_REGS(X)                                                   \
+  X(TIMER, CYCLE_LO, 0x00, R, "cycle counter, low word (latches CYCLE_HI)")    \
+  X(TIMER, CYCLE_HI, 0x04, R, "cycle counter, high word at the last CYCLE_LO") \
+  X(TIMER, DEADLINE_LO, 0x08, RW, "timer deadline (absolute cycle), low word") \
+  X(TIMER, DEADLINE_HI, 0x0C, RW, "timer deadline, high word")                 \
+  X(TIMER, PERIOD, 0x10, RW, "reload period in cycles (0 = one-shot)")         \
+  X(TIMER, CTRL, 0x14, RW, "bit 0: enable (arms the deadline)")
+
+#define NICEMU_IRQ_REGS(X)                                                     \
+  X(IRQ, PENDING, 0x00, RW, "pending lines; write 1 to clear")                 \
+  X(IRQ, ENABLE, 0x04, RW, "lines allowed to interrupt or wake the core")      \
+  X(IRQ, MASTER, 0x08, RW, "bit 0: global enable, cleared on entry")           \
+  X(IRQ, EPC, 0x0C, R, "PC interrupted by the last interrupt")                 \
+  X(IRQ, VECTOR, 0x10, RW, "address of the interrupt stub")                    \
+  X(IRQ, CAUSE, 0x14, R, "PENDING & ENABLE when the interrupt was taken")      \
+  X(IRQ, RAISE, 0x18, W, "set pending lines (software interrupts)")
+
+#define NICEMU_ALL_REGS(X)                                                     \
+  NICEMU_SYS_REGS(X)                                                           \
+  NICEMU_CONSOLE_REGS(X)                                                       \
+  NICEMU_TIMER_REGS(X) NICEMU_IRQ_REGS(X)
+
+/* Offsets within each window (NICEMU_<DEV>_<NAME>) and window bases
+ * (NICEMU_<DEV>_BASE), in one enumeration so that `base + offset` is plain
+ * integer arithmetic in C and C++ alike. */
+#define NICEMU_REG_OFFSET_ENUM(dev, name, off, acc, desc)                      \
+  NICEMU_##dev##_##name = (off),
+#define NICEMU_DEVICE_BASE_ENUM(dev, index)                                    \
+  NICEMU_##dev##_BASE = (int)NICEMU_DEVICE_BASE(index),
+enum nicemu_register {
+  NICEMU_ALL_REGS(NICEMU_REG_OFFSET_ENUM)
+  NICEMU_DEVICES(NICEMU_DEVICE_BASE_ENUM)
+};
+#undef NICEMU_REG_OFFSET_ENUM
+#undef NICEMU_DEVICE_BASE_ENUM
+
+#define NICEMU_ID_MAGIC 0x4E494345u /* 'NICE' */
+#define NICEMU_REGS_VERSION 1u
+
+/* Interrupt lines (bits of IRQ_PENDING / IRQ_ENABLE). */
+#define NICEMU_IRQ_TIMER (1u << 0)
+#define NICEMU_IRQ_SOFT (1u << 1)
+
+/* TIMER_CTRL bits. */
+#define NICEMU_TIMER_ENABLE (1u << 0)
+
+/* Capability bits (SYS_CAPS). */
+#define NICEMU_CAP_TIMER (1u << 0)
+#define NICEMU_CAP_IRQ (1u << 1)
+#define NICEMU_CAP_WATCHDOG (1u << 2)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NICEMU_REGS_H */

@@ -1,0 +1,252 @@
+#include "node/node.hpp"
+
+#include "devices/console.hpp"
+#include "devices/registers.hpp"
+#include "devices/timer.hpp"
+#include "mem/boot_rom.hpp"
+#include "nicemu/error.hpp"
+#include "nicemu/regs.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace nicemu {
+
+namespace {
+
+constexpr uint32_t kMmioSize = 0x01000000; // 0x1F000000-0x1FFFFFFF
+
+uint32_t round_up_4k(uint32_t n) { return (n + 0xFFF) & ~0xFFFu; }
+
+} // namespace
+
+Node::Node(const Model &model, Scheduler &scheduler, NodeConfig config)
+    : model_(model), scheduler_(scheduler), config_(std::move(config)),
+      clock_(model.clock_hz),
+      watchdog_period_(config_.watchdog_cycles.value_or(model.watchdog_cycles)) {
+  cpu_ = make_unicorn_cpu(*this, CpuOptions{model.cycles, config_.accounting});
+  for (const MemoryRegion &r : model.memories) {
+    memories_.push_back({r, std::vector<uint8_t>(r.size, 0)});
+    cpu_->map_ram(r.base, r.size, memories_.back().bytes.data(), r.writable);
+  }
+  flash_window_.assign(round_up_4k(std::max<uint32_t>(model.flash_size, 1)),
+                       0xFF);
+  cpu_->map_ram(NICEMU_FLASH_WINDOW, uint32_t(flash_window_.size()),
+                flash_window_.data(), false);
+  cpu_->map_mmio(NICEMU_MMIO_BASE, kMmioSize);
+
+  NodeIdentity id{config_.node, config_.nodes, model.id,
+                  uint32_t(model.clock_hz), model.code_region().size};
+  devices_.resize(4);
+  devices_[0] = std::make_unique<SysDevice>(*this, id);
+  devices_[1] = std::make_unique<ConsoleDevice>(*this);
+  devices_[2] = std::make_unique<TimerDevice>(*this);
+  auto irq = std::make_unique<IrqController>(*this);
+  irq_ = irq.get();
+  devices_[3] = std::move(irq);
+}
+
+Node::~Node() = default;
+
+void Node::write_card(uint32_t addr, const uint8_t *data, uint32_t len) {
+  for (Memory &m : memories_)
+    if (addr - m.region.base < m.region.size &&
+        len <= m.region.base + m.region.size - addr) {
+      uint8_t *dst = m.bytes.data() + (addr - m.region.base);
+      if (data)
+        std::memcpy(dst, data, len);
+      else
+        std::memset(dst, 0, len);
+      return;
+    }
+  throw Error("boot: segment at " + std::to_string(addr) + " outside memory");
+}
+
+void Node::boot(std::span<const uint8_t> flash) {
+  std::copy_n(flash.begin(), std::min(flash.size(), flash_window_.size()),
+              flash_window_.begin());
+  image_ = boot_from_flash(flash, model_,
+                           [this](uint32_t a, const uint8_t *d, uint32_t n) {
+                             write_card(a, d, n);
+                           });
+  cpu_->flush_code_cache();
+  cpu_->set_pc(image_.entry);
+  state_ = NodeState::Running;
+  last_progress_ = cpu_->cycles();
+}
+
+Time Node::time() const { return clock_.time_of(cpu_->cycles()); }
+
+uint64_t Node::watchdog_deadline() const {
+  return watchdog_period_ ? last_progress_ + watchdog_period_ : UINT64_MAX;
+}
+
+void Node::run_until(Time horizon) {
+  if (state_ != NodeState::Running)
+    return;
+  if (irq_->should_interrupt())
+    take_interrupt();
+  if (state_ != NodeState::Running)
+    return;
+  uint64_t limit = horizon == kTimeNever ? UINT64_MAX
+                                         : clock_.cycle_at_or_after(horizon);
+  StopReason why = cpu_->run(std::min(limit, watchdog_deadline()));
+  switch (why) {
+  case StopReason::Limit:
+    check_watchdog();
+    break;
+  case StopReason::Sleep:
+    state_ = NodeState::Sleeping;
+    last_progress_ = cpu_->cycles();
+    irq_state_changed(); // an enabled line may already be pending
+    break;
+  case StopReason::Halt:
+    state_ = NodeState::Halted;
+    flush_console();
+    break;
+  case StopReason::Fault:
+    fail(cpu_->fault());
+    break;
+  }
+}
+
+void Node::check_watchdog() {
+  if (watchdog_period_ && cpu_->cycles() >= watchdog_deadline()) {
+    Fault f;
+    f.kind = FaultKind::Watchdog;
+    f.pc = cpu_->pc();
+    f.detail = "no device access, sleep or watchdog kick for " +
+               std::to_string(watchdog_period_) +
+               " cycles (the firmware is stuck in a loop?)";
+    fail(f);
+  }
+}
+
+void Node::fail(Fault f) {
+  fault_ = std::move(f);
+  state_ = NodeState::Faulted;
+  flush_console();
+}
+
+void Node::take_interrupt() {
+  if (irq_->vector() == 0) {
+    Fault f;
+    f.kind = FaultKind::BusError;
+    f.pc = cpu_->pc();
+    f.detail = "interrupt taken while IRQ_VECTOR is 0 (no interrupt stub)";
+    fail(f);
+    return;
+  }
+  irq_->enter(cpu_->pc());
+  cpu_->set_pc(irq_->vector());
+  cpu_->add_cycles(model_.cycles.interrupt_entry);
+}
+
+void Node::irq_state_changed() {
+  if (state_ == NodeState::Sleeping && irq_->active()) {
+    uint64_t now = std::max(cpu_->cycles(),
+                            clock_.cycle_at_or_after(scheduler_.now()));
+    sleep_cycles_ += now - cpu_->cycles();
+    cpu_->add_cycles(now - cpu_->cycles() + model_.cycles.wake);
+    last_progress_ = cpu_->cycles();
+    state_ = NodeState::Running;
+  } else if (state_ == NodeState::Running && irq_->should_interrupt()) {
+    cpu_->request_stop(); // taken at the next block boundary
+  }
+}
+
+uint64_t Node::now_cycle() const {
+  if (in_cpu_access_)
+    return cpu_->access_cycle();
+  return clock_.cycle_at_or_after(scheduler_.now());
+}
+
+Device *Node::device_for(uint32_t addr, uint32_t &offset, std::string &why,
+                         unsigned size, bool write) {
+  uint32_t window = (addr - NICEMU_MMIO_BASE) / NICEMU_DEVICE_WINDOW;
+  offset = (addr - NICEMU_MMIO_BASE) % NICEMU_DEVICE_WINDOW;
+  const char *verb = write ? "write to " : "read from ";
+  if (window >= devices_.size() || !devices_[window]) {
+    why = std::string(verb) + describe_mmio_address(addr) +
+          ": no device at this address";
+    return nullptr;
+  }
+  const RegisterInfo *reg = find_register(window, offset);
+  if (!reg) {
+    why = std::string(verb) + describe_mmio_address(addr) +
+          ": no such register";
+    return nullptr;
+  }
+  if (size != 4) {
+    why = std::string(verb) + describe_mmio_address(addr) + ": " +
+          std::to_string(size) + "-byte access (registers are 32-bit)";
+    return nullptr;
+  }
+  Access need = write ? Access::W : Access::R;
+  if ((uint8_t(reg->access) & uint8_t(need)) == 0) {
+    why = std::string(verb) + describe_mmio_address(addr) + ": register is " +
+          (write ? "read-only" : "write-only");
+    return nullptr;
+  }
+  return devices_[window].get();
+}
+
+bool Node::mmio_read(uint32_t addr, unsigned size, uint32_t &value,
+                     std::string &why) {
+  uint32_t offset;
+  Device *d = device_for(addr, offset, why, size, false);
+  if (!d)
+    return false;
+  in_cpu_access_ = true;
+  last_progress_ = cpu_->access_cycle();
+  value = d->read(offset);
+  in_cpu_access_ = false;
+  return true;
+}
+
+bool Node::mmio_write(uint32_t addr, unsigned size, uint32_t value,
+                      std::string &why) {
+  uint32_t offset;
+  Device *d = device_for(addr, offset, why, size, true);
+  if (!d)
+    return false;
+  in_cpu_access_ = true;
+  last_progress_ = cpu_->access_cycle();
+  d->write(offset, value);
+  in_cpu_access_ = false;
+  return true;
+}
+
+void Node::halt(uint32_t exit_code) {
+  exit_code_ = exit_code;
+  cpu_->halt();
+}
+
+void Node::console_byte(uint8_t byte) {
+  if (byte == '\n') {
+    flush_console();
+    return;
+  }
+  console_line_.push_back(char(byte));
+  if (console_line_.size() >= 4096) // a runaway line still gets out
+    flush_console();
+}
+
+void Node::flush_console() {
+  if (console_line_.empty())
+    return;
+  if (config_.console)
+    config_.console(config_.node, console_line_);
+  console_line_.clear();
+}
+
+void Node::set_watchdog_period(uint64_t cycles) {
+  watchdog_period_ = cycles;
+  kick_watchdog();
+}
+
+void Node::kick_watchdog() {
+  last_progress_ = in_cpu_access_ ? cpu_->access_cycle() : cpu_->cycles();
+}
+
+} // namespace nicemu

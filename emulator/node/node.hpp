@@ -1,0 +1,116 @@
+// One NIC: its core, memories, flash and devices, on the shared scheduler.
+//
+// The node is the bus: device accesses from the core arrive here, are
+// checked against the register table, and go to the device that owns the
+// window. It also owns the core's life cycle: run a slice, sleep until an
+// interrupt, take interrupts at block boundaries, halt, fault, watchdog.
+#pragma once
+
+#include "core/cpu.hpp"
+#include "devices/device.hpp"
+#include "devices/irq.hpp"
+#include "devices/sys.hpp"
+#include "nicemu/image.hpp"
+#include "nicemu/model.hpp"
+#include "sim/scheduler.hpp"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace nicemu {
+
+enum class NodeState { Reset, Running, Sleeping, Halted, Faulted };
+
+struct NodeConfig {
+  uint32_t node = 0;
+  uint32_t nodes = 1;
+  std::optional<uint64_t> watchdog_cycles; // overrides the model's default
+  bool accounting = true;
+  // Receives each complete console line of the firmware (without '\n').
+  std::function<void(uint32_t node, const std::string &line)> console;
+};
+
+class Node final : public CpuBus, public DeviceHost {
+public:
+  Node(const Model &model, Scheduler &scheduler, NodeConfig config);
+  ~Node() override;
+
+  // Boot ROM: loads and verifies the image in `flash`, then releases reset.
+  void boot(std::span<const uint8_t> flash);
+
+  // Runs the core until its time reaches `horizon` (at a block boundary) or
+  // it sleeps, halts or faults. Takes a due interrupt first.
+  void run_until(Time horizon);
+  Time time() const; // the core's own time (>= scheduler time while running)
+
+  NodeState state() const { return state_; }
+  bool finished() const {
+    return state_ == NodeState::Halted || state_ == NodeState::Faulted;
+  }
+  uint32_t id() const { return config_.node; }
+  uint32_t exit_code() const { return exit_code_; }
+  const Fault &fault() const { return fault_; }
+  // Stops the node with a fault found outside the core (e.g. deadlock).
+  void fail(Fault f);
+  const Image &image() const { return image_; }
+  const Model &model() const { return model_; }
+  Cpu &cpu() { return *cpu_; }
+  const Cpu &cpu() const { return *cpu_; }
+  uint64_t sleep_cycles() const { return sleep_cycles_; }
+  void flush_console();
+
+  // CpuBus
+  bool mmio_read(uint32_t addr, unsigned size, uint32_t &value,
+                 std::string &why) override;
+  bool mmio_write(uint32_t addr, unsigned size, uint32_t value,
+                  std::string &why) override;
+
+  // DeviceHost
+  uint64_t now_cycle() const override;
+  const ClockDomain &clock() const override { return clock_; }
+  Scheduler &scheduler() override { return scheduler_; }
+  void raise_irq(uint32_t lines) override { irq_->raise(lines); }
+  void irq_state_changed() override;
+  void halt(uint32_t exit_code) override;
+  void console_byte(uint8_t byte) override;
+  uint64_t watchdog_period() const override { return watchdog_period_; }
+  void set_watchdog_period(uint64_t cycles) override;
+  void kick_watchdog() override;
+
+private:
+  struct Memory {
+    MemoryRegion region;
+    std::vector<uint8_t> bytes;
+  };
+  Device *device_for(uint32_t addr, uint32_t &offset, std::string &why,
+                     unsigned size, bool write);
+  void write_card(uint32_t addr, const uint8_t *data, uint32_t len);
+  void take_interrupt();
+  void check_watchdog();
+  uint64_t watchdog_deadline() const;
+
+  const Model &model_;
+  Scheduler &scheduler_;
+  NodeConfig config_;
+  ClockDomain clock_;
+  std::vector<Memory> memories_;
+  std::vector<uint8_t> flash_window_;
+  std::unique_ptr<Cpu> cpu_;
+  std::vector<std::unique_ptr<Device>> devices_; // by window index
+  IrqController *irq_ = nullptr;
+  NodeState state_ = NodeState::Reset;
+  Image image_;
+  uint32_t exit_code_ = 0;
+  Fault fault_;
+  bool in_cpu_access_ = false;
+  uint64_t watchdog_period_ = 0;
+  uint64_t last_progress_ = 0; // cycle of the last device access or wake
+  uint64_t sleep_cycles_ = 0;  // cycles skipped while asleep
+  std::string console_line_;
+};
+
+} // namespace nicemu

@@ -1,0 +1,76 @@
+#include "node/simulation.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace nicemu {
+
+Node &Simulation::add_node(const Model &model, NodeConfig config) {
+  nodes_.push_back(std::make_unique<Node>(model, scheduler_, std::move(config)));
+  Node *node = nodes_.back().get();
+  // A new event earlier than the running slice's end shortens the slice.
+  scheduler_.set_on_earlier_event([this](Time t) {
+    for (auto &n : nodes_)
+      if (n->state() == NodeState::Running)
+        n->cpu().limit_slice(n->clock().cycle_at_or_after(t));
+  });
+  return *node;
+}
+
+Time Simulation::earliest_core_time() const {
+  Time t = kTimeNever;
+  for (const auto &n : nodes_)
+    if (n->state() == NodeState::Running)
+      t = std::min(t, n->time());
+  return t;
+}
+
+RunResult Simulation::run(Time max_time) {
+  auto wall_start = std::chrono::steady_clock::now();
+  RunResult result;
+  for (;;) {
+    Time horizon = std::min(scheduler_.next_time(), max_time);
+    for (auto &n : nodes_)
+      n->run_until(horizon);
+    auto faulted = std::find_if(nodes_.begin(), nodes_.end(), [](auto &n) {
+      return n->state() == NodeState::Faulted;
+    });
+    if (faulted != nodes_.end()) {
+      result.outcome = RunOutcome::Faulted;
+      result.end_time = (*faulted)->time();
+      break;
+    }
+    if (std::all_of(nodes_.begin(), nodes_.end(),
+                    [](auto &n) { return n->finished(); })) {
+      result.outcome = RunOutcome::Halted;
+      for (auto &n : nodes_)
+        result.end_time = std::max(result.end_time, n->time());
+      break;
+    }
+    // Run every event the cores have reached, or jump to the next one if all
+    // cores sleep.
+    Time t = std::min(earliest_core_time(), scheduler_.next_time());
+    if (t == kTimeNever) {
+      result.outcome = RunOutcome::Deadlock;
+      result.end_time = scheduler_.now();
+      result.message = "every node is asleep and no event is pending that "
+                       "could wake one";
+      break;
+    }
+    if (t >= max_time) {
+      scheduler_.run_until(max_time);
+      result.outcome = RunOutcome::MaxTime;
+      result.end_time = max_time;
+      break;
+    }
+    scheduler_.run_until(t);
+  }
+  for (auto &n : nodes_)
+    n->flush_console();
+  result.wall_seconds = std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - wall_start)
+                            .count();
+  return result;
+}
+
+} // namespace nicemu

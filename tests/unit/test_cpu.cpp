@@ -1,0 +1,285 @@
+// The core on its own: exact cycle counts per instruction class, slices that
+// end at block boundaries without breaking delay slots, exact timing of
+// device accesses, sleeping, and the faults the core reports.
+#include "core/cpu.hpp"
+#include "mips_asm.hpp"
+#include "nicemu/regs.h"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <vector>
+
+using namespace nicemu;
+using namespace mips_asm;
+
+namespace {
+
+constexpr uint32_t kRamSize = 0x10000;
+constexpr uint32_t kExit = NICEMU_SYS_BASE + NICEMU_SYS_EXIT;
+
+// A bus that records device accesses; a store to SYS_EXIT halts the core.
+struct RecordingBus : CpuBus {
+  Cpu *cpu = nullptr;
+  struct Access {
+    uint32_t addr;
+    bool write;
+    uint32_t value;
+    uint64_t cycle;
+  };
+  std::vector<Access> accesses;
+  uint32_t read_value = 0x1234;
+  bool mmio_read(uint32_t addr, unsigned, uint32_t &value,
+                 std::string &) override {
+    accesses.push_back({addr, false, 0, cpu->access_cycle()});
+    value = read_value;
+    return true;
+  }
+  bool mmio_write(uint32_t addr, unsigned, uint32_t value,
+                  std::string &why) override {
+    accesses.push_back({addr, true, value, cpu->access_cycle()});
+    if (addr == kExit)
+      cpu->halt();
+    if (addr == NICEMU_SYS_BASE + 0xFF0) {
+      why = "no such register";
+      return false;
+    }
+    return true;
+  }
+};
+
+// Distinct extra costs so that each class is visible in the total.
+CycleTable test_table() {
+  CycleTable t;
+  t.load_use = 3;
+  t.mul = 5;
+  t.div = 7;
+  t.taken_branch = 2;
+  t.mmio_read = 4;
+  t.mmio_write = 6;
+  return t;
+}
+
+struct Harness {
+  RecordingBus bus;
+  std::vector<uint8_t> ram = std::vector<uint8_t>(kRamSize, 0);
+  std::unique_ptr<Cpu> cpu;
+  explicit Harness(std::vector<uint32_t> code, CycleTable table = test_table(),
+                   uint32_t at = 0x1000) {
+    cpu = make_unicorn_cpu(bus, CpuOptions{table, true});
+    bus.cpu = cpu.get();
+    std::memcpy(ram.data() + at, code.data(), code.size() * 4);
+    cpu->map_ram(0, kRamSize, ram.data(), true);
+    cpu->map_mmio(NICEMU_MMIO_BASE, 0x10000);
+    cpu->set_pc(at);
+  }
+  uint32_t reg(unsigned r) const { return cpu->registers().gpr[r]; }
+};
+
+// Appends: t9 = SYS base; sw zero -> SYS_EXIT (halts); then spin.
+void append_exit(std::vector<uint32_t> &code) {
+  code.push_back(lui(t9, NICEMU_SYS_BASE >> 16));
+  code.push_back(sw(zero, NICEMU_SYS_EXIT, t9));
+  code.push_back(beq(zero, zero, -1));
+  code.push_back(nop());
+}
+
+StopReason run_to_end(Harness &h, uint64_t slice = UINT64_MAX) {
+  for (;;) {
+    StopReason r = h.cpu->run(slice == UINT64_MAX ? UINT64_MAX
+                                                  : h.cpu->cycles() + slice);
+    if (r != StopReason::Limit)
+      return r;
+  }
+}
+
+} // namespace
+
+TEST_CASE("straight-line code costs one cycle per instruction") {
+  std::vector<uint32_t> code = {addiu(t0, zero, 1), addiu(t1, zero, 2),
+                                addu(t2, t0, t1)};
+  append_exit(code);
+  Harness h(code);
+  CHECK(run_to_end(h) == StopReason::Halt);
+  CHECK(h.reg(t2) == 3);
+  // 3 + lui + the exit store (1 cycle + 6 wait states), then halted.
+  CHECK(h.cpu->cycles() == 3 + 1 + 1 + 6);
+  CHECK(h.bus.accesses.at(0).cycle == 4);
+}
+
+TEST_CASE("load-use interlock, multiply and divide cost their table entries") {
+  std::vector<uint32_t> code = {
+      addiu(t0, zero, 0x100), sw(t0, 0, t0), // t0 = 0x100, mem[0x100] = 0x100
+      lw(t1, 0, t0), addu(t2, t1, t1),       // use right after load: +3
+      lw(t3, 0, t0), nop(), addu(t4, t3, t3), // no stall
+      addiu(a0, zero, 7), addiu(a1, zero, 6), mult(a0, a1), mflo(v0), // +5
+      divu(v0, a1), mflo(v1),                                        // +7
+  };
+  size_t body = code.size();
+  append_exit(code);
+  Harness h(code);
+  CHECK(run_to_end(h) == StopReason::Halt);
+  CHECK(h.reg(t2) == 0x200);
+  CHECK(h.reg(v0) == 42);
+  CHECK(h.reg(v1) == 7);
+  CHECK(h.bus.accesses.at(0).cycle == body + 3 + 5 + 7 + 1);
+}
+
+TEST_CASE("a taken branch costs its penalty, a branch not taken does not") {
+  // beq not taken, then bne taken over one instruction.
+  std::vector<uint32_t> code = {
+      addiu(t0, zero, 1), beq(t0, zero, 3), nop(), // not taken
+      bne(t0, zero, 2), nop(),                     // taken
+      addiu(t1, zero, 99),                         // skipped
+      addiu(t2, zero, 5),
+  };
+  append_exit(code);
+  Harness h(code);
+  CHECK(run_to_end(h) == StopReason::Halt);
+  CHECK(h.reg(t1) == 0);
+  CHECK(h.reg(t2) == 5);
+  // 6 instructions executed before lui; +2 for the taken bne; lui at 8.
+  CHECK(h.bus.accesses.at(0).cycle == 6 + 2 + 1);
+}
+
+TEST_CASE("device accesses are timed at their instruction inside the block") {
+  std::vector<uint32_t> code = {
+      lui(t9, NICEMU_TIMER_BASE >> 16), ori(t9, t9, NICEMU_TIMER_BASE & 0xffff),
+      lw(t0, NICEMU_TIMER_CYCLE_LO, t9), // cycle 2, +4 wait
+      addiu(t1, zero, 1), addiu(t1, t1, 1),
+      lw(t2, NICEMU_TIMER_CYCLE_LO, t9), // cycle 3 + 4 + 2 = 9
+      addiu(t8, t9, 4),
+      lw(t3, NICEMU_TIMER_CYCLE_LO - 4, t8), // same size, other base: 9+1+4+1
+  };
+  append_exit(code);
+  Harness h(code);
+  CHECK(run_to_end(h) == StopReason::Halt);
+  REQUIRE(h.bus.accesses.size() == 4);
+  CHECK(h.bus.accesses[0].cycle == 2);
+  CHECK(h.bus.accesses[1].cycle == 2 + 1 + 4 + 2);
+  CHECK(h.bus.accesses[2].cycle == 9 + 1 + 4 + 1);
+  CHECK(h.reg(t0) == 0x1234);
+}
+
+// A loop full of delay slots (taken and not), nested calls, and loads whose
+// use sits in the delay slot. Whatever the slice length, the result and the
+// cycle count must equal those of one unsliced run.
+std::vector<uint32_t> delay_slot_program() {
+  return {
+      /*0x1000*/ addiu(s0, zero, 0),   // accumulator
+      /*0x1004*/ addiu(s1, zero, 40),  // iterations
+      /*0x1008*/ addiu(sp, zero, 0x8000),
+      // loop:
+      /*0x100c*/ jal(0x1040),
+      /*0x1010*/ addiu(a0, s1, 3),     // delay slot: argument
+      /*0x1014*/ addu(s0, s0, v0),
+      /*0x1018*/ addiu(s1, s1, -1),
+      /*0x101c*/ bne(s1, zero, -5),    // back to 0x100c
+      /*0x1020*/ xor_(s0, s0, s1),     // delay slot runs every time
+      /*0x1024*/ j(0x1060),
+      /*0x1028*/ addiu(s2, zero, 77),  // delay slot of j
+      /*0x102c*/ addiu(s2, zero, 88),  // never runs
+      /*0x1030*/ nop(), nop(), nop(), nop(),
+      // 0x1040: v0 = (a0 * 3) ^ mem, via a load used in a delay slot
+      /*0x1040*/ sll(v0, a0, 1),
+      /*0x1044*/ addu(v0, v0, a0),
+      /*0x1048*/ sw(v0, 0x100, zero),
+      /*0x104c*/ lw(t0, 0x100, zero),
+      /*0x1050*/ jr(ra),
+      /*0x1054*/ xor_(v0, v0, t0),     // delay slot uses the loaded value
+      /*0x1058*/ nop(), nop(),
+      // 0x1060: exit
+      /*0x1060*/ lui(t9, NICEMU_SYS_BASE >> 16),
+      /*0x1064*/ sw(s0, NICEMU_SYS_EXIT, t9),
+      /*0x1068*/ beq(zero, zero, -1),
+      /*0x106c*/ nop(),
+  };
+}
+
+TEST_CASE("slicing at every length never breaks a delay slot") {
+  Harness reference(delay_slot_program());
+  REQUIRE(run_to_end(reference) == StopReason::Halt);
+  uint32_t expected = reference.reg(s0);
+  uint64_t expected_cycles = reference.cpu->cycles();
+  CHECK(reference.reg(s2) == 77);
+  for (uint64_t slice = 1; slice <= 40; ++slice) {
+    CAPTURE(slice);
+    Harness h(delay_slot_program());
+    REQUIRE(run_to_end(h, slice) == StopReason::Halt);
+    CHECK(h.reg(s0) == expected);
+    CHECK(h.reg(s2) == 77);
+    CHECK(h.cpu->cycles() == expected_cycles);
+    CHECK(h.cpu->instructions() == reference.cpu->instructions());
+  }
+}
+
+TEST_CASE("a slice ends at the first block boundary at or past its limit") {
+  Harness h(delay_slot_program());
+  CHECK(h.cpu->run(10) == StopReason::Limit);
+  CHECK(h.cpu->cycles() >= 10);
+  uint32_t pc = h.cpu->pc();
+  // Stopped at a block start: never inside a delay slot.
+  CHECK(pc != 0x1010);
+  CHECK(pc != 0x1020);
+  CHECK(pc != 0x1054);
+}
+
+TEST_CASE("wait puts the core to sleep and execution resumes after it") {
+  std::vector<uint32_t> code = {addiu(t0, zero, 1), wait(), addiu(t0, t0, 1),
+                                wait(), addiu(t0, t0, 1)};
+  append_exit(code);
+  Harness h(code);
+  CHECK(h.cpu->run(UINT64_MAX) == StopReason::Sleep);
+  CHECK(h.reg(t0) == 1);
+  CHECK(h.cpu->pc() == 0x1008);
+  CHECK(h.cpu->run(UINT64_MAX) == StopReason::Sleep);
+  CHECK(h.reg(t0) == 2);
+  CHECK(run_to_end(h) == StopReason::Halt);
+  CHECK(h.reg(t0) == 3);
+}
+
+TEST_CASE("faults name the exact instruction") {
+  SUBCASE("unaligned load, after other loads in the same block") {
+    Harness h({addiu(a0, zero, 0x201), lw(t0, 0x100, zero), lb(t1, 0, a0),
+               lw(t2, 0, a0), nop()});
+    CHECK(run_to_end(h) == StopReason::Fault);
+    CHECK(h.cpu->fault().kind == FaultKind::UnalignedRead);
+    CHECK(h.cpu->fault().pc == 0x100c);
+    CHECK(h.cpu->fault().pc_exact);
+    CHECK(h.cpu->instructions() == 3); // the faulting one did not complete
+  }
+  SUBCASE("store to unmapped memory") {
+    Harness h({lui(a0, 0x4000), nop(), sw(zero, 8, a0), nop()});
+    CHECK(run_to_end(h) == StopReason::Fault);
+    CHECK(h.cpu->fault().kind == FaultKind::UnmappedWrite);
+    CHECK(h.cpu->fault().address == 0x40000008);
+    CHECK(h.cpu->fault().pc == 0x1008);
+  }
+  SUBCASE("break in a delay slot") {
+    Harness h({addiu(t0, zero, 1), beq(zero, zero, 4), brk(), nop()});
+    CHECK(run_to_end(h) == StopReason::Fault);
+    CHECK(h.cpu->fault().kind == FaultKind::Break);
+    CHECK(h.cpu->fault().pc == 0x1008);
+    CHECK(h.cpu->fault().in_delay_slot);
+  }
+  SUBCASE("illegal instruction") {
+    Harness h({nop(), nop(), illegal(), nop()});
+    CHECK(run_to_end(h) == StopReason::Fault);
+    CHECK(h.cpu->fault().kind == FaultKind::IllegalInstruction);
+    CHECK(h.cpu->fault().pc == 0x1008);
+  }
+  SUBCASE("jump to unmapped memory") {
+    Harness h({lui(t0, 0x5000), jr(t0), nop()});
+    CHECK(run_to_end(h) == StopReason::Fault);
+    CHECK(h.cpu->fault().kind == FaultKind::UnmappedFetch);
+    CHECK(h.cpu->fault().pc == 0x50000000);
+  }
+  SUBCASE("a device refusing an access is a bus error at that store") {
+    Harness h({lui(t9, NICEMU_SYS_BASE >> 16), nop(),
+               sw(zero, 0xFF0, t9), nop(), nop()});
+    CHECK(run_to_end(h) == StopReason::Fault);
+    CHECK(h.cpu->fault().kind == FaultKind::BusError);
+    CHECK(h.cpu->fault().pc == 0x1008);
+    CHECK(h.cpu->fault().detail == "no such register");
+  }
+}
