@@ -1,0 +1,266 @@
+// A whole card booted from flash, with hand-assembled firmware: the boot ROM,
+// devices, sleeping, interrupts, the watchdog and the run loop's outcomes.
+#include "mips_asm.hpp"
+#include "nicemu/error.hpp"
+#include "nicemu/image.hpp"
+#include "nicemu/model.hpp"
+#include "nicemu/regs.h"
+#include "node/simulation.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+using namespace nicemu;
+using namespace mips_asm;
+
+namespace {
+
+// 100 MHz: one cycle is 10 ns, so times are easy to check by hand.
+const char *kTestModel = R"(
+name = "testcard"
+description = "card for unit tests"
+id = 99
+[core]
+clock_hz = 100_000_000
+watchdog_cycles = 100_000
+[cycles]
+load_use = 0
+mul = 0
+div = 0
+taken_branch = 0
+mmio_read = 2
+mmio_write = 1
+interrupt_entry = 5
+wake = 3
+[[memory]]
+name = "sram"
+base = 0
+size = "64 KiB"
+[flash]
+size = "256 KiB"
+)";
+
+const Model &test_model() {
+  static Model m = parse_model(kTestModel, "testcard.toml");
+  return m;
+}
+
+constexpr uint32_t kEntry = 0x1000;
+
+// Code words placed at given addresses, packed as an image and flashed.
+std::vector<uint8_t>
+flash_with(const std::vector<std::pair<uint32_t, std::vector<uint32_t>>> &parts,
+           const std::string &model = "testcard") {
+  Image image;
+  image.model = model;
+  image.entry = kEntry;
+  for (const auto &[addr, words] : parts) {
+    ImageSegment s;
+    s.address = addr;
+    s.flags = ImageSegment::kExec;
+    s.data.resize(words.size() * 4);
+    std::memcpy(s.data.data(), words.data(), s.data.size());
+    s.mem_size = uint32_t(s.data.size());
+    image.segments.push_back(s);
+  }
+  std::vector<uint8_t> flash = encode_image(image);
+  flash.resize(test_model().flash_size, 0xFF);
+  return flash;
+}
+
+struct Run {
+  Simulation sim;
+  Node *node = nullptr;
+  std::vector<std::string> console;
+  RunResult result;
+  Run(const std::vector<uint8_t> &flash, Time max_time = kTimeNever,
+      std::optional<uint64_t> watchdog = std::nullopt) {
+    NodeConfig config;
+    config.watchdog_cycles = watchdog;
+    config.console = [this](uint32_t n, const std::string &line) {
+      console.push_back(std::to_string(n) + ":" + line);
+    };
+    node = &sim.add_node(test_model(), config);
+    node->boot(flash);
+    result = sim.run(max_time);
+  }
+};
+
+std::vector<uint32_t> load_base(Reg r, uint32_t base) {
+  return {lui(r, int32_t(base >> 16)), ori(r, r, int32_t(base & 0xffff))};
+}
+
+std::vector<uint32_t> concat(std::initializer_list<std::vector<uint32_t>> parts) {
+  std::vector<uint32_t> out;
+  for (const auto &p : parts)
+    out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+// Sleeps until the timer's deadline at cycle 1000, then exits with the cycle
+// counter read right after waking.
+std::vector<uint32_t> sleep_until_1000() {
+  return concat({load_base(t7, NICEMU_TIMER_BASE), load_base(t8, NICEMU_IRQ_BASE),
+                 {addiu(t0, zero, 1000), sw(t0, NICEMU_TIMER_DEADLINE_LO, t7),
+                  addiu(t0, zero, 1), sw(t0, NICEMU_TIMER_CTRL, t7),
+                  sw(t0, NICEMU_IRQ_ENABLE, t8), wait(),
+                  lw(t1, NICEMU_TIMER_CYCLE_LO, t7)},
+                 load_base(t9, NICEMU_SYS_BASE),
+                 {sw(t1, NICEMU_SYS_EXIT, t9), beq(zero, zero, -1), nop()}});
+}
+
+// Takes 5 periodic timer interrupts through a stub at 0x1100, then exits 5.
+std::vector<std::pair<uint32_t, std::vector<uint32_t>>> five_interrupts() {
+  std::vector<uint32_t> main = concat(
+      {load_base(t9, NICEMU_SYS_BASE), load_base(t8, NICEMU_IRQ_BASE),
+       load_base(t7, NICEMU_TIMER_BASE),
+       {addiu(t0, zero, 0x1100), sw(t0, NICEMU_IRQ_VECTOR, t8),
+        addiu(t0, zero, 100), sw(t0, NICEMU_TIMER_PERIOD, t7),
+        sw(t0, NICEMU_TIMER_DEADLINE_LO, t7), addiu(t0, zero, 1),
+        sw(t0, NICEMU_TIMER_CTRL, t7), sw(t0, NICEMU_IRQ_ENABLE, t8),
+        sw(t0, NICEMU_IRQ_MASTER, t8),
+        /*loop*/ wait(), addiu(t1, zero, 5), bne(s0, t1, -3), nop(),
+        sw(s0, NICEMU_SYS_EXIT, t9), beq(zero, zero, -1), nop()}});
+  // The stub: acknowledge, count, return with the jr/delay-slot trick.
+  std::vector<uint32_t> stub = concat(
+      {load_base(k1, NICEMU_IRQ_BASE),
+       {addiu(k0, zero, int32_t(NICEMU_IRQ_TIMER)),
+        sw(k0, NICEMU_IRQ_PENDING, k1), addiu(s0, s0, 1),
+        lw(k0, NICEMU_IRQ_EPC, k1), addiu(k1, k1, 1), jr(k0),
+        sw(k1, NICEMU_IRQ_MASTER - 1, k1)}});
+  return {{kEntry, main}, {0x1100, stub}};
+}
+
+} // namespace
+
+TEST_CASE("scheduler runs events in time, then priority, then schedule order") {
+  Scheduler s;
+  std::string order;
+  s.schedule(20, "c", [&] { order += 'c'; });
+  s.schedule(10, "b", [&] { order += 'b'; }, 1);
+  s.schedule(10, "a", [&] { order += 'a'; }, 0);
+  s.schedule(10, "a2", [&] { order += 'A'; }, 0);
+  EventId gone = s.schedule(15, "x", [&] { order += 'x'; });
+  CHECK(s.cancel(gone));
+  CHECK_FALSE(s.cancel(gone));
+  s.run_until(15);
+  CHECK(order == "aAb");
+  CHECK(s.now() == 15);
+  s.schedule(15, "d", [&] { order += 'd'; s.schedule(15, "e", [&] { order += 'e'; }); });
+  s.run_until(100);
+  CHECK(order == "aAbdec");
+  CHECK(s.now() == 100);
+  CHECK(s.empty());
+}
+
+TEST_CASE("a sleeping core skips to the timer and wakes for the wake cost") {
+  Run r(flash_with({{kEntry, sleep_until_1000()}}));
+  REQUIRE(r.result.outcome == RunOutcome::Halted);
+  // 10 instructions + 3 register writes of 1 wait state end the first block
+  // at cycle 13; the deadline is cycle 1000; waking costs 3.
+  CHECK(r.node->sleep_cycles() == 1000 - 13);
+  CHECK(r.node->exit_code() == 1003);
+  CHECK(r.node->cpu().instructions() == 14);
+}
+
+TEST_CASE("timer interrupts run the stub and return where they interrupted") {
+  Run r(flash_with(five_interrupts()));
+  REQUIRE(r.result.outcome == RunOutcome::Halted);
+  CHECK(r.node->exit_code() == 5);
+  // Five periods of 100 cycles, plus the short tail after the last one.
+  CHECK(r.node->cpu().cycles() > 500);
+  CHECK(r.node->cpu().cycles() < 600);
+}
+
+TEST_CASE("runs are deterministic") {
+  Run a(flash_with(five_interrupts()));
+  Run b(flash_with(five_interrupts()));
+  CHECK(a.node->cpu().cycles() == b.node->cpu().cycles());
+  CHECK(a.node->cpu().instructions() == b.node->cpu().instructions());
+  CHECK(a.node->sleep_cycles() == b.node->sleep_cycles());
+  CHECK(a.result.end_time == b.result.end_time);
+}
+
+TEST_CASE("an interrupt with no vector is a fault, not a jump to 0") {
+  std::vector<uint32_t> code = concat(
+      {load_base(t8, NICEMU_IRQ_BASE),
+       {addiu(t0, zero, int32_t(NICEMU_IRQ_SOFT)), sw(t0, NICEMU_IRQ_ENABLE, t8),
+        sw(t0, NICEMU_IRQ_RAISE, t8), addiu(t0, zero, 1),
+        sw(t0, NICEMU_IRQ_MASTER, t8), nop(), beq(zero, zero, -1), nop()}});
+  Run r(flash_with({{kEntry, code}}));
+  CHECK(r.result.outcome == RunOutcome::Faulted);
+  CHECK(r.node->fault().detail.find("IRQ_VECTOR") != std::string::npos);
+}
+
+TEST_CASE("the watchdog stops firmware stuck in a loop") {
+  Run r(flash_with({{kEntry, {nop(), beq(zero, zero, -1), nop()}}}));
+  REQUIRE(r.result.outcome == RunOutcome::Faulted);
+  CHECK(r.node->fault().kind == FaultKind::Watchdog);
+  CHECK(r.node->cpu().cycles() >= 100'000);
+  CHECK(r.node->cpu().cycles() < 100'010);
+  CHECK((r.node->fault().pc == 0x1004 || r.node->fault().pc == 0x1000));
+}
+
+TEST_CASE("max time stops a run that never ends, at exactly that time") {
+  Run r(flash_with({{kEntry, {nop(), beq(zero, zero, -1), nop()}}}),
+        50'000'000 /* 50 us */, 0);
+  CHECK(r.result.outcome == RunOutcome::MaxTime);
+  CHECK(r.result.end_time == 50'000'000);
+  CHECK(r.node->cpu().cycles() >= 5000);
+}
+
+TEST_CASE("a core asleep with nothing to wake it is a deadlock") {
+  Run r(flash_with({{kEntry, {wait(), nop()}}}));
+  CHECK(r.result.outcome == RunOutcome::Deadlock);
+}
+
+TEST_CASE("console bytes become lines of the node's output") {
+  std::vector<uint32_t> code = load_base(t9, NICEMU_CONSOLE_BASE);
+  for (char c : std::string("hi\nthere"))
+    for (uint32_t w : {addiu(t0, zero, c), sw(t0, NICEMU_CONSOLE_TX, t9)})
+      code.push_back(w);
+  for (uint32_t w : concat({load_base(t9, NICEMU_SYS_BASE),
+                            {sw(zero, NICEMU_SYS_EXIT, t9), beq(zero, zero, -1), nop()}}))
+    code.push_back(w);
+  Run r(flash_with({{kEntry, code}}));
+  CHECK(r.console == std::vector<std::string>{"0:hi", "0:there"});
+}
+
+TEST_CASE("device registers refuse bad accesses with a bus error") {
+  auto run_store = [](uint32_t w) {
+    std::vector<uint32_t> code = concat(
+        {load_base(t9, NICEMU_SYS_BASE), {w, nop(), beq(zero, zero, -1), nop()}});
+    Run r(flash_with({{kEntry, code}}));
+    REQUIRE(r.result.outcome == RunOutcome::Faulted);
+    CHECK(r.node->fault().kind == FaultKind::BusError);
+    CHECK(r.node->fault().pc == kEntry + 8);
+    return r.node->fault().detail;
+  };
+  CHECK(run_store(sw(zero, 0x7F0, t9)) == "write to SYS+0x7f0: no such register");
+  CHECK(run_store(sw(zero, NICEMU_SYS_ID, t9)) ==
+        "write to SYS_ID: register is read-only");
+  CHECK(run_store(sb(zero, NICEMU_SYS_EXIT, t9)) ==
+        "write to SYS_EXIT: 1-byte access (registers are 32-bit)");
+  CHECK(run_store(sw(zero, 0x5000, t9)) ==
+        "write to 0x1f005000: no device at this address");
+}
+
+TEST_CASE("the boot ROM refuses a bad flash, saying why") {
+  Simulation sim;
+  Node &node = sim.add_node(test_model(), {});
+  std::vector<uint8_t> erased(test_model().flash_size, 0xFF);
+  CHECK_THROWS_WITH_AS(node.boot(erased),
+                       doctest::Contains("erased"), Error);
+  CHECK_THROWS_WITH_AS(node.boot(flash_with({{kEntry, {nop()}}}, "lanai4")),
+                       doctest::Contains("built for model 'lanai4'"), Error);
+  std::vector<uint8_t> corrupted = flash_with({{kEntry, {nop(), nop()}}});
+  // Flip a byte near the end of the image, inside its data or symbols.
+  Image good = decode_image(corrupted);
+  size_t size = encode_image(good).size();
+  corrupted[size - 3] ^= 0x40;
+  CHECK_THROWS_AS(node.boot(corrupted), Error);
+  CHECK_THROWS_WITH_AS(
+      node.boot(flash_with({{0x20000, {nop()}}})), // past the 64 KiB SRAM
+      doctest::Contains("0x00020000"), Error);
+}
