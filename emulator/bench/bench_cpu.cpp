@@ -51,8 +51,9 @@ AccountedRun run_on_node(const Model &model, const std::vector<uint8_t> &flash,
   Node &node = sim.add_node(model, config);
   node.boot(flash);
   RunResult r = sim.run();
-  return {r.wall_seconds, node.cpu().instructions(), node.cpu().cycles(),
-          node.exit_code(), r.end_time, node.state() == NodeState::Halted};
+  return {r.wall_seconds,      node.cpu().instructions(),
+          node.cpu().cycles(), node.exit_code(),
+          r.end_time,          node.state() == NodeState::Halted};
 }
 
 // The same image in a bare Unicorn engine: memories and the device range as
@@ -119,8 +120,8 @@ std::string default_firmware_dir() {
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) {
     exe[n] = 0;
-    auto installed = std::filesystem::path(exe).parent_path() /
-                     "../share/nicemu/firmware";
+    auto installed =
+        std::filesystem::path(exe).parent_path() / "../share/nicemu/firmware";
     if (std::filesystem::exists(installed / "bench_cpu.img"))
       return installed.lexically_normal().string();
   }

@@ -18,14 +18,16 @@ struct CpuKernelFigures {
   uint32_t exit_code = 0;
   bool results_agree = false; // all three runs computed the same result
   double wall_accounting = 0, wall_no_accounting = 0, wall_raw = 0; // seconds
-  double mips(double wall) const { return wall > 0 ? instructions / wall / 1e6 : 0; }
+  double mips(double wall) const {
+    return wall > 0 ? instructions / wall / 1e6 : 0;
+  }
 };
 
 struct CpuBenchFigures {
   std::string model;
   std::vector<CpuKernelFigures> kernels;
-  Time sleep_virtual = 0;     // virtual time the sleeping firmware covered
-  double sleep_wall = 0;      // wall seconds it took
+  Time sleep_virtual = 0; // virtual time the sleeping firmware covered
+  double sleep_wall = 0;  // wall seconds it took
   uint64_t sleep_instructions = 0;
 };
 

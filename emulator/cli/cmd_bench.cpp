@@ -42,14 +42,17 @@ nlohmann::json to_json(const CpuBenchFigures &f) {
         {"instructions", k.instructions},
         {"cycles", k.cycles},
         {"results_agree", k.results_agree},
-        {"wall_seconds", {{"accounting", k.wall_accounting},
-                          {"no_accounting", k.wall_no_accounting},
-                          {"raw_unicorn", k.wall_raw}}},
-        {"mips", {{"accounting", k.mips(k.wall_accounting)},
-                  {"no_accounting", k.mips(k.wall_no_accounting)},
-                  {"raw_unicorn", k.mips(k.wall_raw)}}},
-        {"ratio_to_raw", {{"accounting", k.wall_raw / k.wall_accounting},
-                          {"no_accounting", k.wall_raw / k.wall_no_accounting}}},
+        {"wall_seconds",
+         {{"accounting", k.wall_accounting},
+          {"no_accounting", k.wall_no_accounting},
+          {"raw_unicorn", k.wall_raw}}},
+        {"mips",
+         {{"accounting", k.mips(k.wall_accounting)},
+          {"no_accounting", k.mips(k.wall_no_accounting)},
+          {"raw_unicorn", k.mips(k.wall_raw)}}},
+        {"ratio_to_raw",
+         {{"accounting", k.wall_raw / k.wall_accounting},
+          {"no_accounting", k.wall_raw / k.wall_no_accounting}}},
     });
   j["sleep"] = {{"virtual_seconds", double(f.sleep_virtual) / 1e12},
                 {"wall_seconds", f.sleep_wall},
@@ -60,14 +63,16 @@ nlohmann::json to_json(const CpuBenchFigures &f) {
 } // namespace
 
 void add_bench_command(CLI::App &app, ExitStatus &) {
-  CLI::App *bench = app.add_subcommand("bench", "Benchmarks that print figures");
+  CLI::App *bench =
+      app.add_subcommand("bench", "Benchmarks that print figures");
   bench->require_subcommand(1);
   auto opts = std::make_shared<CpuBenchOptions>();
   auto json = std::make_shared<bool>(false);
   CLI::App *cpu = bench->add_subcommand(
       "cpu", "Emulated MIPS with and without cycle accounting vs raw Unicorn; "
              "cost of sleeping");
-  cpu->add_flag("--json", *json, "print the figures as JSON (see docs/benchmarks.md)");
+  cpu->add_flag("--json", *json,
+                "print the figures as JSON (see docs/benchmarks.md)");
   cpu->add_option("--firmware-dir", opts->firmware_dir,
                   "directory with bench_cpu.img and sleep_1s.img");
   cpu->add_option("--repeats", opts->repeats, "runs per figure (best is kept)")

@@ -25,14 +25,14 @@ void flash(const FlashOptions &o) {
   }
   std::string model_name = o.model.empty() ? image.model : o.model;
   if (image.model != model_name)
-    throw Error(o.image + ": built for model '" + image.model +
-                "', not '" + model_name + "'");
+    throw Error(o.image + ": built for model '" + image.model + "', not '" +
+                model_name + "'");
   Model model = load_model(model_name);
   check_image_against_model(image, model);
   write_flash(o.flash, model, bytes);
   std::cout << "flashed " << o.image << " (" << bytes.size() << " bytes) into "
-            << o.flash << " (" << model.name << ", "
-            << model.flash_size / 1024 << " KiB), verified\n";
+            << o.flash << " (" << model.name << ", " << model.flash_size / 1024
+            << " KiB), verified\n";
 }
 
 } // namespace
@@ -40,7 +40,8 @@ void flash(const FlashOptions &o) {
 void add_flash_command(CLI::App &app, ExitStatus &) {
   auto opts = std::make_shared<FlashOptions>();
   CLI::App *cmd = app.add_subcommand(
-      "flash", "Write an image into an emulated flash file (created if absent)");
+      "flash",
+      "Write an image into an emulated flash file (created if absent)");
   cmd->add_option("image", opts->image, "FW.img")->required();
   cmd->add_option("--flash", opts->flash, "flash file of the node")->required();
   cmd->add_option("--model", opts->model,

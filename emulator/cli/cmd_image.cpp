@@ -49,13 +49,15 @@ void add_image_command(CLI::App &app, ExitStatus &) {
   auto opts = std::make_shared<ImageOptions>();
   CLI::App *cmd = app.add_subcommand(
       "image", "Pack a firmware ELF into a checked image, or describe one");
-  cmd->add_option("input", opts->input, "FW.elf to pack (or FW.img with --info)")
+  cmd->add_option("input", opts->input,
+                  "FW.elf to pack (or FW.img with --info)")
       ->required();
   cmd->add_option("-o,--output", opts->output, "image file to write");
   cmd->add_option("--model", opts->model, "target model")
       ->capture_default_str();
-  cmd->add_flag("--info", opts->info, "print the image's header, segments, "
-                                      "checksums and symbols");
+  cmd->add_flag("--info", opts->info,
+                "print the image's header, segments, "
+                "checksums and symbols");
   cmd->callback([opts] { opts->info ? info(*opts) : pack(*opts); });
 }
 

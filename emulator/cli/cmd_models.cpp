@@ -42,9 +42,9 @@ void add_ldscript_command(CLI::App &app, ExitStatus &) {
       std::cout << script;
       return;
     }
-    write_file_bytes(*output, std::span(reinterpret_cast<const uint8_t *>(
-                                            script.data()),
-                                        script.size()));
+    write_file_bytes(*output,
+                     std::span(reinterpret_cast<const uint8_t *>(script.data()),
+                               script.size()));
   });
 }
 

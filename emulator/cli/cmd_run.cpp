@@ -42,11 +42,16 @@ std::vector<uint8_t> boot_flash(const RunOptions &o, const Model &model) {
 
 const char *state_name(NodeState s) {
   switch (s) {
-  case NodeState::Reset: return "reset";
-  case NodeState::Running: return "running";
-  case NodeState::Sleeping: return "sleeping";
-  case NodeState::Halted: return "halted";
-  case NodeState::Faulted: return "faulted";
+  case NodeState::Reset:
+    return "reset";
+  case NodeState::Running:
+    return "running";
+  case NodeState::Sleeping:
+    return "sleeping";
+  case NodeState::Halted:
+    return "halted";
+  case NodeState::Faulted:
+    return "faulted";
   }
   return "?";
 }
@@ -77,10 +82,14 @@ void print_summary(Simulation &sim, const RunResult &r, const Model &model) {
 
 int outcome_exit_code(Simulation &sim, const RunResult &r) {
   switch (r.outcome) {
-  case RunOutcome::Faulted: return kExitFault;
-  case RunOutcome::MaxTime: return kExitMaxTime;
-  case RunOutcome::Deadlock: return kExitDeadlock;
-  case RunOutcome::Halted: break;
+  case RunOutcome::Faulted:
+    return kExitFault;
+  case RunOutcome::MaxTime:
+    return kExitMaxTime;
+  case RunOutcome::Deadlock:
+    return kExitDeadlock;
+  case RunOutcome::Halted:
+    break;
   }
   for (auto &n : sim.nodes())
     if (n->exit_code() != 0)
@@ -125,8 +134,8 @@ int run(const RunOptions &o) {
 
 void add_run_command(CLI::App &app, ExitStatus &status) {
   auto opts = std::make_shared<RunOptions>();
-  CLI::App *cmd = app.add_subcommand(
-      "run", "Boot a card from flash and run its firmware");
+  CLI::App *cmd =
+      app.add_subcommand("run", "Boot a card from flash and run its firmware");
   cmd->add_option("--model", opts->model, "model (name or .toml file)")
       ->capture_default_str();
   cmd->add_option("--flash", opts->flash, "flash file to boot from");

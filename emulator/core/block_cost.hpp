@@ -14,10 +14,10 @@ namespace nicemu {
 // A load or store inside a block, kept to time device accesses exactly and
 // to name the instruction that faulted.
 struct BlockMemOp {
-  uint16_t index;         // instruction index in the block
-  uint8_t base;           // base register
-  uint8_t size;           // bytes
-  int16_t disp;           // displacement
+  uint16_t index; // instruction index in the block
+  uint8_t base;   // base register
+  uint8_t size;   // bytes
+  int16_t disp;   // displacement
   bool store;
   uint32_t cycles_before; // block cycles spent before this instruction
 };

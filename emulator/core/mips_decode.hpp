@@ -17,7 +17,7 @@ enum class Kind : uint8_t {
   Jump,   // j, jal, jr, jalr
   Break,
   Syscall,
-  Trap,    // teq, tne, ... and their immediate forms
+  Trap, // teq, tne, ... and their immediate forms
   Wait,
   Eret,
   Cop1,    // FPU instruction: the core has no FPU
@@ -27,10 +27,10 @@ enum class Kind : uint8_t {
 struct Insn {
   Kind kind = Kind::Other;
   uint8_t rs = 0, rt = 0, rd = 0;
-  uint8_t dest = 0;      // GPR written (0 = none)
-  uint32_t reads = 0;    // bit mask of GPRs read
-  int16_t imm = 0;       // immediate / memory displacement
-  uint8_t mem_size = 0;  // bytes accessed by a load or store
+  uint8_t dest = 0;          // GPR written (0 = none)
+  uint32_t reads = 0;        // bit mask of GPRs read
+  int16_t imm = 0;           // immediate / memory displacement
+  uint8_t mem_size = 0;      // bytes accessed by a load or store
   bool may_overflow = false; // add, addi, sub: trap on signed overflow
 };
 

@@ -54,17 +54,28 @@ uc_engine *open_engine() {
 
 std::optional<FaultKind> exception_fault(uint32_t intno) {
   switch (intno) {
-  case 12: return FaultKind::UnalignedRead;  // AdEL
-  case 13: return FaultKind::UnalignedWrite; // AdES
-  case 17: return FaultKind::Syscall;
-  case 18: return FaultKind::Break;
-  case 19: return FaultKind::NoFpu; // coprocessor unusable
-  case 20: return FaultKind::IllegalInstruction;
-  case 21: return FaultKind::Overflow;
-  case 22: return FaultKind::Trap;
-  case 26: return FaultKind::UnmappedRead;  // TLB refill on load (kseg2/3)
-  case 27: return FaultKind::UnmappedWrite; // TLB refill on store
-  default: return std::nullopt;
+  case 12:
+    return FaultKind::UnalignedRead; // AdEL
+  case 13:
+    return FaultKind::UnalignedWrite; // AdES
+  case 17:
+    return FaultKind::Syscall;
+  case 18:
+    return FaultKind::Break;
+  case 19:
+    return FaultKind::NoFpu; // coprocessor unusable
+  case 20:
+    return FaultKind::IllegalInstruction;
+  case 21:
+    return FaultKind::Overflow;
+  case 22:
+    return FaultKind::Trap;
+  case 26:
+    return FaultKind::UnmappedRead; // TLB refill on load (kseg2/3)
+  case 27:
+    return FaultKind::UnmappedWrite; // TLB refill on store
+  default:
+    return std::nullopt;
   }
 }
 
@@ -196,7 +207,7 @@ private:
   uint64_t block_stall_ = 0; // device wait states spent inside it
   size_t next_mem_op_ = 0;   // accesses happen in order within a block
   uint64_t access_cycle_ = 0;
-  uint32_t fallthrough_ = 1; // next address if the previous block's
+  uint32_t fallthrough_ = 1;     // next address if the previous block's
   uint32_t pending_penalty_ = 0; // ... branch was not taken
 };
 
@@ -226,8 +237,8 @@ const BlockInfo &UnicornCpu::lookup_block(uint32_t addr, uint32_t size) {
   if (!*slot || (*slot)->size != size) {
     std::vector<uint32_t> words(size / 4);
     uc_mem_read(uc_, addr, words.data(), words.size() * 4);
-    *slot = std::make_unique<BlockInfo>(
-        cost_block(addr, words, options_.cycles));
+    *slot =
+        std::make_unique<BlockInfo>(cost_block(addr, words, options_.cycles));
   }
   return **slot;
 }
@@ -289,8 +300,8 @@ uint32_t UnicornCpu::mmio_access(uint32_t addr, unsigned size, bool store,
   if (halted_ || pending_fault_)
     return 0; // the core has already stopped at an earlier instruction
   const BlockMemOp *op = locate_access(addr, size, store);
-  access_cycle_ = op ? block_start_ + op->cycles_before + block_stall_
-                     : cycles_;
+  access_cycle_ =
+      op ? block_start_ + op->cycles_before + block_stall_ : cycles_;
   std::string why;
   uint32_t result = 0;
   bool ok = store ? bus_.mmio_write(addr, size, value, why)
@@ -378,22 +389,40 @@ UnicornCpu::find_faulting_index(const PendingFault &f) const {
     mips::Insn insn = mips::decode(block_->words[i]);
     bool load = insn.kind == Kind::Load, store = insn.kind == Kind::Store;
     switch (f.kind) {
-    case FaultKind::Break: if (insn.kind == Kind::Break) return i; break;
-    case FaultKind::Syscall: if (insn.kind == Kind::Syscall) return i; break;
-    case FaultKind::Trap: if (insn.kind == Kind::Trap) return i; break;
-    case FaultKind::NoFpu: if (insn.kind == Kind::Cop1) return i; break;
-    case FaultKind::Overflow: if (insn.may_overflow) return i; break;
+    case FaultKind::Break:
+      if (insn.kind == Kind::Break)
+        return i;
+      break;
+    case FaultKind::Syscall:
+      if (insn.kind == Kind::Syscall)
+        return i;
+      break;
+    case FaultKind::Trap:
+      if (insn.kind == Kind::Trap)
+        return i;
+      break;
+    case FaultKind::NoFpu:
+      if (insn.kind == Kind::Cop1)
+        return i;
+      break;
+    case FaultKind::Overflow:
+      if (insn.may_overflow)
+        return i;
+      break;
     case FaultKind::IllegalInstruction:
-      if (insn.kind == Kind::Invalid) return i;
+      if (insn.kind == Kind::Invalid)
+        return i;
       break;
     case FaultKind::UnalignedRead:
     case FaultKind::UnmappedRead:
-      if (load && effective_address_matches(insn, f)) return i;
+      if (load && effective_address_matches(insn, f))
+        return i;
       break;
     case FaultKind::UnalignedWrite:
     case FaultKind::UnmappedWrite:
     case FaultKind::ReadOnlyWrite:
-      if (store && effective_address_matches(insn, f)) return i;
+      if (store && effective_address_matches(insn, f))
+        return i;
       break;
     default:
       break;
@@ -417,7 +446,8 @@ void UnicornCpu::finish_fault() {
   if (index && block_) {
     fault_.pc = block_->address + 4 * *index;
     fault_.in_delay_slot =
-        *index > 0 && mips::has_delay_slot(mips::decode(block_->words[*index - 1]));
+        *index > 0 &&
+        mips::has_delay_slot(mips::decode(block_->words[*index - 1]));
     // The rest of the block never ran.
     cycles_ = block_start_ + block_->prefix[*index] + block_stall_;
     instructions_ -= block_->instructions - *index;
@@ -484,20 +514,34 @@ void UnicornCpu::flush_code_cache() {
 
 const char *fault_name(FaultKind kind) {
   switch (kind) {
-  case FaultKind::UnmappedRead: return "read from unmapped address";
-  case FaultKind::UnmappedWrite: return "write to unmapped address";
-  case FaultKind::UnmappedFetch: return "instruction fetch from unmapped address";
-  case FaultKind::ReadOnlyWrite: return "write to read-only memory";
-  case FaultKind::UnalignedRead: return "unaligned read";
-  case FaultKind::UnalignedWrite: return "unaligned write";
-  case FaultKind::IllegalInstruction: return "illegal instruction";
-  case FaultKind::NoFpu: return "floating-point instruction (the core has no FPU)";
-  case FaultKind::Break: return "break instruction";
-  case FaultKind::Syscall: return "syscall instruction";
-  case FaultKind::Trap: return "trap instruction";
-  case FaultKind::Overflow: return "integer overflow trap";
-  case FaultKind::BusError: return "bus error";
-  case FaultKind::Watchdog: return "watchdog: no progress";
+  case FaultKind::UnmappedRead:
+    return "read from unmapped address";
+  case FaultKind::UnmappedWrite:
+    return "write to unmapped address";
+  case FaultKind::UnmappedFetch:
+    return "instruction fetch from unmapped address";
+  case FaultKind::ReadOnlyWrite:
+    return "write to read-only memory";
+  case FaultKind::UnalignedRead:
+    return "unaligned read";
+  case FaultKind::UnalignedWrite:
+    return "unaligned write";
+  case FaultKind::IllegalInstruction:
+    return "illegal instruction";
+  case FaultKind::NoFpu:
+    return "floating-point instruction (the core has no FPU)";
+  case FaultKind::Break:
+    return "break instruction";
+  case FaultKind::Syscall:
+    return "syscall instruction";
+  case FaultKind::Trap:
+    return "trap instruction";
+  case FaultKind::Overflow:
+    return "integer overflow trap";
+  case FaultKind::BusError:
+    return "bus error";
+  case FaultKind::Watchdog:
+    return "watchdog: no progress";
   }
   return "fault";
 }
@@ -517,15 +561,16 @@ RawRunResult raw_unicorn_run(const std::vector<RawRunRegion> &regions,
   }
   auto t0 = std::chrono::steady_clock::now();
   uc_err err = uc_emu_start(uc, entry, stop_at, 0, 0);
-  result.wall_seconds = std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - t0)
-                            .count();
+  result.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
   uint32_t pc = 0;
   uc_reg_read(uc, UC_MIPS_REG_PC, &pc);
   uc_reg_read(uc, UC_MIPS_REG_A0, &result.a0);
   result.ok = err == UC_ERR_OK && pc == stop_at;
   if (!result.ok)
-    result.error = err != UC_ERR_OK ? uc_strerror(err) : "did not reach the stop address";
+    result.error =
+        err != UC_ERR_OK ? uc_strerror(err) : "did not reach the stop address";
   uc_close(uc);
   return result;
 }

@@ -46,8 +46,8 @@ void print_registers(std::ostringstream &out, const CpuRegisters &r) {
     out << (i % 4 == 0 ? "   " : "  ") << cell << (i % 4 == 3 ? "\n" : "");
   }
   char tail[96];
-  std::snprintf(tail, sizeof tail, "     hi %08x    lo %08x    pc %08x\n",
-                r.hi, r.lo, r.pc);
+  std::snprintf(tail, sizeof tail, "     hi %08x    lo %08x    pc %08x\n", r.hi,
+                r.lo, r.pc);
   out << tail;
 }
 
@@ -73,9 +73,9 @@ std::string fault_report(const Node &node) {
   regs.pc = f.pc;
   print_registers(out, regs);
   char when[96];
-  std::snprintf(when, sizeof when, "  at cycle %llu (%.3f us of virtual time)\n",
-                (unsigned long long)node.cpu().cycles(),
-                double(node.time()) / 1e6);
+  std::snprintf(
+      when, sizeof when, "  at cycle %llu (%.3f us of virtual time)\n",
+      (unsigned long long)node.cpu().cycles(), double(node.time()) / 1e6);
   out << when;
   return out.str();
 }

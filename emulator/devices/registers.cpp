@@ -7,7 +7,8 @@ namespace nicemu {
 
 namespace {
 
-#define NICEMU_WINDOW_INDEX(dev, index) constexpr uint32_t k##dev##Window = index;
+#define NICEMU_WINDOW_INDEX(dev, index)                                        \
+  constexpr uint32_t k##dev##Window = index;
 NICEMU_DEVICES(NICEMU_WINDOW_INDEX)
 #undef NICEMU_WINDOW_INDEX
 
@@ -35,7 +36,9 @@ static_assert(registers_are_well_formed(),
 
 } // namespace
 
-std::span<const RegisterInfo> all_registers() { return kRegisters; }
+std::span<const RegisterInfo> all_registers() {
+  return kRegisters;
+}
 
 std::optional<uint32_t> device_window(const std::string &device) {
   for (uint32_t i = 0; i < std::size(kDeviceNames); ++i)
@@ -58,7 +61,8 @@ const RegisterInfo *find_register(uint32_t window, uint32_t offset) {
 std::string describe_mmio_address(uint32_t addr) {
   char buf[64];
   uint32_t rel = addr - NICEMU_MMIO_BASE;
-  uint32_t window = rel / NICEMU_DEVICE_WINDOW, offset = rel % NICEMU_DEVICE_WINDOW;
+  uint32_t window = rel / NICEMU_DEVICE_WINDOW,
+           offset = rel % NICEMU_DEVICE_WINDOW;
   if (addr < NICEMU_MMIO_BASE || !device_name(window)) {
     std::snprintf(buf, sizeof buf, "0x%08x", addr);
   } else if (const RegisterInfo *r = find_register(window, offset)) {

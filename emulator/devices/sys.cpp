@@ -6,28 +6,42 @@ namespace nicemu {
 
 uint32_t SysDevice::read(uint32_t offset) {
   switch (offset) {
-  case NICEMU_SYS_ID: return NICEMU_ID_MAGIC;
-  case NICEMU_SYS_VERSION: return NICEMU_REGS_VERSION;
-  case NICEMU_SYS_MODEL: return id_.model_id;
-  case NICEMU_SYS_NODE: return id_.node;
-  case NICEMU_SYS_NODES: return id_.nodes;
-  case NICEMU_SYS_CLOCK_HZ: return id_.clock_hz;
+  case NICEMU_SYS_ID:
+    return NICEMU_ID_MAGIC;
+  case NICEMU_SYS_VERSION:
+    return NICEMU_REGS_VERSION;
+  case NICEMU_SYS_MODEL:
+    return id_.model_id;
+  case NICEMU_SYS_NODE:
+    return id_.node;
+  case NICEMU_SYS_NODES:
+    return id_.nodes;
+  case NICEMU_SYS_CLOCK_HZ:
+    return id_.clock_hz;
   case NICEMU_SYS_CAPS:
     return NICEMU_CAP_TIMER | NICEMU_CAP_IRQ | NICEMU_CAP_WATCHDOG;
   case NICEMU_SYS_WDT_PERIOD: {
     uint64_t p = host_.watchdog_period();
     return p > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(p);
   }
-  default: return 0;
+  default:
+    return 0;
   }
 }
 
 void SysDevice::write(uint32_t offset, uint32_t value) {
   switch (offset) {
-  case NICEMU_SYS_EXIT: host_.halt(value); break;
-  case NICEMU_SYS_WDT_PERIOD: host_.set_watchdog_period(value); break;
-  case NICEMU_SYS_WDT_KICK: host_.kick_watchdog(); break;
-  default: break;
+  case NICEMU_SYS_EXIT:
+    host_.halt(value);
+    break;
+  case NICEMU_SYS_WDT_PERIOD:
+    host_.set_watchdog_period(value);
+    break;
+  case NICEMU_SYS_WDT_KICK:
+    host_.kick_watchdog();
+    break;
+  default:
+    break;
   }
 }
 

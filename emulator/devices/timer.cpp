@@ -13,12 +13,18 @@ uint32_t TimerDevice::read(uint32_t offset) {
     latched_hi_ = uint32_t(now >> 32);
     return uint32_t(now);
   }
-  case NICEMU_TIMER_CYCLE_HI: return latched_hi_;
-  case NICEMU_TIMER_DEADLINE_LO: return uint32_t(deadline_);
-  case NICEMU_TIMER_DEADLINE_HI: return uint32_t(deadline_ >> 32);
-  case NICEMU_TIMER_PERIOD: return period_;
-  case NICEMU_TIMER_CTRL: return enabled_ ? NICEMU_TIMER_ENABLE : 0;
-  default: return 0;
+  case NICEMU_TIMER_CYCLE_HI:
+    return latched_hi_;
+  case NICEMU_TIMER_DEADLINE_LO:
+    return uint32_t(deadline_);
+  case NICEMU_TIMER_DEADLINE_HI:
+    return uint32_t(deadline_ >> 32);
+  case NICEMU_TIMER_PERIOD:
+    return period_;
+  case NICEMU_TIMER_CTRL:
+    return enabled_ ? NICEMU_TIMER_ENABLE : 0;
+  default:
+    return 0;
   }
 }
 
@@ -30,9 +36,14 @@ void TimerDevice::write(uint32_t offset, uint32_t value) {
   case NICEMU_TIMER_DEADLINE_HI:
     deadline_ = (deadline_ & 0xFFFFFFFFull) | (uint64_t(value) << 32);
     break;
-  case NICEMU_TIMER_PERIOD: period_ = value; break;
-  case NICEMU_TIMER_CTRL: enabled_ = (value & NICEMU_TIMER_ENABLE) != 0; break;
-  default: return;
+  case NICEMU_TIMER_PERIOD:
+    period_ = value;
+    break;
+  case NICEMU_TIMER_CTRL:
+    enabled_ = (value & NICEMU_TIMER_ENABLE) != 0;
+    break;
+  default:
+    return;
   }
   rearm();
 }

@@ -8,7 +8,8 @@ namespace nicemu {
 
 Image boot_from_flash(std::span<const uint8_t> flash, const Model &model,
                       const CardWriter &write) {
-  if (std::all_of(flash.begin(), flash.end(), [](uint8_t b) { return b == 0xFF; }))
+  if (std::all_of(flash.begin(), flash.end(),
+                  [](uint8_t b) { return b == 0xFF; }))
     throw Error("boot: the flash is erased (no image was flashed)");
   Image image;
   try {

@@ -9,7 +9,9 @@ namespace nicemu {
 
 namespace {
 
-std::string kib(uint64_t bytes) { return std::to_string(bytes / 1024) + " KiB"; }
+std::string kib(uint64_t bytes) {
+  return std::to_string(bytes / 1024) + " KiB";
+}
 
 } // namespace
 
@@ -31,8 +33,9 @@ void write_flash(const std::string &path, const Model &model,
                 " bytes, larger than the " + model.name + " flash (" +
                 kib(model.flash_size) + ")");
   std::vector<uint8_t> flash =
-      std::filesystem::exists(path) ? read_flash(path, model)
-                                    : std::vector<uint8_t>(model.flash_size, 0xFF);
+      std::filesystem::exists(path)
+          ? read_flash(path, model)
+          : std::vector<uint8_t>(model.flash_size, 0xFF);
   // Erase, then program: no stale bytes of an older, longer image remain.
   std::fill(flash.begin(), flash.end(), 0xFF);
   std::copy(image.begin(), image.end(), flash.begin());

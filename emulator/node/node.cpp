@@ -16,14 +16,16 @@ namespace {
 
 constexpr uint32_t kMmioSize = 0x01000000; // 0x1F000000-0x1FFFFFFF
 
-uint32_t round_up_4k(uint32_t n) { return (n + 0xFFF) & ~0xFFFu; }
+uint32_t round_up_4k(uint32_t n) {
+  return (n + 0xFFF) & ~0xFFFu;
+}
 
 } // namespace
 
 Node::Node(const Model &model, Scheduler &scheduler, NodeConfig config)
     : model_(model), scheduler_(scheduler), config_(std::move(config)),
-      clock_(model.clock_hz),
-      watchdog_period_(config_.watchdog_cycles.value_or(model.watchdog_cycles)) {
+      clock_(model.clock_hz), watchdog_period_(config_.watchdog_cycles.value_or(
+                                  model.watchdog_cycles)) {
   cpu_ = make_unicorn_cpu(*this, CpuOptions{model.cycles, config_.accounting});
   for (const MemoryRegion &r : model.memories) {
     memories_.push_back({r, std::vector<uint8_t>(r.size, 0)});
@@ -75,7 +77,9 @@ void Node::boot(std::span<const uint8_t> flash) {
   last_progress_ = cpu_->cycles();
 }
 
-Time Node::time() const { return clock_.time_of(cpu_->cycles()); }
+Time Node::time() const {
+  return clock_.time_of(cpu_->cycles());
+}
 
 uint64_t Node::watchdog_deadline() const {
   return watchdog_period_ ? last_progress_ + watchdog_period_ : UINT64_MAX;
@@ -88,8 +92,8 @@ void Node::run_until(Time horizon) {
     take_interrupt();
   if (state_ != NodeState::Running)
     return;
-  uint64_t limit = horizon == kTimeNever ? UINT64_MAX
-                                         : clock_.cycle_at_or_after(horizon);
+  uint64_t limit =
+      horizon == kTimeNever ? UINT64_MAX : clock_.cycle_at_or_after(horizon);
   StopReason why = cpu_->run(std::min(limit, watchdog_deadline()));
   switch (why) {
   case StopReason::Limit:
@@ -144,8 +148,8 @@ void Node::take_interrupt() {
 
 void Node::irq_state_changed() {
   if (state_ == NodeState::Sleeping && irq_->active()) {
-    uint64_t now = std::max(cpu_->cycles(),
-                            clock_.cycle_at_or_after(scheduler_.now()));
+    uint64_t now =
+        std::max(cpu_->cycles(), clock_.cycle_at_or_after(scheduler_.now()));
     sleep_cycles_ += now - cpu_->cycles();
     cpu_->add_cycles(now - cpu_->cycles() + model_.cycles.wake);
     last_progress_ = cpu_->cycles();
@@ -173,8 +177,8 @@ Device *Node::device_for(uint32_t addr, uint32_t &offset, std::string &why,
   }
   const RegisterInfo *reg = find_register(window, offset);
   if (!reg) {
-    why = std::string(verb) + describe_mmio_address(addr) +
-          ": no such register";
+    why =
+        std::string(verb) + describe_mmio_address(addr) + ": no such register";
     return nullptr;
   }
   if (size != 4) {

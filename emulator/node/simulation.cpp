@@ -6,7 +6,8 @@
 namespace nicemu {
 
 Node &Simulation::add_node(const Model &model, NodeConfig config) {
-  nodes_.push_back(std::make_unique<Node>(model, scheduler_, std::move(config)));
+  nodes_.push_back(
+      std::make_unique<Node>(model, scheduler_, std::move(config)));
   Node *node = nodes_.back().get();
   // A new event earlier than the running slice's end shortens the slice.
   scheduler_.set_on_earlier_event([this](Time t) {

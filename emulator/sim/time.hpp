@@ -32,6 +32,8 @@ private:
 };
 
 // "1.234567 ms" style text for summaries and reports.
-inline double to_seconds(Time t) { return double(t) / double(kPicosPerSecond); }
+inline double to_seconds(Time t) {
+  return double(t) / double(kPicosPerSecond);
+}
 
 } // namespace nicemu

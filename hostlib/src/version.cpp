@@ -2,6 +2,8 @@
 
 namespace nicemu::host {
 
-const char *version() { return NICEMU_VERSION; }
+const char *version() {
+  return NICEMU_VERSION;
+}
 
 } // namespace nicemu::host

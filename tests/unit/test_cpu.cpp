@@ -86,8 +86,8 @@ void append_exit(std::vector<uint32_t> &code) {
 
 StopReason run_to_end(Harness &h, uint64_t slice = UINT64_MAX) {
   for (;;) {
-    StopReason r = h.cpu->run(slice == UINT64_MAX ? UINT64_MAX
-                                                  : h.cpu->cycles() + slice);
+    StopReason r =
+        h.cpu->run(slice == UINT64_MAX ? UINT64_MAX : h.cpu->cycles() + slice);
     if (r != StopReason::Limit)
       return r;
   }
@@ -110,10 +110,12 @@ TEST_CASE("straight-line code costs one cycle per instruction") {
 TEST_CASE("load-use interlock, multiply and divide cost their table entries") {
   std::vector<uint32_t> code = {
       addiu(t0, zero, 0x100), sw(t0, 0, t0), // t0 = 0x100, mem[0x100] = 0x100
-      lw(t1, 0, t0), addu(t2, t1, t1),       // use right after load: +3
-      lw(t3, 0, t0), nop(), addu(t4, t3, t3), // no stall
-      addiu(a0, zero, 7), addiu(a1, zero, 6), mult(a0, a1), mflo(v0), // +5
-      divu(v0, a1), mflo(v1),                                        // +7
+      lw(t1, 0, t0),          addu(t2, t1, t1), // use right after load: +3
+      lw(t3, 0, t0),          nop(),
+      addu(t4, t3, t3), // no stall
+      addiu(a0, zero, 7),     addiu(a1, zero, 6),
+      mult(a0, a1),           mflo(v0), // +5
+      divu(v0, a1),           mflo(v1), // +7
   };
   size_t body = code.size();
   append_exit(code);
@@ -128,9 +130,12 @@ TEST_CASE("load-use interlock, multiply and divide cost their table entries") {
 TEST_CASE("a taken branch costs its penalty, a branch not taken does not") {
   // beq not taken, then bne taken over one instruction.
   std::vector<uint32_t> code = {
-      addiu(t0, zero, 1), beq(t0, zero, 3), nop(), // not taken
-      bne(t0, zero, 2), nop(),                     // taken
-      addiu(t1, zero, 99),                         // skipped
+      addiu(t0, zero, 1),
+      beq(t0, zero, 3),
+      nop(), // not taken
+      bne(t0, zero, 2),
+      nop(),               // taken
+      addiu(t1, zero, 99), // skipped
       addiu(t2, zero, 5),
   };
   append_exit(code);
@@ -144,9 +149,11 @@ TEST_CASE("a taken branch costs its penalty, a branch not taken does not") {
 
 TEST_CASE("device accesses are timed at their instruction inside the block") {
   std::vector<uint32_t> code = {
-      lui(t9, NICEMU_TIMER_BASE >> 16), ori(t9, t9, NICEMU_TIMER_BASE & 0xffff),
+      lui(t9, NICEMU_TIMER_BASE >> 16),
+      ori(t9, t9, NICEMU_TIMER_BASE & 0xffff),
       lw(t0, NICEMU_TIMER_CYCLE_LO, t9), // cycle 2, +4 wait
-      addiu(t1, zero, 1), addiu(t1, t1, 1),
+      addiu(t1, zero, 1),
+      addiu(t1, t1, 1),
       lw(t2, NICEMU_TIMER_CYCLE_LO, t9), // cycle 3 + 4 + 2 = 9
       addiu(t8, t9, 4),
       lw(t3, NICEMU_TIMER_CYCLE_LO - 4, t8), // same size, other base: 9+1+4+1
@@ -166,28 +173,32 @@ TEST_CASE("device accesses are timed at their instruction inside the block") {
 // cycle count must equal those of one unsliced run.
 std::vector<uint32_t> delay_slot_program() {
   return {
-      /*0x1000*/ addiu(s0, zero, 0),   // accumulator
-      /*0x1004*/ addiu(s1, zero, 40),  // iterations
+      /*0x1000*/ addiu(s0, zero, 0),  // accumulator
+      /*0x1004*/ addiu(s1, zero, 40), // iterations
       /*0x1008*/ addiu(sp, zero, 0x8000),
       // loop:
       /*0x100c*/ jal(0x1040),
-      /*0x1010*/ addiu(a0, s1, 3),     // delay slot: argument
+      /*0x1010*/ addiu(a0, s1, 3), // delay slot: argument
       /*0x1014*/ addu(s0, s0, v0),
       /*0x1018*/ addiu(s1, s1, -1),
-      /*0x101c*/ bne(s1, zero, -5),    // back to 0x100c
-      /*0x1020*/ xor_(s0, s0, s1),     // delay slot runs every time
+      /*0x101c*/ bne(s1, zero, -5), // back to 0x100c
+      /*0x1020*/ xor_(s0, s0, s1),  // delay slot runs every time
       /*0x1024*/ j(0x1060),
-      /*0x1028*/ addiu(s2, zero, 77),  // delay slot of j
-      /*0x102c*/ addiu(s2, zero, 88),  // never runs
-      /*0x1030*/ nop(), nop(), nop(), nop(),
+      /*0x1028*/ addiu(s2, zero, 77), // delay slot of j
+      /*0x102c*/ addiu(s2, zero, 88), // never runs
+      /*0x1030*/ nop(),
+      nop(),
+      nop(),
+      nop(),
       // 0x1040: v0 = (a0 * 3) ^ mem, via a load used in a delay slot
       /*0x1040*/ sll(v0, a0, 1),
       /*0x1044*/ addu(v0, v0, a0),
       /*0x1048*/ sw(v0, 0x100, zero),
       /*0x104c*/ lw(t0, 0x100, zero),
       /*0x1050*/ jr(ra),
-      /*0x1054*/ xor_(v0, v0, t0),     // delay slot uses the loaded value
-      /*0x1058*/ nop(), nop(),
+      /*0x1054*/ xor_(v0, v0, t0), // delay slot uses the loaded value
+      /*0x1058*/ nop(),
+      nop(),
       // 0x1060: exit
       /*0x1060*/ lui(t9, NICEMU_SYS_BASE >> 16),
       /*0x1064*/ sw(s0, NICEMU_SYS_EXIT, t9),
@@ -275,8 +286,8 @@ TEST_CASE("faults name the exact instruction") {
     CHECK(h.cpu->fault().pc == 0x50000000);
   }
   SUBCASE("a device refusing an access is a bus error at that store") {
-    Harness h({lui(t9, NICEMU_SYS_BASE >> 16), nop(),
-               sw(zero, 0xFF0, t9), nop(), nop()});
+    Harness h({lui(t9, NICEMU_SYS_BASE >> 16), nop(), sw(zero, 0xFF0, t9),
+               nop(), nop()});
     CHECK(run_to_end(h) == StopReason::Fault);
     CHECK(h.cpu->fault().kind == FaultKind::BusError);
     CHECK(h.cpu->fault().pc == 0x1008);

@@ -91,7 +91,8 @@ std::vector<uint32_t> load_base(Reg r, uint32_t base) {
   return {lui(r, int32_t(base >> 16)), ori(r, r, int32_t(base & 0xffff))};
 }
 
-std::vector<uint32_t> concat(std::initializer_list<std::vector<uint32_t>> parts) {
+std::vector<uint32_t>
+concat(std::initializer_list<std::vector<uint32_t>> parts) {
   std::vector<uint32_t> out;
   for (const auto &p : parts)
     out.insert(out.end(), p.begin(), p.end());
@@ -101,7 +102,8 @@ std::vector<uint32_t> concat(std::initializer_list<std::vector<uint32_t>> parts)
 // Sleeps until the timer's deadline at cycle 1000, then exits with the cycle
 // counter read right after waking.
 std::vector<uint32_t> sleep_until_1000() {
-  return concat({load_base(t7, NICEMU_TIMER_BASE), load_base(t8, NICEMU_IRQ_BASE),
+  return concat({load_base(t7, NICEMU_TIMER_BASE),
+                 load_base(t8, NICEMU_IRQ_BASE),
                  {addiu(t0, zero, 1000), sw(t0, NICEMU_TIMER_DEADLINE_LO, t7),
                   addiu(t0, zero, 1), sw(t0, NICEMU_TIMER_CTRL, t7),
                   sw(t0, NICEMU_IRQ_ENABLE, t8), wait(),
@@ -112,23 +114,24 @@ std::vector<uint32_t> sleep_until_1000() {
 
 // Takes 5 periodic timer interrupts through a stub at 0x1100, then exits 5.
 std::vector<std::pair<uint32_t, std::vector<uint32_t>>> five_interrupts() {
-  std::vector<uint32_t> main = concat(
-      {load_base(t9, NICEMU_SYS_BASE), load_base(t8, NICEMU_IRQ_BASE),
-       load_base(t7, NICEMU_TIMER_BASE),
-       {addiu(t0, zero, 0x1100), sw(t0, NICEMU_IRQ_VECTOR, t8),
-        addiu(t0, zero, 100), sw(t0, NICEMU_TIMER_PERIOD, t7),
-        sw(t0, NICEMU_TIMER_DEADLINE_LO, t7), addiu(t0, zero, 1),
-        sw(t0, NICEMU_TIMER_CTRL, t7), sw(t0, NICEMU_IRQ_ENABLE, t8),
-        sw(t0, NICEMU_IRQ_MASTER, t8),
-        /*loop*/ wait(), addiu(t1, zero, 5), bne(s0, t1, -3), nop(),
-        sw(s0, NICEMU_SYS_EXIT, t9), beq(zero, zero, -1), nop()}});
+  std::vector<uint32_t> main =
+      concat({load_base(t9, NICEMU_SYS_BASE),
+              load_base(t8, NICEMU_IRQ_BASE),
+              load_base(t7, NICEMU_TIMER_BASE),
+              {addiu(t0, zero, 0x1100), sw(t0, NICEMU_IRQ_VECTOR, t8),
+               addiu(t0, zero, 100), sw(t0, NICEMU_TIMER_PERIOD, t7),
+               sw(t0, NICEMU_TIMER_DEADLINE_LO, t7), addiu(t0, zero, 1),
+               sw(t0, NICEMU_TIMER_CTRL, t7), sw(t0, NICEMU_IRQ_ENABLE, t8),
+               sw(t0, NICEMU_IRQ_MASTER, t8),
+               /*loop*/ wait(), addiu(t1, zero, 5), bne(s0, t1, -3), nop(),
+               sw(s0, NICEMU_SYS_EXIT, t9), beq(zero, zero, -1), nop()}});
   // The stub: acknowledge, count, return with the jr/delay-slot trick.
-  std::vector<uint32_t> stub = concat(
-      {load_base(k1, NICEMU_IRQ_BASE),
-       {addiu(k0, zero, int32_t(NICEMU_IRQ_TIMER)),
-        sw(k0, NICEMU_IRQ_PENDING, k1), addiu(s0, s0, 1),
-        lw(k0, NICEMU_IRQ_EPC, k1), addiu(k1, k1, 1), jr(k0),
-        sw(k1, NICEMU_IRQ_MASTER - 1, k1)}});
+  std::vector<uint32_t> stub =
+      concat({load_base(k1, NICEMU_IRQ_BASE),
+              {addiu(k0, zero, int32_t(NICEMU_IRQ_TIMER)),
+               sw(k0, NICEMU_IRQ_PENDING, k1), addiu(s0, s0, 1),
+               lw(k0, NICEMU_IRQ_EPC, k1), addiu(k1, k1, 1), jr(k0),
+               sw(k1, NICEMU_IRQ_MASTER - 1, k1)}});
   return {{kEntry, main}, {0x1100, stub}};
 }
 
@@ -138,16 +141,22 @@ TEST_CASE("scheduler runs events in time, then priority, then schedule order") {
   Scheduler s;
   std::string order;
   s.schedule(20, "c", [&] { order += 'c'; });
-  s.schedule(10, "b", [&] { order += 'b'; }, 1);
-  s.schedule(10, "a", [&] { order += 'a'; }, 0);
-  s.schedule(10, "a2", [&] { order += 'A'; }, 0);
+  s.schedule(
+      10, "b", [&] { order += 'b'; }, 1);
+  s.schedule(
+      10, "a", [&] { order += 'a'; }, 0);
+  s.schedule(
+      10, "a2", [&] { order += 'A'; }, 0);
   EventId gone = s.schedule(15, "x", [&] { order += 'x'; });
   CHECK(s.cancel(gone));
   CHECK_FALSE(s.cancel(gone));
   s.run_until(15);
   CHECK(order == "aAb");
   CHECK(s.now() == 15);
-  s.schedule(15, "d", [&] { order += 'd'; s.schedule(15, "e", [&] { order += 'e'; }); });
+  s.schedule(15, "d", [&] {
+    order += 'd';
+    s.schedule(15, "e", [&] { order += 'e'; });
+  });
   s.run_until(100);
   CHECK(order == "aAbdec");
   CHECK(s.now() == 100);
@@ -183,11 +192,12 @@ TEST_CASE("runs are deterministic") {
 }
 
 TEST_CASE("an interrupt with no vector is a fault, not a jump to 0") {
-  std::vector<uint32_t> code = concat(
-      {load_base(t8, NICEMU_IRQ_BASE),
-       {addiu(t0, zero, int32_t(NICEMU_IRQ_SOFT)), sw(t0, NICEMU_IRQ_ENABLE, t8),
-        sw(t0, NICEMU_IRQ_RAISE, t8), addiu(t0, zero, 1),
-        sw(t0, NICEMU_IRQ_MASTER, t8), nop(), beq(zero, zero, -1), nop()}});
+  std::vector<uint32_t> code =
+      concat({load_base(t8, NICEMU_IRQ_BASE),
+              {addiu(t0, zero, int32_t(NICEMU_IRQ_SOFT)),
+               sw(t0, NICEMU_IRQ_ENABLE, t8), sw(t0, NICEMU_IRQ_RAISE, t8),
+               addiu(t0, zero, 1), sw(t0, NICEMU_IRQ_MASTER, t8), nop(),
+               beq(zero, zero, -1), nop()}});
   Run r(flash_with({{kEntry, code}}));
   CHECK(r.result.outcome == RunOutcome::Faulted);
   CHECK(r.node->fault().detail.find("IRQ_VECTOR") != std::string::npos);
@@ -220,8 +230,9 @@ TEST_CASE("console bytes become lines of the node's output") {
   for (char c : std::string("hi\nthere"))
     for (uint32_t w : {addiu(t0, zero, c), sw(t0, NICEMU_CONSOLE_TX, t9)})
       code.push_back(w);
-  for (uint32_t w : concat({load_base(t9, NICEMU_SYS_BASE),
-                            {sw(zero, NICEMU_SYS_EXIT, t9), beq(zero, zero, -1), nop()}}))
+  for (uint32_t w :
+       concat({load_base(t9, NICEMU_SYS_BASE),
+               {sw(zero, NICEMU_SYS_EXIT, t9), beq(zero, zero, -1), nop()}}))
     code.push_back(w);
   Run r(flash_with({{kEntry, code}}));
   CHECK(r.console == std::vector<std::string>{"0:hi", "0:there"});
@@ -229,15 +240,17 @@ TEST_CASE("console bytes become lines of the node's output") {
 
 TEST_CASE("device registers refuse bad accesses with a bus error") {
   auto run_store = [](uint32_t w) {
-    std::vector<uint32_t> code = concat(
-        {load_base(t9, NICEMU_SYS_BASE), {w, nop(), beq(zero, zero, -1), nop()}});
+    std::vector<uint32_t> code =
+        concat({load_base(t9, NICEMU_SYS_BASE),
+                {w, nop(), beq(zero, zero, -1), nop()}});
     Run r(flash_with({{kEntry, code}}));
     REQUIRE(r.result.outcome == RunOutcome::Faulted);
     CHECK(r.node->fault().kind == FaultKind::BusError);
     CHECK(r.node->fault().pc == kEntry + 8);
     return r.node->fault().detail;
   };
-  CHECK(run_store(sw(zero, 0x7F0, t9)) == "write to SYS+0x7f0: no such register");
+  CHECK(run_store(sw(zero, 0x7F0, t9)) ==
+        "write to SYS+0x7f0: no such register");
   CHECK(run_store(sw(zero, NICEMU_SYS_ID, t9)) ==
         "write to SYS_ID: register is read-only");
   CHECK(run_store(sb(zero, NICEMU_SYS_EXIT, t9)) ==
@@ -250,8 +263,7 @@ TEST_CASE("the boot ROM refuses a bad flash, saying why") {
   Simulation sim;
   Node &node = sim.add_node(test_model(), {});
   std::vector<uint8_t> erased(test_model().flash_size, 0xFF);
-  CHECK_THROWS_WITH_AS(node.boot(erased),
-                       doctest::Contains("erased"), Error);
+  CHECK_THROWS_WITH_AS(node.boot(erased), doctest::Contains("erased"), Error);
   CHECK_THROWS_WITH_AS(node.boot(flash_with({{kEntry, {nop()}}}, "lanai4")),
                        doctest::Contains("built for model 'lanai4'"), Error);
   std::vector<uint8_t> corrupted = flash_with({{kEntry, {nop(), nop()}}});

@@ -32,15 +32,19 @@ struct Engine {
 
 // Sums 1..n with the add in the delay slot of the loop branch; ends at `end`.
 std::vector<uint32_t> delay_slot_loop(int n) {
-  return {addiu(t0, zero, n), addiu(v0, zero, 0),
-          /*loop*/ addiu(t0, t0, -1), bne(t0, zero, -2), addu(v0, v0, t0),
+  return {addiu(t0, zero, n),
+          addiu(v0, zero, 0),
+          /*loop*/ addiu(t0, t0, -1),
+          bne(t0, zero, -2),
+          addu(v0, v0, t0),
           /*end*/ nop()};
 }
 constexpr uint32_t kLoopEnd = kCode + 5 * 4;
 
 } // namespace
 
-TEST_CASE("unicorn fact: slicing with uc_emu_start's count breaks delay slots") {
+TEST_CASE(
+    "unicorn fact: slicing with uc_emu_start's count breaks delay slots") {
   // Reference: one run.
   Engine whole(delay_slot_loop(50));
   REQUIRE(uc_emu_start(whole.uc, kCode, kLoopEnd, 0, 0) == UC_ERR_OK);

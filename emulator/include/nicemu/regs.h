@@ -27,7 +27,7 @@ extern "C" {
   X(IRQ, 3)
 
 #define NICEMU_DEVICE_BASE(index)                                              \
-  (NICEMU_MMIO_BASE + (index) * NICEMU_DEVICE_WINDOW)
+  (NICEMU_MMIO_BASE + (index)*NICEMU_DEVICE_WINDOW)
 
 /* Registers: X(DEVICE, NAME, offset, access, description).
  * access: R read-only, W write-only, RW read-write. All registers are 32 bits
@@ -78,7 +78,7 @@ extern "C" {
   NICEMU_##dev##_BASE = (int)NICEMU_DEVICE_BASE(index),
 enum nicemu_register {
   NICEMU_ALL_REGS(NICEMU_REG_OFFSET_ENUM)
-  NICEMU_DEVICES(NICEMU_DEVICE_BASE_ENUM)
+      NICEMU_DEVICES(NICEMU_DEVICE_BASE_ENUM)
 };
 #undef NICEMU_REG_OFFSET_ENUM
 #undef NICEMU_DEVICE_BASE_ENUM

@@ -1,0 +1,667 @@
+// Model files: unit parsing, TOML reading and validation, the search path.
+// The schema is documented in docs/models.md.
+#include "nicemu/model.hpp"
+
+#include "nicemu/error.hpp"
+#include "nicemu/regs.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <string_view>
+
+namespace nicemu {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kMemoryTop = 0x80000000; // kseg0 and up are not card memory
+constexpr uint64_t kMaxFlash = 16ull << 20;
+constexpr uint64_t kMmioEnd = uint64_t{NICEMU_MMIO_BASE} + 0x01000000;
+constexpr uint64_t kU32Max = std::numeric_limits<uint32_t>::max();
+constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
+constexpr const char *kSizeHint =
+    "an integer number of bytes or a string like \"256 KiB\" "
+    "(units B, KiB, MiB, GiB)";
+constexpr const char *kDurationHint =
+    "a string with a unit like \"0.48 us\" (units ps, ns, us, ms, s)";
+
+// ---- small text helpers ----
+
+std::string hex32(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%08llX",
+                static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+bool mul_overflows(uint64_t a, uint64_t b, uint64_t &out) {
+  return __builtin_mul_overflow(a, b, &out);
+}
+
+// A non-negative decimal "12", "30.1" as mantissa * 10^exp10. Consumes the
+// number from the front of `s`; nullopt when there is none or it overflows.
+struct Decimal {
+  uint64_t mantissa = 0;
+  int exp10 = 0;
+};
+
+std::optional<Decimal> take_decimal(std::string_view &s) {
+  size_t i = 0, int_digits = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])))
+    ++i, ++int_digits;
+  if (int_digits == 0)
+    return std::nullopt;
+  std::string_view frac;
+  if (i < s.size() && s[i] == '.') {
+    size_t start = ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])))
+      ++i;
+    frac = s.substr(start, i - start);
+    if (frac.empty())
+      return std::nullopt;
+    while (!frac.empty() && frac.back() == '0') // "1.50" == "1.5"
+      frac.remove_suffix(1);
+  }
+  Decimal d;
+  std::string digits = std::string(s.substr(0, int_digits)) + std::string(frac);
+  for (char c : digits) {
+    if (mul_overflows(d.mantissa, 10, d.mantissa) ||
+        __builtin_add_overflow(d.mantissa, uint64_t(c - '0'), &d.mantissa))
+      return std::nullopt;
+  }
+  d.exp10 = -static_cast<int>(frac.size());
+  s.remove_prefix(i);
+  return d;
+}
+
+// mantissa * 10^exp10 rounded to the nearest integer (halves up).
+std::optional<uint64_t> scale_decimal(Decimal d) {
+  uint64_t v = d.mantissa;
+  for (int e = d.exp10; e > 0; --e)
+    if (mul_overflows(v, 10, v))
+      return std::nullopt;
+  if (d.exp10 >= 0)
+    return v;
+  if (d.exp10 < -19) // 10^20 > 2^64 > mantissa: rounds to zero
+    return 0;
+  uint64_t div = 1;
+  for (int e = d.exp10; e < 0; ++e)
+    div *= 10;
+  uint64_t q = v / div, r = v % div;
+  return r >= div - r ? q + 1 : q;
+}
+
+// ---- did-you-mean ----
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min(
+          {row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string join(const std::vector<std::string> &items, const char *sep) {
+  std::string out;
+  for (const auto &item : items)
+    out += (out.empty() ? "" : sep) + item;
+  return out;
+}
+
+// " (did you mean X?)" for a near miss, else the list of known keys.
+std::string suggestion(std::string_view key,
+                       const std::vector<std::string> &known) {
+  const std::string *best = nullptr;
+  size_t best_distance = 3; // more than two edits is not a typo
+  for (const auto &k : known) {
+    size_t d = edit_distance(key, k);
+    if (d < best_distance && d < k.size())
+      best = &k, best_distance = d;
+  }
+  if (best)
+    return " (did you mean " + *best + "?)";
+  return " (known keys: " + join(known, ", ") + ")";
+}
+
+// ---- TOML reading with located errors ----
+
+uint32_t line_of(const toml::source_region &r) {
+  return r.begin.line;
+}
+
+[[noreturn]] void fail(const std::string &origin, uint32_t line,
+                       const std::string &msg) {
+  std::string where = origin;
+  if (line != 0)
+    where += ":" + std::to_string(line);
+  throw Error(where + ": " + msg);
+}
+
+std::string describe(const toml::node &n) {
+  if (auto s = n.as_string())
+    return "string \"" + s->get() + "\"";
+  if (auto i = n.as_integer())
+    return "integer " + std::to_string(i->get());
+  if (auto f = n.as_floating_point())
+    return "float " + std::to_string(f->get());
+  if (auto b = n.as_boolean())
+    return b->get() ? "true" : "false";
+  if (n.is_table())
+    return "a table";
+  if (n.is_array())
+    return "an array";
+  return "a date/time";
+}
+
+// One TOML table being read; `label` prefixes its keys in messages
+// ("[core] ", "memory \"sram\" ", or "" at top level).
+struct Section {
+  const std::string &origin;
+  const toml::table &table;
+  std::string label;
+
+  [[noreturn]] void fail_at(const toml::node *n, const std::string &key,
+                            const std::string &msg) const {
+    // A missing key points at its table's header; the root has none.
+    uint32_t line = n               ? line_of(n->source())
+                    : label.empty() ? 0
+                                    : line_of(table.source());
+    fail(origin, line, label + key + ": " + msg);
+  }
+
+  [[noreturn]] void fail_type(const toml::node &n, const std::string &key,
+                              const std::string &want) const {
+    fail_at(&n, key, "must be " + want + " (got " + describe(n) + ")");
+  }
+
+  const toml::node *find(std::string_view key) const { return table.get(key); }
+
+  const toml::node &need(const std::string &key) const {
+    const toml::node *n = find(key);
+    if (!n)
+      fail_at(nullptr, key, "missing (required)");
+    return *n;
+  }
+
+  void check_keys(const std::vector<std::string> &known) const {
+    for (const auto &[key, node] : table) {
+      if (std::find(known.begin(), known.end(), key.str()) != known.end())
+        continue;
+      fail(origin, line_of(key.source()),
+           "unknown key " + label + std::string(key.str()) +
+               suggestion(key.str(), known));
+    }
+  }
+
+  uint64_t uint(const std::string &key, uint64_t min, uint64_t max,
+                std::optional<uint64_t> fallback) const {
+    const toml::node *n = find(key);
+    if (!n && fallback)
+      return *fallback;
+    const toml::node &v = n ? *n : need(key);
+    auto i = v.as_integer();
+    if (i && i->get() >= 0 && uint64_t(i->get()) >= min &&
+        uint64_t(i->get()) <= max)
+      return uint64_t(i->get());
+    std::string want =
+        min == 0 ? "a non-negative integer" : "a positive integer";
+    if (max <= kU32Max)
+      want = "an integer from " + std::to_string(min) + " to " +
+             std::to_string(max);
+    fail_type(v, key, want);
+  }
+
+  std::string string(const std::string &key, bool required) const {
+    const toml::node *n = required ? &need(key) : find(key);
+    if (!n)
+      return "";
+    if (!n->is_string())
+      fail_type(*n, key, "a string");
+    return n->as_string()->get();
+  }
+
+  bool boolean(const std::string &key, bool fallback) const {
+    const toml::node *n = find(key);
+    if (!n)
+      return fallback;
+    if (!n->is_boolean())
+      fail_type(*n, key, "true or false");
+    return n->as_boolean()->get();
+  }
+
+  uint64_t size(const std::string &key) const {
+    const toml::node &n = need(key);
+    if (auto i = n.as_integer(); i && i->get() >= 0)
+      return uint64_t(i->get());
+    if (auto s = n.as_string())
+      if (auto bytes = parse_size(s->get()))
+        return *bytes;
+    fail_type(n, key, std::string("a size: ") + kSizeHint);
+  }
+
+  // A sub-table; a missing optional one reads as empty.
+  Section sub(const std::string &key, bool required) const {
+    static const toml::table empty;
+    const toml::node *n = find(key);
+    if (!n && required)
+      fail(origin, 0, "missing table [" + key + "] (required)");
+    if (n && !n->is_table())
+      fail_type(*n, key, "a table [" + key + "]");
+    return Section{origin, n ? *n->as_table() : empty, "[" + key + "] "};
+  }
+};
+
+// ---- the model sections ----
+
+void check_name(const Section &top, const std::string &name) {
+  bool ok = !name.empty() && std::isalnum(static_cast<unsigned char>(name[0]));
+  for (char c : name)
+    ok = ok &&
+         (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-');
+  if (!ok)
+    top.fail_at(top.find("name"), "name",
+                "must be letters, digits, '_' or '-' (it is the file name "
+                "and what --model takes), got \"" +
+                    name + "\"");
+}
+
+void read_core(const Section &core, Model &m) {
+  core.check_keys({"clock_hz", "watchdog_cycles"});
+  m.clock_hz = core.uint("clock_hz", 1, kU64Max, std::nullopt);
+  m.watchdog_cycles = core.uint("watchdog_cycles", 0, kU64Max, 0);
+}
+
+void read_cycles(const Section &cycles, CycleTable &t) {
+  const std::vector<std::string> keys = {
+      "load_use",        "mul",       "div",
+      "taken_branch",    "mmio_read", "mmio_write",
+      "interrupt_entry", "wake"};
+  uint32_t *fields[] = {&t.load_use,        &t.mul,       &t.div,
+                        &t.taken_branch,    &t.mmio_read, &t.mmio_write,
+                        &t.interrupt_entry, &t.wake};
+  cycles.check_keys(keys);
+  for (size_t i = 0; i < keys.size(); ++i)
+    *fields[i] = uint32_t(cycles.uint(keys[i], 0, kU32Max, 0));
+}
+
+uint32_t read_flash(const Section &flash) {
+  flash.check_keys({"size"});
+  uint64_t size = flash.size("size");
+  if (size == 0 || size > kMaxFlash || size % kPage != 0)
+    flash.fail_at(flash.find("size"), "size",
+                  "must be a multiple of 4 KiB from 4 KiB to 16 MiB (the flash "
+                  "window), got " +
+                      format_size(size));
+  return uint32_t(size);
+}
+
+struct PlacedMemory {
+  MemoryRegion region;
+  uint32_t line = 0;
+};
+
+std::string describe(const MemoryRegion &r) {
+  return "memory \"" + r.name + "\" (" + hex32(r.base) + ", " +
+         format_size(r.size) + ")";
+}
+
+PlacedMemory read_memory(const std::string &origin, const toml::table &t,
+                         size_t index) {
+  Section s{origin, t, "[[memory]] #" + std::to_string(index + 1) + " "};
+  s.check_keys({"name", "base", "size", "executable", "writable"});
+  PlacedMemory p;
+  p.line = line_of(t.source());
+  p.region.name = s.string("name", true);
+  s.label = "memory \"" + p.region.name + "\" ";
+  uint64_t base = s.uint("base", 0, kU32Max, std::nullopt);
+  uint64_t size = s.size("size");
+  if (base % kPage != 0)
+    s.fail_at(s.find("base"), "base",
+              "must be 4 KiB aligned, got " + hex32(base));
+  if (size == 0 || size % kPage != 0)
+    s.fail_at(s.find("size"), "size",
+              "must be a non-zero multiple of 4 KiB, got " + format_size(size));
+  if (base + size > kMemoryTop)
+    s.fail_at(s.find("size"), "size",
+              "ends at " + hex32(base + size) +
+                  ", past 0x80000000 (card memories live below 2 GiB)");
+  p.region.base = uint32_t(base);
+  p.region.size = uint32_t(size);
+  p.region.executable = s.boolean("executable", true);
+  p.region.writable = s.boolean("writable", true);
+  return p;
+}
+
+bool overlaps(uint64_t a, uint64_t a_size, uint64_t b, uint64_t b_size) {
+  return a < b + b_size && b < a + a_size;
+}
+
+// Memories must not cover the fixed windows of regs.h nor each other.
+void check_layout(const std::string &origin,
+                  const std::vector<PlacedMemory> &ms, uint32_t flash_size) {
+  for (size_t i = 0; i < ms.size(); ++i) {
+    const MemoryRegion &r = ms[i].region;
+    auto clash = [&](const std::string &what) {
+      fail(origin, ms[i].line, describe(r) + " overlaps " + what);
+    };
+    if (overlaps(r.base, r.size, NICEMU_MMIO_BASE, kMmioEnd - NICEMU_MMIO_BASE))
+      clash("the device registers (MMIO, 0x1F000000-0x1FFFFFFF)");
+    if (overlaps(r.base, r.size, NICEMU_FLASH_WINDOW, flash_size))
+      clash("the flash window (" + hex32(NICEMU_FLASH_WINDOW) + ", " +
+            format_size(flash_size) + ")");
+    for (size_t j = 0; j < i; ++j) {
+      const MemoryRegion &o = ms[j].region;
+      if (o.name == r.name)
+        fail(origin, ms[i].line, "memory \"" + r.name + "\" is defined twice");
+      if (overlaps(r.base, r.size, o.base, o.size))
+        clash(describe(o));
+    }
+  }
+}
+
+std::vector<MemoryRegion> read_memories(const Section &top,
+                                        uint32_t flash_size) {
+  const toml::node &n = top.need("memory");
+  if (!n.is_array_of_tables() || n.as_array()->empty())
+    top.fail_type(n, "memory", "one or more [[memory]] tables");
+  std::vector<PlacedMemory> placed;
+  for (const toml::node &t : *n.as_array())
+    placed.push_back(read_memory(top.origin, *t.as_table(), placed.size()));
+  check_layout(top.origin, placed, flash_size);
+  std::vector<MemoryRegion> out;
+  out.reserve(placed.size());
+  for (const auto &p : placed)
+    out.push_back(p.region);
+  auto has = [&](bool MemoryRegion::*flag) {
+    return std::any_of(out.begin(), out.end(),
+                       [&](const MemoryRegion &r) { return r.*flag; });
+  };
+  if (!has(&MemoryRegion::executable))
+    top.fail_at(&n, "memory", "no memory is executable (code needs one)");
+  if (!has(&MemoryRegion::writable))
+    top.fail_at(&n, "memory", "no memory is writable (data needs one)");
+  return out;
+}
+
+// [timing.SECTION] and [params.SECTION]: free-form keys, checked values.
+template <typename Value>
+void read_free_form(const Section &top, const std::string &kind,
+                    std::map<std::string, Value> &out,
+                    Value (*convert)(const Section &, const std::string &,
+                                     const toml::node &)) {
+  Section outer = top.sub(kind, false);
+  for (const auto &[name, node] : outer.table) {
+    std::string section(name.str());
+    std::string header = "[" + kind + "." + section + "]";
+    if (!node.is_table())
+      outer.fail_type(node, section, "a table " + header + " of values");
+    Section inner{top.origin, *node.as_table(), header + " "};
+    for (const auto &[key, value] : inner.table)
+      out[section + "." + std::string(key.str())] =
+          convert(inner, std::string(key.str()), value);
+  }
+}
+
+uint64_t to_duration(const Section &s, const std::string &key,
+                     const toml::node &v) {
+  if (auto str = v.as_string())
+    if (auto ps = parse_duration_ps(str->get()))
+      return *ps;
+  s.fail_type(v, key, std::string("a duration: ") + kDurationHint);
+}
+
+double to_param(const Section &s, const std::string &key, const toml::node &v) {
+  if (auto i = v.as_integer())
+    return double(i->get());
+  if (auto f = v.as_floating_point(); f && std::isfinite(f->get()))
+    return f->get();
+  if (auto str = v.as_string()) {
+    if (auto bytes = parse_size(str->get()))
+      return double(*bytes);
+    if (parse_duration_ps(str->get()))
+      s.fail_at(&v, key, "durations belong in [timing.*], not [params.*]");
+  }
+  s.fail_type(v, key, "a number or a size like \"256 MiB\"");
+}
+
+Model read_model(const toml::table &root, const std::string &origin) {
+  Section top{origin, root, ""};
+  top.check_keys({"name", "description", "id", "core", "cycles", "memory",
+                  "flash", "timing", "params"});
+  Model m;
+  m.source = origin;
+  m.name = top.string("name", true);
+  check_name(top, m.name);
+  m.description = top.string("description", false);
+  m.id = uint32_t(top.uint("id", 0, kU32Max, 0));
+  read_core(top.sub("core", true), m);
+  read_cycles(top.sub("cycles", false), m.cycles);
+  m.flash_size = read_flash(top.sub("flash", true));
+  m.memories = read_memories(top, m.flash_size);
+  read_free_form(top, "timing", m.timing_ps, &to_duration);
+  read_free_form(top, "params", m.params, &to_param);
+  return m;
+}
+
+// ---- files and the search path ----
+
+std::string read_file(const fs::path &path) {
+  std::FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    throw Error("cannot open model file " + path.string() + ": " +
+                std::strerror(errno));
+  std::string text;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;)
+    text.append(buf, n);
+  bool failed = std::ferror(f);
+  std::fclose(f);
+  if (failed)
+    throw Error("cannot read model file " + path.string());
+  return text;
+}
+
+Model load_file(const fs::path &path) {
+  Model m = parse_model(read_file(path), path.string());
+  m.source = path;
+  return m;
+}
+
+// "tx_dma.gap" -> "[timing.tx_dma] gap", the way the file spells it.
+std::string table_key(const std::string &kind, const std::string &key) {
+  size_t dot = key.find('.');
+  if (dot == key.npos)
+    return "[" + kind + "] " + key;
+  return "[" + kind + "." + key.substr(0, dot) + "] " + key.substr(dot + 1);
+}
+
+bool is_regular(const fs::path &p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+} // namespace
+
+// ---- public API ----
+
+std::optional<uint64_t> parse_duration_ps(const std::string &text) {
+  std::string_view s = trim(text);
+  auto number = take_decimal(s);
+  if (!number)
+    return std::nullopt;
+  static const std::pair<std::string_view, int> units[] = {
+      {"ps", 0},        {"ns", 3}, {"us", 6}, {"\xC2\xB5s", 6},
+      {"\xCE\xBCs", 6}, {"ms", 9}, {"s", 12}};
+  s = trim(s);
+  for (const auto &[unit, exp10] : units)
+    if (s == unit)
+      return scale_decimal({number->mantissa, number->exp10 + exp10});
+  return std::nullopt;
+}
+
+std::optional<uint64_t> parse_size(const std::string &text) {
+  std::string_view s = trim(text);
+  auto number = take_decimal(s);
+  if (!number || number->exp10 != 0) // whole numbers only
+    return std::nullopt;
+  static const std::pair<std::string_view, uint64_t> units[] = {
+      {"", 1},
+      {"B", 1},
+      {"KiB", 1ull << 10},
+      {"MiB", 1ull << 20},
+      {"GiB", 1ull << 30}};
+  s = trim(s);
+  uint64_t bytes = 0;
+  for (const auto &[unit, scale] : units)
+    if (s == unit)
+      return mul_overflows(number->mantissa, scale, bytes)
+                 ? std::nullopt
+                 : std::optional<uint64_t>(bytes);
+  return std::nullopt;
+}
+
+std::string format_size(uint64_t bytes) {
+  static const std::pair<uint64_t, const char *> units[] = {
+      {1ull << 30, "GiB"}, {1ull << 20, "MiB"}, {1ull << 10, "KiB"}};
+  for (const auto &[scale, unit] : units)
+    if (bytes != 0 && bytes % scale == 0)
+      return std::to_string(bytes / scale) + " " + unit;
+  return std::to_string(bytes) + " B";
+}
+
+Model parse_model(const std::string &toml_text, const std::string &origin) {
+  toml::table root;
+  try {
+    root = toml::parse(std::string_view(toml_text), std::string_view(origin));
+  } catch (const toml::parse_error &e) {
+    const auto &at = e.source().begin;
+    throw Error(origin + ":" + std::to_string(at.line) + ":" +
+                std::to_string(at.column) +
+                ": TOML syntax error: " + std::string(e.description()));
+  }
+  return read_model(root, origin);
+}
+
+std::vector<fs::path> model_search_path() {
+  std::vector<fs::path> dirs;
+  if (const char *env = std::getenv("NICEMU_MODEL_PATH")) {
+    std::string_view rest = env;
+    while (!rest.empty()) {
+      size_t colon = rest.find(':');
+      std::string_view dir = rest.substr(0, colon);
+      if (!dir.empty())
+        dirs.emplace_back(dir);
+      rest = colon == rest.npos ? std::string_view() : rest.substr(colon + 1);
+    }
+  }
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    dirs.push_back((exe.parent_path() / ".." / "share" / "nicemu" / "models")
+                       .lexically_normal());
+#ifdef NICEMU_SOURCE_MODEL_DIR
+  dirs.emplace_back(NICEMU_SOURCE_MODEL_DIR);
+#endif
+  return dirs;
+}
+
+std::vector<std::string> list_models() {
+  std::set<std::string> names;
+  for (const auto &dir : model_search_path()) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
+         it.increment(ec))
+      if (it->path().extension() == ".toml" && is_regular(it->path()))
+        names.insert(it->path().stem().string());
+  }
+  return {names.begin(), names.end()};
+}
+
+Model load_model(const std::string &name_or_path) {
+  const std::string &x = name_or_path;
+  if (x.find('/') != x.npos || x.ends_with(".toml"))
+    return load_file(x);
+  std::vector<std::string> searched;
+  for (const auto &dir : model_search_path()) {
+    fs::path file = dir / (x + ".toml");
+    searched.push_back(dir.string());
+    if (!is_regular(file))
+      continue;
+    Model m = load_file(file);
+    if (m.name != x) // the file name is the lookup key: keep them in step
+      throw Error(file.string() + ": name = \"" + m.name +
+                  "\" does not match the file name (" + x + ".toml)");
+    return m;
+  }
+  std::vector<std::string> known = list_models();
+  throw Error("unknown model \"" + x + "\"; available models: " +
+              (known.empty() ? "none" : join(known, ", ")) + " (searched " +
+              join(searched, ", ") +
+              "; set NICEMU_MODEL_PATH or pass a path to a .toml file)");
+}
+
+const MemoryRegion *Model::region_at(uint32_t addr) const {
+  for (const auto &r : memories)
+    if (addr >= r.base && uint64_t(addr) < uint64_t(r.base) + r.size)
+      return &r;
+  return nullptr;
+}
+
+const MemoryRegion &Model::code_region() const {
+  for (const auto &r : memories)
+    if (r.executable)
+      return r;
+  throw Error("model \"" + name + "\" has no executable memory");
+}
+
+const MemoryRegion &Model::data_region() const {
+  for (const auto &r : memories)
+    if (r.writable)
+      return r;
+  throw Error("model \"" + name + "\" has no writable memory");
+}
+
+uint64_t Model::timing(const std::string &key) const {
+  auto it = timing_ps.find(key);
+  if (it == timing_ps.end())
+    throw Error(source.string() + ": model \"" + name +
+                "\" has no timing parameter " + table_key("timing", key));
+  return it->second;
+}
+
+double Model::param(const std::string &key) const {
+  auto it = params.find(key);
+  if (it == params.end())
+    throw Error(source.string() + ": model \"" + name + "\" has no parameter " +
+                table_key("params", key));
+  return it->second;
+}
+
+} // namespace nicemu

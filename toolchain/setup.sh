@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# README command 1: install what is missing from Debian, build everything
+# (emulator with the system compiler, firmware with clang + lld), flash the
+# demo firmware and run the demo.
+#
+#   toolchain/setup.sh              everything
+#   toolchain/setup.sh --deps-only  only install the Debian packages
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  cmake ninja-build g++ pkg-config git
+  clang lld llvm                       # firmware toolchain (mipsel)
+  libunicorn-dev                       # the core
+  libcapstone-dev                      # disassembly in reports
+  libcli11-dev                         # command line
+  doctest-dev                          # tests
+  libelf-dev                           # reading firmware ELF files
+  libtomlplusplus-dev                  # model files
+  nlohmann-json3-dev                   # JSON output
+  zlib1g-dev                           # CRC-32
+)
+
+install_missing() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return
+  echo "setup: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+install_missing
+[ "${1:-}" = "--deps-only" ] && exit 0
+
+cmake --preset default
+cmake --build --preset default
+
+nicemu=build/emulator/nicemu
+demo=build/firmware/samples/demo.img
+echo
+echo "== nicemu image --info $demo"
+$nicemu image --info "$demo" | head -12
+echo
+echo "== nicemu flash $demo --flash build/node0.flash"
+$nicemu flash "$demo" --flash build/node0.flash
+echo
+echo "== nicemu run --model lanai4 --flash build/node0.flash"
+$nicemu run --model lanai4 --flash build/node0.flash
