@@ -35,7 +35,7 @@ struct CpuBenchOptions {
   std::string firmware_dir; // holds bench_cpu.img and sleep_1s.img
   uint32_t checksum_iterations = 100;
   uint32_t call_iterations = 40;
-  int repeats = 3; // best of
+  int repeats = 5; // best of
 };
 
 CpuBenchFigures run_cpu_bench(const CpuBenchOptions &options);

@@ -25,6 +25,7 @@
 
 #include <cassert>
 #include <chrono>
+#include <cstring>
 #include <optional>
 #include <unordered_map>
 
@@ -97,6 +98,10 @@ public:
     check(uc_mem_map_ptr(uc_, base, size, perms, host), "map memory");
     code_regions_.push_back({base, size, {}});
     code_regions_.back().slots.resize(size / 4);
+    if (hot_.empty()) {
+      hot_.resize(size / 4);
+      hot_base_ = base;
+    }
   }
 
   void map_mmio(uint32_t base, uint32_t size) override {
@@ -157,13 +162,18 @@ private:
 
   void install_hooks();
   const BlockInfo &lookup_block(uint32_t addr, uint32_t size);
+  const BlockInfo *current_block() {
+    return block_size_ ? &lookup_block(block_addr_, block_size_) : nullptr;
+  }
+  void begin_access_tracking();
   void enter_block(uint32_t addr, uint32_t size);
   const BlockMemOp *locate_access(uint32_t addr, unsigned size, bool store);
   uint32_t mmio_access(uint32_t addr, unsigned size, bool store,
                        uint32_t value);
   void raise(PendingFault f);
   void finish_fault();
-  std::optional<uint32_t> find_faulting_index(const PendingFault &f) const;
+  std::optional<uint32_t> find_faulting_index(const BlockInfo &block,
+                                              const PendingFault &f) const;
   bool effective_address_matches(const mips::Insn &insn,
                                  const PendingFault &f) const;
 
@@ -202,10 +212,24 @@ private:
   Fault fault_;
 
   // The block being executed.
-  const BlockInfo *block_ = nullptr;
+  // The block being executed: only its address, size and start cycle are
+  // recorded per block; the rest is looked up when a device access or a
+  // fault needs it.
+  uint32_t block_addr_ = 0, block_size_ = 0;
   uint64_t block_start_ = 0; // cycles_ when it started
+  // Device-access state of the block that started at access_block_:
+  uint64_t access_block_ = UINT64_MAX;
   uint64_t block_stall_ = 0; // device wait states spent inside it
   size_t next_mem_op_ = 0;   // accesses happen in order within a block
+  // Per-word cost cache of the main code memory: the hot path reads one
+  // 8-byte entry per block.
+  struct HotCost {
+    uint32_t cost = 0;
+    uint16_t size = 0; // 0: not cached
+    uint16_t penalty = 0;
+  };
+  std::vector<HotCost> hot_;
+  uint32_t hot_base_ = 0;
   uint64_t access_cycle_ = 0;
   uint32_t fallthrough_ = 1;     // next address if the previous block's
   uint32_t pending_penalty_ = 0; // ... branch was not taken
@@ -239,30 +263,45 @@ const BlockInfo &UnicornCpu::lookup_block(uint32_t addr, uint32_t size) {
     uc_mem_read(uc_, addr, words.data(), words.size() * 4);
     *slot =
         std::make_unique<BlockInfo>(cost_block(addr, words, options_.cycles));
+    uint32_t index = (addr - hot_base_) / 4;
+    if (index < hot_.size() && size <= UINT16_MAX)
+      hot_[index] = {(*slot)->cost, uint16_t(size),
+                     uint16_t((*slot)->taken_penalty)};
   }
   return **slot;
 }
 
 void UnicornCpu::enter_block(uint32_t addr, uint32_t size) {
+  // The hot path of the whole emulator: keep it to a few loads and stores.
+  uint64_t cycles = cycles_;
   // The previous block's branch was taken if we did not fall through.
   if (addr != fallthrough_)
-    cycles_ += pending_penalty_;
+    cycles += pending_penalty_;
   pending_penalty_ = 0;
   fallthrough_ = addr;
-  if (cycles_ >= limit_) {
+  if (cycles >= limit_) {
+    cycles_ = cycles;
     stopped_at_limit_ = true;
     uc_emu_stop(uc_); // this block has not run; it runs first on restart
     return;
   }
-  const BlockInfo &b = lookup_block(addr, size);
-  block_ = &b;
-  block_start_ = cycles_;
-  block_stall_ = 0;
-  next_mem_op_ = 0;
-  cycles_ += b.cost;
-  instructions_ += b.instructions;
-  fallthrough_ = addr + b.size;
-  pending_penalty_ = b.taken_penalty;
+  uint32_t index = (addr - hot_base_) / 4;
+  uint32_t cost, penalty;
+  if (index < hot_.size() && hot_[index].size == size) [[likely]] {
+    cost = hot_[index].cost;
+    penalty = hot_[index].penalty;
+  } else {
+    const BlockInfo &b = lookup_block(addr, size);
+    cost = b.cost;
+    penalty = b.taken_penalty;
+  }
+  block_addr_ = addr;
+  block_size_ = size;
+  block_start_ = cycles;
+  cycles_ = cycles + cost;
+  instructions_ += size / 4;
+  fallthrough_ = addr + size;
+  pending_penalty_ = penalty;
 }
 
 // Finds which load/store of the current block is making this access. With
@@ -270,9 +309,10 @@ void UnicornCpu::enter_block(uint32_t addr, uint32_t size) {
 // several, the current base registers (exact at the access) decide.
 const BlockMemOp *UnicornCpu::locate_access(uint32_t addr, unsigned size,
                                             bool store) {
-  if (!block_)
+  const BlockInfo *block = current_block();
+  if (!block)
     return nullptr;
-  const auto &ops = block_->mem_ops;
+  const auto &ops = block->mem_ops;
   const BlockMemOp *first = nullptr;
   int candidates = 0;
   for (size_t i = next_mem_op_; i < ops.size(); ++i)
@@ -295,10 +335,19 @@ const BlockMemOp *UnicornCpu::locate_access(uint32_t addr, unsigned size,
   return found;
 }
 
+void UnicornCpu::begin_access_tracking() {
+  if (access_block_ != block_start_) {
+    access_block_ = block_start_;
+    block_stall_ = 0;
+    next_mem_op_ = 0;
+  }
+}
+
 uint32_t UnicornCpu::mmio_access(uint32_t addr, unsigned size, bool store,
                                  uint32_t value) {
   if (halted_ || pending_fault_)
     return 0; // the core has already stopped at an earlier instruction
+  begin_access_tracking();
   const BlockMemOp *op = locate_access(addr, size, store);
   access_cycle_ =
       op ? block_start_ + op->cycles_before + block_stall_ : cycles_;
@@ -314,12 +363,12 @@ uint32_t UnicornCpu::mmio_access(uint32_t addr, unsigned size, bool store,
     // Nothing after the halting store counts.
     cycles_ = access_cycle_ + 1 + wait;
     if (op)
-      instructions_ -= block_->instructions - op->index - 1u;
+      instructions_ -= current_block()->instructions - op->index - 1u;
   }
   if (!ok) {
     PendingFault f{FaultKind::BusError, true, addr, why, std::nullopt};
     if (op)
-      f.pc = block_->address + 4u * op->index;
+      f.pc = block_addr_ + 4u * op->index;
     raise(std::move(f));
   }
   return result;
@@ -381,12 +430,11 @@ bool UnicornCpu::effective_address_matches(const mips::Insn &insn,
 // The first instruction of the current block that can raise this fault given
 // the current registers (exact at the faulting instruction).
 std::optional<uint32_t>
-UnicornCpu::find_faulting_index(const PendingFault &f) const {
+UnicornCpu::find_faulting_index(const BlockInfo &block,
+                                const PendingFault &f) const {
   using mips::Kind;
-  if (!block_)
-    return std::nullopt;
-  for (uint32_t i = 0; i < block_->instructions; ++i) {
-    mips::Insn insn = mips::decode(block_->words[i]);
+  for (uint32_t i = 0; i < block.instructions; ++i) {
+    mips::Insn insn = mips::decode(block.words[i]);
     bool load = insn.kind == Kind::Load, store = insn.kind == Kind::Store;
     switch (f.kind) {
     case FaultKind::Break:
@@ -438,23 +486,25 @@ void UnicornCpu::finish_fault() {
   fault_.has_address = p.has_address;
   fault_.address = p.address;
   fault_.detail = p.detail;
+  const BlockInfo *block = current_block();
+  begin_access_tracking();
   std::optional<uint32_t> index;
-  if (p.pc && block_ && *p.pc - block_->address < block_->size)
-    index = (*p.pc - block_->address) / 4;
-  else if (!p.pc)
-    index = find_faulting_index(p);
-  if (index && block_) {
-    fault_.pc = block_->address + 4 * *index;
+  if (p.pc && block && *p.pc - block->address < block->size)
+    index = (*p.pc - block->address) / 4;
+  else if (!p.pc && block)
+    index = find_faulting_index(*block, p);
+  if (index) {
+    fault_.pc = block->address + 4 * *index;
     fault_.in_delay_slot =
         *index > 0 &&
-        mips::has_delay_slot(mips::decode(block_->words[*index - 1]));
+        mips::has_delay_slot(mips::decode(block->words[*index - 1]));
     // The rest of the block never ran.
-    cycles_ = block_start_ + block_->prefix[*index] + block_stall_;
-    instructions_ -= block_->instructions - *index;
+    cycles_ = block_start_ + block->prefix[*index] + block_stall_;
+    instructions_ -= block->instructions - *index;
   } else if (p.pc) {
     fault_.pc = *p.pc;
   } else {
-    fault_.pc = block_ ? block_->address : pc();
+    fault_.pc = block ? block->address : pc();
     fault_.pc_exact = false;
   }
   pending_fault_.reset();
@@ -479,7 +529,7 @@ StopReason UnicornCpu::run(uint64_t cycle_limit) {
   }
   if (stopped_at_limit_ || !options_.accounting)
     return StopReason::Limit;
-  if (block_ && block_->ends_in_wait)
+  if (const BlockInfo *block = current_block(); block && block->ends_in_wait)
     return StopReason::Sleep;
   return StopReason::Limit;
 }
@@ -506,8 +556,12 @@ void UnicornCpu::flush_code_cache() {
     for (auto &s : r.slots)
       s.reset();
   other_blocks_.clear();
-  uc_ctl_flush_tlb(uc_); // flushes translated blocks (misnamed in 2.0.1)
-  block_ = nullptr;
+  std::fill(hot_.begin(), hot_.end(), HotCost{});
+  // Flushing translated blocks resets the whole translation region, which is
+  // costly: only do it when something was translated.
+  if (block_size_)
+    uc_ctl_flush_tlb(uc_); // flushes translated blocks (misnamed in 2.0.1)
+  block_size_ = 0;
 }
 
 } // namespace
@@ -554,10 +608,14 @@ RawRunResult raw_unicorn_run(const std::vector<RawRunRegion> &regions,
                              uint32_t entry, uint32_t stop_at) {
   RawRunResult result;
   uc_engine *uc = open_engine();
+  // Host-backed memory, as the emulator maps it, so both runs compare like
+  // with like.
+  std::vector<std::vector<uint8_t>> memory;
   for (const auto &r : regions) {
-    uc_mem_map(uc, r.base, r.size, UC_PROT_ALL);
+    memory.emplace_back(r.size, 0);
     if (r.contents)
-      uc_mem_write(uc, r.base, r.contents, r.size);
+      std::memcpy(memory.back().data(), r.contents, r.size);
+    uc_mem_map_ptr(uc, r.base, r.size, UC_PROT_ALL, memory.back().data());
   }
   auto t0 = std::chrono::steady_clock::now();
   uc_err err = uc_emu_start(uc, entry, stop_at, 0, 0);
