@@ -33,6 +33,11 @@ std::vector<uint8_t> boot_flash(const RunOptions &o, const Model &model) {
                 "(--firmware FW.img)");
   // --firmware: as if the image had been flashed into an erased flash.
   std::vector<uint8_t> image = read_file_bytes(o.firmware);
+  try {
+    decode_image(image); // say what is wrong with the file itself
+  } catch (const Error &e) {
+    throw Error(o.firmware + ": " + e.what());
+  }
   if (image.size() > model.flash_size)
     throw Error(o.firmware + ": larger than the " + model.name + " flash");
   std::vector<uint8_t> flash(model.flash_size, 0xFF);

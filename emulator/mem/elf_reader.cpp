@@ -46,6 +46,11 @@ public:
   ElfFile &operator=(const ElfFile &) = delete;
 
   Elf *get() const { return elf_; }
+  bool starts_with_elf_magic() const {
+    char magic[SELFMAG] = {};
+    return ::pread(fd_, magic, SELFMAG, 0) == SELFMAG &&
+           std::memcmp(magic, ELFMAG, SELFMAG) == 0;
+  }
   uint64_t size() const { return size_; }
   // For our own checks.
   [[noreturn]] void fail(const std::string &what) const {
@@ -107,8 +112,13 @@ std::string why_not_firmware(const GElf_Ehdr &eh) {
 }
 
 GElf_Ehdr read_ehdr(const ElfFile &f) {
-  if (elf_kind(f.get()) != ELF_K_ELF)
+  if (elf_kind(f.get()) != ELF_K_ELF) {
+    // libelf does not recognise an ELF file shorter than its header.
+    if (f.starts_with_elf_magic())
+      f.fail("truncated ELF file: " + std::to_string(f.size()) +
+             " bytes, shorter than an ELF header");
     f.fail("not an ELF file");
+  }
   GElf_Ehdr eh;
   if (!gelf_getehdr(f.get(), &eh))
     f.libelf_fail("the ELF header");

@@ -1,0 +1,165 @@
+// nicemu firmware runtime: the API a firmware uses to talk to its card.
+//
+// Everything here is freestanding: only the compiler's own <stdint.h>,
+// <stddef.h> and <stdarg.h> are used. Register names and offsets come from
+// nicemu/regs.h, the map the emulator itself is built from.
+#pragma once
+
+#include "nicemu/regs.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+namespace nicemu::fw {
+
+// ---- Registers -----------------------------------------------------------
+
+// A device register: reg(NICEMU_TIMER_BASE, NICEMU_TIMER_CTRL) = 1;
+inline volatile uint32_t &reg(uint32_t base, uint32_t offset) {
+  return *reinterpret_cast<volatile uint32_t *>(base + offset);
+}
+
+// ---- Card identity -------------------------------------------------------
+
+inline uint32_t node_id() {
+  return reg(NICEMU_SYS_BASE, NICEMU_SYS_NODE);
+}
+inline uint32_t node_count() {
+  return reg(NICEMU_SYS_BASE, NICEMU_SYS_NODES);
+}
+inline uint32_t clock_hz() {
+  return reg(NICEMU_SYS_BASE, NICEMU_SYS_CLOCK_HZ);
+}
+inline uint32_t caps() {
+  return reg(NICEMU_SYS_BASE, NICEMU_SYS_CAPS);
+}
+
+// ---- Time ----------------------------------------------------------------
+
+// The free-running cycle counter. Reading CYCLE_LO latches CYCLE_HI, so the
+// two halves always belong together.
+inline uint64_t cycles() {
+  uint32_t lo = reg(NICEMU_TIMER_BASE, NICEMU_TIMER_CYCLE_LO);
+  uint32_t hi = reg(NICEMU_TIMER_BASE, NICEMU_TIMER_CYCLE_HI);
+  return (static_cast<uint64_t>(hi) << 32) | lo;
+}
+
+// Raises NICEMU_IRQ_TIMER when cycles() reaches `deadline`, then every
+// `period` cycles after that (0 = once).
+inline void timer_start(uint64_t deadline, uint32_t period = 0) {
+  reg(NICEMU_TIMER_BASE, NICEMU_TIMER_CTRL) = 0;
+  reg(NICEMU_TIMER_BASE, NICEMU_TIMER_DEADLINE_LO) =
+      static_cast<uint32_t>(deadline);
+  reg(NICEMU_TIMER_BASE, NICEMU_TIMER_DEADLINE_HI) =
+      static_cast<uint32_t>(deadline >> 32);
+  reg(NICEMU_TIMER_BASE, NICEMU_TIMER_PERIOD) = period;
+  reg(NICEMU_TIMER_BASE, NICEMU_TIMER_CTRL) = NICEMU_TIMER_ENABLE;
+}
+
+inline void timer_stop() {
+  reg(NICEMU_TIMER_BASE, NICEMU_TIMER_CTRL) = 0;
+}
+
+// Sleeps until an enabled interrupt line (IRQ_PENDING & IRQ_ENABLE) is
+// raised. With IRQ_MASTER on, the handler has run when this returns; with it
+// off, the line is still pending and the caller clears it.
+inline void sleep() {
+  asm volatile("wait" ::: "memory");
+}
+
+// ---- Interrupts ----------------------------------------------------------
+
+// Called by the interrupt stub with IRQ_CAUSE (the lines that fired), with
+// IRQ_MASTER off. It must clear the lines it handled (irq_clear).
+using IrqHandler = void (*)(uint32_t cause);
+
+// Installs `handler` and points IRQ_VECTOR at the runtime's stub.
+void irq_handler(IrqHandler handler);
+
+// Adds or removes lines from IRQ_ENABLE (the lines that may interrupt or
+// wake the core).
+inline void irq_enable(uint32_t lines) {
+  volatile uint32_t &enable = reg(NICEMU_IRQ_BASE, NICEMU_IRQ_ENABLE);
+  enable = enable | lines;
+}
+inline void irq_disable(uint32_t lines) {
+  volatile uint32_t &enable = reg(NICEMU_IRQ_BASE, NICEMU_IRQ_ENABLE);
+  enable = enable & ~lines;
+}
+inline uint32_t irq_pending() {
+  return reg(NICEMU_IRQ_BASE, NICEMU_IRQ_PENDING);
+}
+inline void irq_clear(uint32_t lines) {
+  reg(NICEMU_IRQ_BASE, NICEMU_IRQ_PENDING) = lines; // write 1 to clear
+}
+inline void irq_raise(uint32_t lines) {
+  reg(NICEMU_IRQ_BASE, NICEMU_IRQ_RAISE) = lines;
+}
+
+// Turns interrupt delivery on or off; returns whether it was on, so a
+// critical section can restore it.
+inline bool irq_master(bool on) {
+  bool was_on = reg(NICEMU_IRQ_BASE, NICEMU_IRQ_MASTER) & 1u;
+  reg(NICEMU_IRQ_BASE, NICEMU_IRQ_MASTER) = on ? 1u : 0u;
+  return was_on;
+}
+
+// ---- Watchdog ------------------------------------------------------------
+
+// The card halts with a watchdog fault if not kicked within `cycles`
+// (0 = off).
+inline void watchdog_period(uint32_t cycles) {
+  reg(NICEMU_SYS_BASE, NICEMU_SYS_WDT_PERIOD) = cycles;
+}
+inline void watchdog_kick() {
+  reg(NICEMU_SYS_BASE, NICEMU_SYS_WDT_KICK) = 1;
+}
+
+// ---- Console -------------------------------------------------------------
+
+inline void console_putc(char c) {
+  reg(NICEMU_CONSOLE_BASE, NICEMU_CONSOLE_TX) = static_cast<uint8_t>(c);
+}
+void console_write(const char *data, size_t size);
+void console_write(const char *text);
+// Writes `text` and a newline, like C's puts.
+void puts(const char *text);
+
+// printf to the console. Conversions: %d %i %u %x %X %p %s %c %%, with the
+// flags '-' and '0', a width, and the l, ll and z length modifiers. No
+// floating point. Returns the number of characters written.
+int printf(const char *format, ...) __attribute__((format(printf, 1, 2)));
+int vprintf(const char *format, va_list args);
+// The same into a buffer; always NUL-terminated when size > 0. Returns the
+// length the full text would have had.
+int snprintf(char *buffer, size_t size, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+int vsnprintf(char *buffer, size_t size, const char *format, va_list args);
+
+// ---- Exit ----------------------------------------------------------------
+
+// Halts the card with `code` (SYS_EXIT). Returning from main does the same.
+[[noreturn]] void exit(int code);
+
+} // namespace nicemu::fw
+
+// The runtime's C entry points, named for the emulator, benchmarks and the
+// debugger.
+extern "C" {
+// Writes SYS_EXIT and spins. Every exit of the firmware goes through here.
+[[noreturn]] void nicemu_exit(int code);
+// The interrupt stub IRQ_VECTOR points at (irq_stub.S).
+void nicemu_irq_stub();
+}
+
+// The C library subset the runtime provides (string.cpp); clang also calls
+// memcpy/memset/memmove on its own for copies and clears.
+extern "C" {
+void *memcpy(void *dest, const void *src, size_t n);
+void *memmove(void *dest, const void *src, size_t n);
+void *memset(void *dest, int value, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *text);
+int strcmp(const char *a, const char *b);
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The SDK as a user gets it: install the build into a fresh prefix, build the
+# out-of-tree firmware example with the installed toolchain file, run it with
+# the installed nicemu, and build a host program with find_package(nicemu).
+# Usage: sdk_install.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd)
+source=$(cd "$2" && pwd)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/nicemu-sdk-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+
+fail() {
+  echo "sdk_install: FAIL: $*" >&2
+  exit 1
+}
+
+step() { echo "== $*"; }
+
+# Quiet unless it fails: then show what the command said.
+run_logged() {
+  local log=$work/log
+  if ! "$@" >"$log" 2>&1; then
+    cat "$log" >&2
+    fail "command failed: $*"
+  fi
+}
+
+step "install $build into $prefix"
+run_logged cmake --install "$build" --prefix "$prefix"
+tool=$prefix/bin/nicemu
+toolchain=$prefix/share/nicemu/cmake/nicemu-mipsel.cmake
+[[ -x $tool ]] || fail "no installed tool at bin/nicemu"
+[[ -f $toolchain ]] || fail "no toolchain file at share/nicemu/cmake/nicemu-mipsel.cmake"
+
+# The installed tool must find its models without the source tree.
+models=$("$tool" models) || fail "installed nicemu models failed"
+for m in lanai4 martini comet uzura; do
+  grep -q "^$m " <<<"$models" || fail "installed nicemu does not list model $m"
+done
+grep -q "search path:.*$prefix/share/nicemu/models" <<<"$models" ||
+  fail "installed nicemu does not search $prefix/share/nicemu/models:
+$models"
+
+# The sample images are installed too, and boot with the installed tool.
+sample=$prefix/share/nicemu/firmware/hello.img
+[[ -f $sample ]] || fail "no sample image at share/nicemu/firmware/hello.img"
+[[ $("$tool" run -q --firmware "$sample") == "[node0] hello from node 0 of 1" ]] ||
+  fail "the installed hello.img does not print its greeting"
+
+step "build examples/firmware-hello against the installed SDK"
+example=$source/examples/firmware-hello
+[[ -f $example/CMakeLists.txt ]] || fail "no $example/CMakeLists.txt"
+fw_build=$work/firmware-hello
+run_logged cmake -S "$example" -B "$fw_build" -G Ninja \
+  -DCMAKE_TOOLCHAIN_FILE="$toolchain"
+run_logged cmake --build "$fw_build"
+image=$fw_build/hello.img # examples/firmware-hello/README.md
+[[ -f $image ]] || fail "the example build made no $image: $(ls "$fw_build")"
+
+step "run hello.img with the installed nicemu"
+set +e
+"$tool" run --firmware "$image" >"$work/out" 2>"$work/err"
+status=$?
+set -e
+cat "$work/out"
+if [[ $status -ne 0 ]]; then
+  cat "$work/err" >&2
+  fail "nicemu run exited $status"
+fi
+# What examples/firmware-hello/README.md says it prints.
+expected=$'[node0] hello from an out-of-tree firmware on node 0\n[node0] bye'
+[[ $(cat "$work/out") == "$expected" ]] ||
+  fail "console output differs; expected:
+$expected"
+grep -q '^virtual time ' "$work/err" || fail "no run summary: $(cat "$work/err")"
+
+step "build a host program with find_package(nicemu)"
+host_src=$work/host-src
+mkdir -p "$host_src"
+cat >"$host_src/CMakeLists.txt" <<'EOF'
+cmake_minimum_required(VERSION 3.25)
+project(nicemu_sdk_probe LANGUAGES CXX)
+set(CMAKE_CXX_STANDARD 20)
+find_package(nicemu REQUIRED)
+add_executable(p main.cpp)
+target_link_libraries(p nicemu::host)
+EOF
+cat >"$host_src/main.cpp" <<'EOF'
+#include <nicemu/host.hpp>
+
+#include <cstdio>
+
+int main() { std::printf("nicemu host library %s\n", nicemu::host::version()); }
+EOF
+host_build=$work/host-build
+# A sanitizer build installs an instrumented host library: its users must
+# build with the same flags, so take them from the build's cache.
+cache_value() {
+  sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"
+}
+run_logged cmake -S "$host_src" -B "$host_build" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_CXX_COMPILER="$(cache_value CMAKE_CXX_COMPILER)" \
+  -DCMAKE_CXX_FLAGS="$(cache_value CMAKE_CXX_FLAGS)" \
+  -DCMAKE_EXE_LINKER_FLAGS="$(cache_value CMAKE_EXE_LINKER_FLAGS)"
+run_logged cmake --build "$host_build"
+host_out=$("$host_build/p") || fail "host program failed"
+echo "$host_out"
+version=$("$tool" --version) || fail "nicemu --version failed"
+[[ $host_out == "nicemu host library $version" ]] ||
+  fail "host library says '$host_out', nicemu --version says '$version'"
+
+echo "sdk_install: OK"

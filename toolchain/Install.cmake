@@ -1,0 +1,82 @@
+# What `cmake --install` puts under the prefix:
+#   bin/nicemu                          the emulator and its tools
+#   include/nicemu/                     public headers (register map, host
+#                                       library, emulator types)
+#   lib/libnicemu_host.a                the host library, with
+#   lib/cmake/nicemu/                   nicemuConfig.cmake: find_package(nicemu)
+#                                       gives nicemu::host and nicemu::nicemu
+#   share/nicemu/models/                the hardware profiles
+#   share/nicemu/cmake/                 the firmware toolchain file and
+#                                       NicemuFirmware.cmake
+#   lib/nicemu/mipsel/                  the firmware runtime (libnicemu_rt.a,
+#                                       its headers, nicemu-rt-targets.cmake)
+#   share/nicemu/firmware/              the sample firmware images
+include(CMakePackageConfigHelpers)
+
+set(NICEMU_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/nicemu)
+set(NICEMU_INSTALL_DATADIR ${CMAKE_INSTALL_DATADIR}/nicemu)
+
+install(TARGETS nicemu EXPORT nicemuTargets
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS nicemu_host EXPORT nicemuTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# nicemu_host links nicemu_warnings privately; a static library's private
+# dependencies still appear (link-only) in its export, so the interface
+# target is exported too. Its compile options never reach users.
+install(TARGETS nicemu_warnings EXPORT nicemuTargets)
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/emulator/include/nicemu/
+                  ${PROJECT_SOURCE_DIR}/hostlib/include/nicemu/
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nicemu
+  FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/emulator/models/
+  DESTINATION ${NICEMU_INSTALL_DATADIR}/models
+  FILES_MATCHING PATTERN "*.toml")
+
+install(FILES ${PROJECT_SOURCE_DIR}/toolchain/nicemu-mipsel.cmake
+              ${PROJECT_SOURCE_DIR}/toolchain/NicemuFirmware.cmake
+  DESTINATION ${NICEMU_INSTALL_DATADIR}/cmake)
+
+# The firmware SDK, staged by the external project (FirmwareBuild.cmake).
+if(TARGET firmware)
+  install(DIRECTORY ${NICEMU_FIRMWARE_STAGING_DIR}/
+    DESTINATION .
+    USE_SOURCE_PERMISSIONS)
+endif()
+
+# Package configuration for host programs.
+install(EXPORT nicemuTargets NAMESPACE nicemu::
+  DESTINATION ${NICEMU_INSTALL_CMAKEDIR})
+
+set(_nicemu_config_in ${CMAKE_CURRENT_BINARY_DIR}/nicemuConfig.cmake.in)
+file(WRITE ${_nicemu_config_in} [=[
+# nicemu: find_package(nicemu) for host programs.
+#   nicemu::host           the host library (link it into your program)
+#   nicemu::nicemu         the emulator executable
+#   NICEMU_EXECUTABLE      its path
+#   NICEMU_TOOLCHAIN_FILE  the firmware toolchain file (for firmware builds)
+#   NICEMU_MODEL_DIR       the installed hardware profiles
+@PACKAGE_INIT@
+
+include("${CMAKE_CURRENT_LIST_DIR}/nicemuTargets.cmake")
+
+set_and_check(NICEMU_EXECUTABLE "@PACKAGE_CMAKE_INSTALL_BINDIR@/nicemu")
+set_and_check(NICEMU_TOOLCHAIN_FILE
+              "@PACKAGE_NICEMU_INSTALL_DATADIR@/cmake/nicemu-mipsel.cmake")
+set_and_check(NICEMU_MODEL_DIR "@PACKAGE_NICEMU_INSTALL_DATADIR@/models")
+
+check_required_components(nicemu)
+]=])
+configure_package_config_file(${_nicemu_config_in}
+  ${CMAKE_CURRENT_BINARY_DIR}/nicemuConfig.cmake
+  INSTALL_DESTINATION ${NICEMU_INSTALL_CMAKEDIR}
+  PATH_VARS CMAKE_INSTALL_BINDIR NICEMU_INSTALL_DATADIR)
+write_basic_package_version_file(
+  ${CMAKE_CURRENT_BINARY_DIR}/nicemuConfigVersion.cmake
+  VERSION ${PROJECT_VERSION}
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/nicemuConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/nicemuConfigVersion.cmake
+  DESTINATION ${NICEMU_INSTALL_CMAKEDIR})
+unset(_nicemu_config_in)
