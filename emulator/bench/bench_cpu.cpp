@@ -139,6 +139,8 @@ CpuBenchFigures run_cpu_bench(const CpuBenchOptions &o) {
   figures.model = model.name;
   figures.kernels.push_back(measure_kernel("checksum", bench, model, 0,
                                            o.checksum_iterations, o.repeats));
+  figures.kernels.push_back(measure_kernel("checksum32", bench, model, 2,
+                                           o.checksum_iterations, o.repeats));
   figures.kernels.push_back(
       measure_kernel("calls", bench, model, 1, o.call_iterations, o.repeats));
 
