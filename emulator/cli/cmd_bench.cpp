@@ -41,6 +41,7 @@ nlohmann::json to_json(const CpuBenchFigures &f) {
         {"name", k.name},
         {"instructions", k.instructions},
         {"cycles", k.cycles},
+        {"result", k.exit_code},
         {"results_agree", k.results_agree},
         {"wall_seconds",
          {{"accounting", k.wall_accounting},

@@ -248,8 +248,7 @@ void read_symtab(const ElfFile &f, Elf_Scn *scn, const GElf_Shdr &sh,
     if (!gelf_getsym(d, int(i), &sym))
       f.libelf_fail("symbol " + std::to_string(i));
     const unsigned type = GELF_ST_TYPE(sym.st_info);
-    if ((type != STT_FUNC && type != STT_OBJECT) || sym.st_value == 0 ||
-        sym.st_shndx == SHN_UNDEF)
+    if ((type != STT_FUNC && type != STT_OBJECT) || sym.st_shndx == SHN_UNDEF)
       continue;
     const char *name = elf_strptr(f.get(), sh.sh_link, sym.st_name);
     if (!name || !*name)

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <map>
 
 using namespace e2e;
 
@@ -236,7 +237,7 @@ TEST_CASE("ldscript --model martini maps code to isram and data to dsram") {
   CHECK(read_text(out) == nicemu({"ldscript", "--model", "martini"}).out);
 }
 
-TEST_CASE("bench cpu --json: both kernels agree, sleeping covers 1 s") {
+TEST_CASE("bench cpu --json: all runs agree, sleeping covers 1 s") {
   CommandResult r = nicemu({"bench", "cpu", "--json", "--repeats", "1"});
   INFO(r);
   REQUIRE(r.status == 0);
@@ -245,10 +246,12 @@ TEST_CASE("bench cpu --json: both kernels agree, sleeping covers 1 s") {
   CHECK(j.at("bench") == "cpu");
   CHECK(j.at("model") == "lanai4");
   std::vector<std::string> names;
+  std::map<std::string, uint32_t> results;
   for (const auto &k : j.at("kernels")) {
     const std::string name = k.at("name");
     CAPTURE(name);
     names.push_back(name);
+    results[name] = k.at("result").get<uint32_t>();
     CHECK(k.at("results_agree") == true);
     CHECK(k.at("instructions").get<uint64_t>() > 0);
     CHECK(k.at("cycles").get<uint64_t>() >=
@@ -256,7 +259,9 @@ TEST_CASE("bench cpu --json: both kernels agree, sleeping covers 1 s") {
     for (const char *mode : {"accounting", "no_accounting", "raw_unicorn"})
       CHECK(k.at("mips").at(mode).get<double>() > 0);
   }
-  CHECK(names == std::vector<std::string>{"checksum", "calls"});
+  CHECK(names == std::vector<std::string>{"checksum", "checksum32", "calls"});
+  // Two implementations of one checksum over the same data.
+  CHECK(results["checksum"] == results["checksum32"]);
   const auto &sleep = j.at("sleep");
   CHECK(sleep.at("virtual_seconds").get<double>() ==
         doctest::Approx(1.0).epsilon(0.01));
