@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <unistd.h>
 
 namespace nicemu {
@@ -105,6 +106,30 @@ CpuKernelFigures measure_kernel(const std::string &name, Image image,
   return f;
 }
 
+long resident_kib() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+// What one more node costs in resident memory: engines, memories touched,
+// cost caches; the flash contents are shared, as in a cluster.
+double node_resident_kib(const Image &sleeper, const Model &model, int nodes) {
+  auto flash =
+      std::make_shared<const std::vector<uint8_t>>(as_flash(sleeper, model));
+  long before = resident_kib();
+  Simulation sim;
+  for (int i = 0; i < nodes; ++i) {
+    NodeConfig config;
+    config.node = uint32_t(i);
+    config.nodes = uint32_t(nodes);
+    sim.add_node(model, config).boot(flash);
+  }
+  sim.run(2'000'000'000); // 2 ms
+  return double(resident_kib() - before) / nodes;
+}
+
 Image load_image(const std::string &dir, const std::string &name) {
   std::string path = dir + "/" + name;
   if (!std::filesystem::exists(path))
@@ -154,6 +179,9 @@ CpuBenchFigures run_cpu_bench(const CpuBenchOptions &o) {
     figures.sleep_virtual = s.virtual_time;
     figures.sleep_instructions = s.instructions;
   }
+  figures.memory_nodes = 64;
+  figures.node_resident_kib =
+      node_resident_kib(sleeper, model, figures.memory_nodes);
   return figures;
 }
 

@@ -29,6 +29,10 @@ struct CpuBenchFigures {
   Time sleep_virtual = 0; // virtual time the sleeping firmware covered
   double sleep_wall = 0;  // wall seconds it took
   uint64_t sleep_instructions = 0;
+  // Resident memory added per node, for nodes sharing one flash image and
+  // running the sleeping firmware for 2 ms of virtual time.
+  double node_resident_kib = 0;
+  int memory_nodes = 0;
 };
 
 struct CpuBenchOptions {

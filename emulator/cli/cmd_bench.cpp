@@ -30,6 +30,9 @@ void print_table(const CpuBenchFigures &f) {
               "time (%llu instructions executed)\n",
               double(f.sleep_virtual) / 1e12, f.sleep_wall * 1e3,
               (unsigned long long)f.sleep_instructions);
+  std::printf("resident memory per node: %.0f KiB (%d sleeping nodes sharing "
+              "one flash image)\n",
+              f.node_resident_kib, f.memory_nodes);
 }
 
 nlohmann::json to_json(const CpuBenchFigures &f) {
@@ -58,6 +61,8 @@ nlohmann::json to_json(const CpuBenchFigures &f) {
   j["sleep"] = {{"virtual_seconds", double(f.sleep_virtual) / 1e12},
                 {"wall_seconds", f.sleep_wall},
                 {"instructions", f.sleep_instructions}};
+  j["memory"] = {{"nodes", f.memory_nodes},
+                 {"resident_kib_per_node", f.node_resident_kib}};
   return j;
 }
 

@@ -18,6 +18,7 @@
 #include "core/block_cost.hpp"
 #include "core/cpu.hpp"
 #include "core/mips_decode.hpp"
+#include "mem/zeroed_buffer.hpp"
 
 #include <unicorn/unicorn.h>
 
@@ -96,10 +97,9 @@ public:
     if (writable)
       perms |= UC_PROT_WRITE;
     check(uc_mem_map_ptr(uc_, base, size, perms, host), "map memory");
-    code_regions_.push_back({base, size, {}});
-    code_regions_.back().slots.resize(size / 4);
-    if (hot_.empty()) {
-      hot_.resize(size / 4);
+    ram_regions_.push_back({base, size});
+    if (ram_regions_.size() == 1) { // the first memory holds the code
+      hot_ = ZeroedBuffer<HotCost>(size / 4);
       hot_base_ = base;
     }
   }
@@ -136,9 +136,8 @@ public:
   void flush_code_cache() override;
 
 private:
-  struct CodeRegion {
+  struct RamRegion {
     uint32_t base, size;
-    std::vector<std::unique_ptr<BlockInfo>> slots; // one per word
   };
   struct PendingFault {
     FaultKind kind;
@@ -200,8 +199,10 @@ private:
   CpuBus &bus_;
   CpuOptions options_;
   uint32_t mmio_base_ = 0;
-  std::vector<CodeRegion> code_regions_;
-  std::unordered_map<uint32_t, std::unique_ptr<BlockInfo>> other_blocks_;
+  std::vector<RamRegion> ram_regions_;
+  // Full block descriptions, for device accesses and faults (not the hot
+  // path, which reads hot_).
+  std::unordered_map<uint32_t, std::unique_ptr<BlockInfo>> blocks_;
 
   uint64_t cycles_ = 0;
   uint64_t instructions_ = 0;
@@ -228,7 +229,7 @@ private:
     uint16_t size = 0; // 0: not cached
     uint16_t penalty = 0;
   };
-  std::vector<HotCost> hot_;
+  ZeroedBuffer<HotCost> hot_;
   uint32_t hot_base_ = 0;
   uint64_t access_cycle_ = 0;
   uint32_t fallthrough_ = 1;     // next address if the previous block's
@@ -250,14 +251,7 @@ void UnicornCpu::install_hooks() {
 }
 
 const BlockInfo &UnicornCpu::lookup_block(uint32_t addr, uint32_t size) {
-  std::unique_ptr<BlockInfo> *slot = nullptr;
-  for (auto &r : code_regions_)
-    if (addr - r.base < r.size) {
-      slot = &r.slots[(addr - r.base) / 4];
-      break;
-    }
-  if (!slot)
-    slot = &other_blocks_[addr];
+  std::unique_ptr<BlockInfo> *slot = &blocks_[addr];
   if (!*slot || (*slot)->size != size) {
     std::vector<uint32_t> words(size / 4);
     uc_mem_read(uc_, addr, words.data(), words.size() * 4);
@@ -545,18 +539,15 @@ CpuRegisters UnicornCpu::registers() const {
 }
 
 bool UnicornCpu::read_memory(uint32_t addr, void *out, size_t len) const {
-  for (const auto &r : code_regions_)
+  for (const auto &r : ram_regions_)
     if (addr - r.base < r.size && len <= r.base + r.size - addr)
       return uc_mem_read(uc_, addr, out, len) == UC_ERR_OK;
   return false; // device registers are not read behind the firmware's back
 }
 
 void UnicornCpu::flush_code_cache() {
-  for (auto &r : code_regions_)
-    for (auto &s : r.slots)
-      s.reset();
-  other_blocks_.clear();
-  std::fill(hot_.begin(), hot_.end(), HotCost{});
+  blocks_.clear();
+  hot_.clear();
   // Flushing translated blocks resets the whole translation region, which is
   // costly: only do it when something was translated.
   if (block_size_)

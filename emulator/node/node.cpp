@@ -27,14 +27,17 @@ Node::Node(const Model &model, Scheduler &scheduler, NodeConfig config)
       clock_(model.clock_hz), watchdog_period_(config_.watchdog_cycles.value_or(
                                   model.watchdog_cycles)) {
   cpu_ = make_unicorn_cpu(*this, CpuOptions{model.cycles, config_.accounting});
-  for (const MemoryRegion &r : model.memories) {
-    memories_.push_back({r, std::vector<uint8_t>(r.size, 0)});
+  // The code memory first: the core keeps its fast cost cache for it.
+  std::vector<MemoryRegion> regions = model.memories;
+  std::stable_partition(regions.begin(), regions.end(),
+                        [&](const MemoryRegion &r) {
+                          return r.base == model.code_region().base;
+                        });
+  memories_.reserve(regions.size());
+  for (const MemoryRegion &r : regions) {
+    memories_.push_back({r, ZeroedBuffer<uint8_t>(r.size)});
     cpu_->map_ram(r.base, r.size, memories_.back().bytes.data(), r.writable);
   }
-  flash_window_.assign(round_up_4k(std::max<uint32_t>(model.flash_size, 1)),
-                       0xFF);
-  cpu_->map_ram(NICEMU_FLASH_WINDOW, uint32_t(flash_window_.size()),
-                flash_window_.data(), false);
   cpu_->map_mmio(NICEMU_MMIO_BASE, kMmioSize);
 
   NodeIdentity id{config_.node, config_.nodes, model.id,
@@ -65,12 +68,26 @@ void Node::write_card(uint32_t addr, const uint8_t *data, uint32_t len) {
 }
 
 void Node::boot(std::span<const uint8_t> flash) {
-  std::copy_n(flash.begin(), std::min(flash.size(), flash_window_.size()),
-              flash_window_.begin());
-  image_ = boot_from_flash(flash, model_,
+  boot(
+      std::make_shared<const std::vector<uint8_t>>(flash.begin(), flash.end()));
+}
+
+void Node::boot(std::shared_ptr<const std::vector<uint8_t>> flash) {
+  if (flash_)
+    throw Error("boot: this node has already booted");
+  image_ = boot_from_flash(*flash, model_,
                            [this](uint32_t a, const uint8_t *d, uint32_t n) {
                              write_card(a, d, n);
                            });
+  // The flash window: the flash contents, read-only, in whole pages.
+  if (flash->size() != round_up_4k(uint32_t(flash->size()))) {
+    auto padded = std::make_shared<std::vector<uint8_t>>(*flash);
+    padded->resize(round_up_4k(uint32_t(flash->size())), 0xFF);
+    flash = std::move(padded);
+  }
+  flash_ = flash;
+  cpu_->map_ram(NICEMU_FLASH_WINDOW, uint32_t(flash_->size()),
+                const_cast<uint8_t *>(flash_->data()), false);
   cpu_->flush_code_cache();
   cpu_->set_pc(image_.entry);
   state_ = NodeState::Running;

@@ -10,6 +10,7 @@
 #include "devices/device.hpp"
 #include "devices/irq.hpp"
 #include "devices/sys.hpp"
+#include "mem/zeroed_buffer.hpp"
 #include "nicemu/image.hpp"
 #include "nicemu/model.hpp"
 #include "sim/scheduler.hpp"
@@ -40,6 +41,9 @@ public:
   ~Node() override;
 
   // Boot ROM: loads and verifies the image in `flash`, then releases reset.
+  // Nodes booting the same flash contents may share one copy of it (the
+  // flash window is read-only).
+  void boot(std::shared_ptr<const std::vector<uint8_t>> flash);
   void boot(std::span<const uint8_t> flash);
 
   // Runs the core until its time reaches `horizon` (at a block boundary) or
@@ -84,7 +88,7 @@ public:
 private:
   struct Memory {
     MemoryRegion region;
-    std::vector<uint8_t> bytes;
+    ZeroedBuffer<uint8_t> bytes;
   };
   Device *device_for(uint32_t addr, uint32_t &offset, std::string &why,
                      unsigned size, bool write);
@@ -98,7 +102,7 @@ private:
   NodeConfig config_;
   ClockDomain clock_;
   std::vector<Memory> memories_;
-  std::vector<uint8_t> flash_window_;
+  std::shared_ptr<const std::vector<uint8_t>> flash_;
   std::unique_ptr<Cpu> cpu_;
   std::vector<std::unique_ptr<Device>> devices_; // by window index
   IrqController *irq_ = nullptr;

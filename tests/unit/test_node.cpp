@@ -276,3 +276,23 @@ TEST_CASE("the boot ROM refuses a bad flash, saying why") {
       node.boot(flash_with({{0x20000, {nop()}}})), // past the 64 KiB SRAM
       doctest::Contains("0x00020000"), Error);
 }
+
+TEST_CASE("nodes can share one flash image; a node boots only once") {
+  auto flash = std::make_shared<const std::vector<uint8_t>>(
+      flash_with({{kEntry, sleep_until_1000()}}));
+  Simulation sim;
+  Node &a = sim.add_node(test_model(), {});
+  NodeConfig second;
+  second.node = 1;
+  second.nodes = 2;
+  Node &b = sim.add_node(test_model(), second);
+  a.boot(flash);
+  b.boot(flash);
+  CHECK(flash.use_count() == 3);
+  CHECK_THROWS_WITH_AS(a.boot(flash), doctest::Contains("already booted"),
+                       Error);
+  RunResult r = sim.run();
+  CHECK(r.outcome == RunOutcome::Halted);
+  CHECK(a.exit_code() == 1003);
+  CHECK(b.exit_code() == 1003);
+}
