@@ -5,6 +5,7 @@
 #include "nicemu/error.hpp"
 #include "nicemu/image.hpp"
 #include "nicemu/model.hpp"
+#include "node/cluster.hpp"
 #include "node/simulation.hpp"
 
 #include <cstdio>
@@ -18,7 +19,8 @@ namespace {
 constexpr int kExitFault = 125, kExitMaxTime = 124, kExitDeadlock = 126;
 
 struct RunOptions {
-  std::string model = "lanai4", flash, firmware, max_time;
+  std::string model = "lanai4", flash, firmware, max_time, topology;
+  uint32_t nodes = 1;
   int64_t watchdog = -1;
   bool quiet = false;
 };
@@ -113,15 +115,28 @@ int run(const RunOptions &o) {
                   "' is not a duration (e.g. 10ms, 1.5s, 200us)");
     max_time = *t;
   }
+  if (o.nodes == 0)
+    throw Error("run: -n must be at least 1");
   Simulation sim;
-  NodeConfig config;
-  if (o.watchdog >= 0)
-    config.watchdog_cycles = uint64_t(o.watchdog);
-  config.console = [](uint32_t node, const std::string &line) {
-    std::cout << "[node" << node << "] " << line << "\n" << std::flush;
-  };
-  Node &node = sim.add_node(model, config);
-  node.boot(flash);
+  if (o.nodes > 1 || !o.topology.empty()) {
+    auto fabric = make_fabric(sim.scheduler(), model, o.nodes, o.topology);
+    Time lookahead = network_lookahead(model, *fabric);
+    sim.set_fabric(std::move(fabric), lookahead);
+  }
+  auto shared_flash =
+      std::make_shared<const std::vector<uint8_t>>(std::move(flash));
+  for (uint32_t i = 0; i < o.nodes; ++i) {
+    NodeConfig config;
+    config.node = i;
+    config.nodes = o.nodes;
+    config.fabric = sim.fabric();
+    if (o.watchdog >= 0)
+      config.watchdog_cycles = uint64_t(o.watchdog);
+    config.console = [](uint32_t node, const std::string &line) {
+      std::cout << "[node" << node << "] " << line << "\n" << std::flush;
+    };
+    sim.add_node(model, config).boot(shared_flash);
+  }
   RunResult r = sim.run(max_time);
   for (auto &n : sim.nodes())
     if (n->state() == NodeState::Faulted)
@@ -146,6 +161,12 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
   cmd->add_option("--flash", opts->flash, "flash file to boot from");
   cmd->add_option("--firmware", opts->firmware,
                   "boot this image directly (as if flashed)");
+  cmd->add_option("-n,--nodes", opts->nodes,
+                  "number of nodes (NICs), all booting the same flash")
+      ->capture_default_str();
+  cmd->add_option("--topology", opts->topology,
+                  "network topology file (default: one crossbar up to its "
+                  "port count, a generated network beyond)");
   cmd->add_option("--max-time", opts->max_time,
                   "stop after this much virtual time (e.g. 10ms)");
   cmd->add_option("--watchdog", opts->watchdog,

@@ -17,5 +17,6 @@ void add_run_command(CLI::App &app, ExitStatus &status);
 void add_bench_command(CLI::App &app, ExitStatus &status);
 void add_models_command(CLI::App &app, ExitStatus &status);
 void add_ldscript_command(CLI::App &app, ExitStatus &status);
+void add_regs_command(CLI::App &app, ExitStatus &status);
 
 } // namespace nicemu::cli

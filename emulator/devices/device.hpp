@@ -10,6 +10,10 @@
 
 namespace nicemu {
 
+class Fabric;
+class HostMemory;
+struct Model;
+
 // What a device may ask of the node it sits in.
 class DeviceHost {
 public:
@@ -25,6 +29,19 @@ public:
   virtual uint64_t watchdog_period() const = 0;
   virtual void set_watchdog_period(uint64_t cycles) = 0;
   virtual void kick_watchdog() = 0;
+
+  // For the DMA engines.
+  virtual uint32_t node_id() const = 0;
+  virtual const Model &model() const = 0;
+  // Exact time of the access being served, or of the event being run.
+  virtual Time now() const = 0;
+  // Card memory (not device registers); false if the range is not inside
+  // one memory.
+  virtual bool card_range(uint32_t addr, uint32_t len) const = 0;
+  virtual bool card_read(uint32_t addr, void *out, uint32_t len) = 0;
+  virtual bool card_write(uint32_t addr, const void *in, uint32_t len) = 0;
+  virtual HostMemory *host_memory() = 0; // null: no host attached
+  virtual Fabric *fabric() = 0;          // null: no network attached
 };
 
 class Device {

@@ -19,7 +19,7 @@ uint32_t SysDevice::read(uint32_t offset) {
   case NICEMU_SYS_CLOCK_HZ:
     return id_.clock_hz;
   case NICEMU_SYS_CAPS:
-    return NICEMU_CAP_TIMER | NICEMU_CAP_IRQ | NICEMU_CAP_WATCHDOG;
+    return id_.caps;
   case NICEMU_SYS_WDT_PERIOD: {
     uint64_t p = host_.watchdog_period();
     return p > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(p);

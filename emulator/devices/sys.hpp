@@ -7,6 +7,7 @@ namespace nicemu {
 
 struct NodeIdentity {
   uint32_t node = 0, nodes = 1, model_id = 0, clock_hz = 0, sram_size = 0;
+  uint32_t caps = 0; // NICEMU_CAP_* of the devices present
 };
 
 class SysDevice final : public Device {

@@ -1,6 +1,8 @@
 #include "node/node.hpp"
 
 #include "devices/console.hpp"
+#include "devices/host_dma.hpp"
+#include "devices/network.hpp"
 #include "devices/registers.hpp"
 #include "devices/timer.hpp"
 #include "mem/boot_rom.hpp"
@@ -40,9 +42,46 @@ Node::Node(const Model &model, Scheduler &scheduler, NodeConfig config)
   }
   cpu_->map_mmio(NICEMU_MMIO_BASE, kMmioSize);
 
-  NodeIdentity id{config_.node, config_.nodes, model.id,
-                  uint32_t(model.clock_hz), model.code_region().size};
-  devices_.resize(4);
+  add_devices();
+}
+
+Node::~Node() = default;
+
+// The devices a model has: the core's own always; the DMA engines when the
+// model gives their timing.
+void Node::add_devices() {
+  devices_.resize(8);
+  caps_ = NICEMU_CAP_TIMER | NICEMU_CAP_IRQ | NICEMU_CAP_WATCHDOG;
+  auto timing = [this](const std::string &key) {
+    auto it = model_.timing_ps.find(key);
+    return it == model_.timing_ps.end() ? std::optional<Time>() : it->second;
+  };
+  auto gap = timing("host_dma.gap_to_sram"),
+       word = timing("host_dma.per_word_to_sram");
+  auto gap_out = timing("host_dma.gap_to_host"),
+       word_out = timing("host_dma.per_word_to_host");
+  if (gap && word && gap_out && word_out) {
+    devices_[4] = std::make_unique<HostDmaEngine>(
+        *this, DmaTiming{*gap, *word}, DmaTiming{*gap_out, *word_out});
+    caps_ |= NICEMU_CAP_HDMA;
+  }
+  auto tx_gap = timing("tx_dma.gap"), tx_word = timing("tx_dma.per_word");
+  if (tx_gap && tx_word) {
+    devices_[5] =
+        std::make_unique<TxEngine>(*this, DmaTiming{*tx_gap, *tx_word});
+    auto rx = std::make_unique<RxEngine>(*this);
+    if (config_.fabric)
+      config_.fabric->attach(config_.node, rx.get());
+    devices_[6] = std::move(rx);
+    devices_[7] = std::make_unique<RouteTable>(*this);
+    caps_ |= NICEMU_CAP_NETWORK;
+  }
+  NodeIdentity id{config_.node,
+                  config_.nodes,
+                  model_.id,
+                  uint32_t(model_.clock_hz),
+                  model_.code_region().size,
+                  caps_};
   devices_[0] = std::make_unique<SysDevice>(*this, id);
   devices_[1] = std::make_unique<ConsoleDevice>(*this);
   devices_[2] = std::make_unique<TimerDevice>(*this);
@@ -51,20 +90,48 @@ Node::Node(const Model &model, Scheduler &scheduler, NodeConfig config)
   devices_[3] = std::move(irq);
 }
 
-Node::~Node() = default;
+const Node::Memory *Node::memory_for(uint32_t addr, uint32_t len) const {
+  for (const Memory &m : memories_)
+    if (addr - m.region.base < m.region.size &&
+        len <= m.region.base + m.region.size - addr)
+      return &m;
+  return nullptr;
+}
+
+bool Node::card_range(uint32_t addr, uint32_t len) const {
+  return memory_for(addr, len) != nullptr;
+}
+
+bool Node::card_read(uint32_t addr, void *out, uint32_t len) {
+  const Memory *m = memory_for(addr, len);
+  if (!m)
+    return false;
+  std::memcpy(out, m->bytes.data() + (addr - m->region.base), len);
+  return true;
+}
+
+bool Node::card_write(uint32_t addr, const void *in, uint32_t len) {
+  Memory *m = const_cast<Memory *>(memory_for(addr, len));
+  if (!m)
+    return false;
+  std::memcpy(m->bytes.data() + (addr - m->region.base), in, len);
+  return true;
+}
+
+Time Node::now() const {
+  return in_cpu_access_ ? clock_.time_of(cpu_->access_cycle())
+                        : scheduler_.now();
+}
 
 void Node::write_card(uint32_t addr, const uint8_t *data, uint32_t len) {
-  for (Memory &m : memories_)
-    if (addr - m.region.base < m.region.size &&
-        len <= m.region.base + m.region.size - addr) {
-      uint8_t *dst = m.bytes.data() + (addr - m.region.base);
-      if (data)
-        std::memcpy(dst, data, len);
-      else
-        std::memset(dst, 0, len);
-      return;
-    }
-  throw Error("boot: segment at " + std::to_string(addr) + " outside memory");
+  Memory *m = const_cast<Memory *>(memory_for(addr, len));
+  if (!m)
+    throw Error("boot: segment at " + std::to_string(addr) + " outside memory");
+  uint8_t *dst = m->bytes.data() + (addr - m->region.base);
+  if (data)
+    std::memcpy(dst, data, len);
+  else
+    std::memset(dst, 0, len);
 }
 
 void Node::boot(std::span<const uint8_t> flash) {
@@ -188,8 +255,10 @@ Device *Node::device_for(uint32_t addr, uint32_t &offset, std::string &why,
   offset = (addr - NICEMU_MMIO_BASE) % NICEMU_DEVICE_WINDOW;
   const char *verb = write ? "write to " : "read from ";
   if (window >= devices_.size() || !devices_[window]) {
+    const char *name = device_name(window);
     why = std::string(verb) + describe_mmio_address(addr) +
-          ": no device at this address";
+          (name ? ": the " + model_.name + " model has no " + name + " device"
+                : std::string(": no device at this address"));
     return nullptr;
   }
   const RegisterInfo *reg = find_register(window, offset);

@@ -31,6 +31,8 @@ struct NodeConfig {
   uint32_t nodes = 1;
   std::optional<uint64_t> watchdog_cycles; // overrides the model's default
   bool accounting = true;
+  Fabric *fabric = nullptr;          // the network, if any
+  HostMemory *host_memory = nullptr; // the host's registered memory, if any
   // Receives each complete console line of the firmware (without '\n').
   std::function<void(uint32_t node, const std::string &line)> console;
 };
@@ -61,7 +63,7 @@ public:
   // Stops the node with a fault found outside the core (e.g. deadlock).
   void fail(Fault f);
   const Image &image() const { return image_; }
-  const Model &model() const { return model_; }
+  const Model &model() const override { return model_; }
   Cpu &cpu() { return *cpu_; }
   const Cpu &cpu() const { return *cpu_; }
   uint64_t sleep_cycles() const { return sleep_cycles_; }
@@ -84,6 +86,13 @@ public:
   uint64_t watchdog_period() const override { return watchdog_period_; }
   void set_watchdog_period(uint64_t cycles) override;
   void kick_watchdog() override;
+  uint32_t node_id() const override { return config_.node; }
+  Time now() const override;
+  bool card_range(uint32_t addr, uint32_t len) const override;
+  bool card_read(uint32_t addr, void *out, uint32_t len) override;
+  bool card_write(uint32_t addr, const void *in, uint32_t len) override;
+  HostMemory *host_memory() override { return config_.host_memory; }
+  Fabric *fabric() override { return config_.fabric; }
 
 private:
   struct Memory {
@@ -93,6 +102,8 @@ private:
   Device *device_for(uint32_t addr, uint32_t &offset, std::string &why,
                      unsigned size, bool write);
   void write_card(uint32_t addr, const uint8_t *data, uint32_t len);
+  void add_devices();
+  const Memory *memory_for(uint32_t addr, uint32_t len) const;
   void take_interrupt();
   void check_watchdog();
   uint64_t watchdog_deadline() const;
@@ -105,6 +116,7 @@ private:
   std::shared_ptr<const std::vector<uint8_t>> flash_;
   std::unique_ptr<Cpu> cpu_;
   std::vector<std::unique_ptr<Device>> devices_; // by window index
+  uint32_t caps_ = 0;
   IrqController *irq_ = nullptr;
   NodeState state_ = NodeState::Reset;
   Image image_;

@@ -18,6 +18,20 @@ Node &Simulation::add_node(const Model &model, NodeConfig config) {
   return *node;
 }
 
+// A core may run up to the earliest pending event (including events the
+// cores before it just scheduled), and no further ahead of any other running
+// core than the lookahead: anything another core does reaches this one only
+// that much later.
+Time Simulation::slice_end(const Node &node, Time max_time) const {
+  Time end = std::min(scheduler_.next_time(), max_time);
+  if (lookahead_ == kTimeNever)
+    return end;
+  for (const auto &other : nodes_)
+    if (other.get() != &node && other->state() == NodeState::Running)
+      end = std::min(end, other->time() + lookahead_);
+  return end;
+}
+
 Time Simulation::earliest_core_time() const {
   Time t = kTimeNever;
   for (const auto &n : nodes_)
@@ -30,9 +44,13 @@ RunResult Simulation::run(Time max_time) {
   auto wall_start = std::chrono::steady_clock::now();
   RunResult result;
   for (;;) {
-    Time horizon = std::min(scheduler_.next_time(), max_time);
-    for (auto &n : nodes_)
-      n->run_until(horizon);
+    for (auto &n : nodes_) {
+      if (n->state() != NodeState::Running)
+        continue;
+      running_ = n.get();
+      n->run_until(slice_end(*n, max_time));
+      running_ = nullptr;
+    }
     auto faulted = std::find_if(nodes_.begin(), nodes_.end(), [](auto &n) {
       return n->state() == NodeState::Faulted;
     });

@@ -6,6 +6,7 @@
 // wakes it.
 #pragma once
 
+#include "fabric/fabric.hpp"
 #include "node/node.hpp"
 #include "sim/scheduler.hpp"
 
@@ -32,6 +33,13 @@ struct RunResult {
 class Simulation {
 public:
   Scheduler &scheduler() { return scheduler_; }
+  // The network between the nodes (owned by the run), and how far apart in
+  // virtual time the cores may run (see network_lookahead).
+  void set_fabric(std::unique_ptr<Fabric> fabric, Time lookahead) {
+    fabric_ = std::move(fabric);
+    lookahead_ = lookahead;
+  }
+  Fabric *fabric() { return fabric_.get(); }
   Node &add_node(const Model &model, NodeConfig config);
   std::vector<std::unique_ptr<Node>> &nodes() { return nodes_; }
 
@@ -39,9 +47,13 @@ public:
 
 private:
   Time earliest_core_time() const;
+  Time slice_end(const Node &node, Time max_time) const;
 
   Scheduler scheduler_;
+  std::unique_ptr<Fabric> fabric_;
   std::vector<std::unique_ptr<Node>> nodes_;
+  Node *running_ = nullptr; // the node whose core is running a slice
+  Time lookahead_ = kTimeNever; // no network: nodes never affect each other
 };
 
 } // namespace nicemu

@@ -58,6 +58,9 @@ constexpr uint32_t addiu(Reg rt, Reg rs, int32_t imm) {
 constexpr uint32_t ori(Reg rt, Reg rs, int32_t imm) {
   return i_type(13, rs, rt, imm);
 }
+constexpr uint32_t andi(Reg rt, Reg rs, int32_t imm) {
+  return i_type(12, rs, rt, imm);
+}
 constexpr uint32_t lui(Reg rt, int32_t imm) {
   return i_type(15, 0, rt, imm);
 }

@@ -1,103 +1,16 @@
 // A whole card booted from flash, with hand-assembled firmware: the boot ROM,
 // devices, sleeping, interrupts, the watchdog and the run loop's outcomes.
-#include "mips_asm.hpp"
+#include "node_harness.hpp"
+
 #include "nicemu/error.hpp"
-#include "nicemu/image.hpp"
-#include "nicemu/model.hpp"
-#include "nicemu/regs.h"
-#include "node/simulation.hpp"
 
 #include <doctest/doctest.h>
 
-#include <cstring>
-
 using namespace nicemu;
 using namespace mips_asm;
+using namespace node_harness;
 
 namespace {
-
-// 100 MHz: one cycle is 10 ns, so times are easy to check by hand.
-const char *kTestModel = R"(
-name = "testcard"
-description = "card for unit tests"
-id = 99
-[core]
-clock_hz = 100_000_000
-watchdog_cycles = 100_000
-[cycles]
-load_use = 0
-mul = 0
-div = 0
-taken_branch = 0
-mmio_read = 2
-mmio_write = 1
-interrupt_entry = 5
-wake = 3
-[[memory]]
-name = "sram"
-base = 0
-size = "64 KiB"
-[flash]
-size = "256 KiB"
-)";
-
-const Model &test_model() {
-  static Model m = parse_model(kTestModel, "testcard.toml");
-  return m;
-}
-
-constexpr uint32_t kEntry = 0x1000;
-
-// Code words placed at given addresses, packed as an image and flashed.
-std::vector<uint8_t>
-flash_with(const std::vector<std::pair<uint32_t, std::vector<uint32_t>>> &parts,
-           const std::string &model = "testcard") {
-  Image image;
-  image.model = model;
-  image.entry = kEntry;
-  for (const auto &[addr, words] : parts) {
-    ImageSegment s;
-    s.address = addr;
-    s.flags = ImageSegment::kExec;
-    s.data.resize(words.size() * 4);
-    std::memcpy(s.data.data(), words.data(), s.data.size());
-    s.mem_size = uint32_t(s.data.size());
-    image.segments.push_back(s);
-  }
-  std::vector<uint8_t> flash = encode_image(image);
-  flash.resize(test_model().flash_size, 0xFF);
-  return flash;
-}
-
-struct Run {
-  Simulation sim;
-  Node *node = nullptr;
-  std::vector<std::string> console;
-  RunResult result;
-  Run(const std::vector<uint8_t> &flash, Time max_time = kTimeNever,
-      std::optional<uint64_t> watchdog = std::nullopt) {
-    NodeConfig config;
-    config.watchdog_cycles = watchdog;
-    config.console = [this](uint32_t n, const std::string &line) {
-      console.push_back(std::to_string(n) + ":" + line);
-    };
-    node = &sim.add_node(test_model(), config);
-    node->boot(flash);
-    result = sim.run(max_time);
-  }
-};
-
-std::vector<uint32_t> load_base(Reg r, uint32_t base) {
-  return {lui(r, int32_t(base >> 16)), ori(r, r, int32_t(base & 0xffff))};
-}
-
-std::vector<uint32_t>
-concat(std::initializer_list<std::vector<uint32_t>> parts) {
-  std::vector<uint32_t> out;
-  for (const auto &p : parts)
-    out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
 
 // Sleeps until the timer's deadline at cycle 1000, then exits with the cycle
 // counter read right after waking.
@@ -255,8 +168,14 @@ TEST_CASE("device registers refuse bad accesses with a bus error") {
         "write to SYS_ID: register is read-only");
   CHECK(run_store(sb(zero, NICEMU_SYS_EXIT, t9)) ==
         "write to SYS_EXIT: 1-byte access (registers are 32-bit)");
-  CHECK(run_store(sw(zero, 0x5000, t9)) ==
-        "write to 0x1f005000: no device at this address");
+  CHECK(run_store(sw(zero, 0x7000, t9)) ==
+        "write to ROUTE_DEST: the testcard model has no ROUTE device");
+  std::vector<uint32_t> far = {lui(t9, 0x1F01), nop(), sw(zero, 0, t9), nop(),
+                               beq(zero, zero, -1), nop()};
+  Run r(flash_with({{kEntry, far}}));
+  REQUIRE(r.result.outcome == RunOutcome::Faulted);
+  CHECK(r.node->fault().detail ==
+        "write to 0x1f010000: no device at this address");
 }
 
 TEST_CASE("the boot ROM refuses a bad flash, saying why") {

@@ -24,7 +24,11 @@ extern "C" {
   X(SYS, 0)                                                                    \
   X(CONSOLE, 1)                                                                \
   X(TIMER, 2)                                                                  \
-  X(IRQ, 3)
+  X(IRQ, 3)                                                                    \
+  X(HDMA, 4)                                                                   \
+  X(TX, 5)                                                                     \
+  X(RX, 6)                                                                     \
+  X(ROUTE, 7)
 
 #define NICEMU_DEVICE_BASE(index)                                              \
   (NICEMU_MMIO_BASE + (index)*NICEMU_DEVICE_WINDOW)
@@ -64,10 +68,50 @@ extern "C" {
   X(IRQ, CAUSE, 0x14, R, "PENDING & ENABLE when the interrupt was taken")      \
   X(IRQ, RAISE, 0x18, W, "set pending lines (software interrupts)")
 
+/* Host DMA engine: host memory <-> card memory, 32-bit words. */
+#define NICEMU_HDMA_REGS(X)                                                    \
+  X(HDMA, HOST_ADDR, 0x00, RW, "host (bus) address of the transfer")          \
+  X(HDMA, CARD_ADDR, 0x04, RW, "card memory address of the transfer")         \
+  X(HDMA, LENGTH, 0x08, RW, "bytes to move (a multiple of 4)")                \
+  X(HDMA, CTRL, 0x0C, W, "start: NICEMU_DMA_START | TO_HOST | IRQ")           \
+  X(HDMA, STATUS, 0x10, RW, "BUSY, DONE, ERROR; write 1 to clear DONE/ERROR") \
+  X(HDMA, ERROR, 0x14, R, "why the last transfer failed (NICEMU_DMA_E*)")
+
+/* Tx engine: card memory -> link. The packet at ADDR starts with ROUTE_LEN
+ * route bytes; the engine appends a CRC-32 of the rest. */
+#define NICEMU_TX_REGS(X)                                                      \
+  X(TX, ADDR, 0x00, RW, "card address of the packet (route bytes first)")     \
+  X(TX, LENGTH, 0x04, RW, "bytes of the packet, route bytes included")        \
+  X(TX, ROUTE_LEN, 0x08, RW, "number of route bytes at the start")            \
+  X(TX, CTRL, 0x0C, W, "start: NICEMU_DMA_START | IRQ")                       \
+  X(TX, STATUS, 0x10, RW, "BUSY, DONE, ERROR; write 1 to clear DONE/ERROR")   \
+  X(TX, ERROR, 0x14, R, "why the last send failed (NICEMU_DMA_E*)")
+
+/* Rx engine: link -> card memory, one packet per ARM. */
+#define NICEMU_RX_REGS(X)                                                      \
+  X(RX, ADDR, 0x00, RW, "card address of the receive buffer")                 \
+  X(RX, SIZE, 0x04, RW, "bytes available in the buffer")                      \
+  X(RX, CTRL, 0x08, W, "ARM (clears DONE and errors) | NICEMU_DMA_IRQ")      \
+  X(RX, STATUS, 0x0C, RW, "ARMED, DONE, CRC_ERROR, TRUNCATED; write 1 clears")\
+  X(RX, LENGTH, 0x10, R, "payload bytes of the last packet (CRC removed)")
+
+/* Route table: the routes the emulator computed from the topology (standing
+ * in for Myrinet's mapper). Write DEST, then read the route of that node. */
+#define NICEMU_ROUTE_REGS(X)                                                   \
+  X(ROUTE, DEST, 0x00, RW, "node to route to")                                \
+  X(ROUTE, LENGTH, 0x04, R, "route bytes to DEST (0: DEST is this node)")     \
+  X(ROUTE, BYTES_LO, 0x08, R, "route bytes 0-3 (byte 0 = first switch)")      \
+  X(ROUTE, BYTES_HI, 0x0C, R, "route bytes 4-7")
+
 #define NICEMU_ALL_REGS(X)                                                     \
   NICEMU_SYS_REGS(X)                                                           \
   NICEMU_CONSOLE_REGS(X)                                                       \
-  NICEMU_TIMER_REGS(X) NICEMU_IRQ_REGS(X)
+  NICEMU_TIMER_REGS(X)                                                         \
+  NICEMU_IRQ_REGS(X)                                                           \
+  NICEMU_HDMA_REGS(X)                                                          \
+  NICEMU_TX_REGS(X)                                                            \
+  NICEMU_RX_REGS(X)                                                            \
+  NICEMU_ROUTE_REGS(X)
 
 /* Offsets within each window (NICEMU_<DEV>_<NAME>) and window bases
  * (NICEMU_<DEV>_BASE), in one enumeration so that `base + offset` is plain
@@ -89,6 +133,30 @@ enum nicemu_register {
 /* Interrupt lines (bits of IRQ_PENDING / IRQ_ENABLE). */
 #define NICEMU_IRQ_TIMER (1u << 0)
 #define NICEMU_IRQ_SOFT (1u << 1)
+#define NICEMU_IRQ_HDMA (1u << 2)
+#define NICEMU_IRQ_TX (1u << 3)
+#define NICEMU_IRQ_RX (1u << 4)
+
+/* DMA engines (HDMA, TX): CTRL and STATUS bits, error codes. */
+#define NICEMU_DMA_START (1u << 0)
+#define NICEMU_DMA_TO_HOST (1u << 1) /* HDMA: card -> host */
+#define NICEMU_DMA_IRQ (1u << 2)     /* raise the engine's line when done */
+#define NICEMU_DMA_BUSY (1u << 0)
+#define NICEMU_DMA_DONE (1u << 1)
+#define NICEMU_DMA_ERROR (1u << 2)
+#define NICEMU_DMA_EHOST 1u   /* host address not in registered memory */
+#define NICEMU_DMA_ECARD 2u   /* card address outside card memory */
+#define NICEMU_DMA_ELENGTH 3u /* length zero, unaligned or too long */
+#define NICEMU_DMA_EBUSY 4u   /* started while busy */
+#define NICEMU_DMA_ENOHOST 5u /* no host attached to this node */
+#define NICEMU_DMA_ENOLINK 6u /* no network attached to this node */
+
+/* RX_CTRL and RX_STATUS bits. */
+#define NICEMU_RX_ARM (1u << 0)
+#define NICEMU_RX_ARMED (1u << 0)
+#define NICEMU_RX_DONE (1u << 1)
+#define NICEMU_RX_CRC_ERROR (1u << 2)
+#define NICEMU_RX_TRUNCATED (1u << 3)
 
 /* TIMER_CTRL bits. */
 #define NICEMU_TIMER_ENABLE (1u << 0)
@@ -97,6 +165,8 @@ enum nicemu_register {
 #define NICEMU_CAP_TIMER (1u << 0)
 #define NICEMU_CAP_IRQ (1u << 1)
 #define NICEMU_CAP_WATCHDOG (1u << 2)
+#define NICEMU_CAP_HDMA (1u << 3)
+#define NICEMU_CAP_NETWORK (1u << 4)
 
 #ifdef __cplusplus
 }

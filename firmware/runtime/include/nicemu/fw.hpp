@@ -105,6 +105,82 @@ inline bool irq_master(bool on) {
   return was_on;
 }
 
+// ---- Host DMA ------------------------------------------------------------
+
+// Starts a host DMA of `bytes` (a multiple of 4) between registered host
+// memory at bus address `host` and card memory. Returns false if the engine
+// refused it (see hdma_error()); completion shows as NICEMU_DMA_DONE in
+// hdma_status() and, with `irq`, as NICEMU_IRQ_HDMA.
+inline bool hdma_start(uint32_t host, const void *card, uint32_t bytes,
+                       bool to_host, bool irq = false) {
+  reg(NICEMU_HDMA_BASE, NICEMU_HDMA_STATUS) =
+      NICEMU_DMA_DONE | NICEMU_DMA_ERROR;
+  reg(NICEMU_HDMA_BASE, NICEMU_HDMA_HOST_ADDR) = host;
+  reg(NICEMU_HDMA_BASE, NICEMU_HDMA_CARD_ADDR) =
+      static_cast<uint32_t>(reinterpret_cast<uintptr_t>(card));
+  reg(NICEMU_HDMA_BASE, NICEMU_HDMA_LENGTH) = bytes;
+  reg(NICEMU_HDMA_BASE, NICEMU_HDMA_CTRL) =
+      NICEMU_DMA_START | (to_host ? NICEMU_DMA_TO_HOST : 0u) |
+      (irq ? NICEMU_DMA_IRQ : 0u);
+  return !(reg(NICEMU_HDMA_BASE, NICEMU_HDMA_STATUS) & NICEMU_DMA_ERROR);
+}
+inline uint32_t hdma_status() {
+  return reg(NICEMU_HDMA_BASE, NICEMU_HDMA_STATUS);
+}
+inline uint32_t hdma_error() {
+  return reg(NICEMU_HDMA_BASE, NICEMU_HDMA_ERROR);
+}
+
+// ---- Network -------------------------------------------------------------
+
+// The route to `node` (bytes in order, first switch first); returns its
+// length (0 for this node). Routes come from the emulator's topology.
+inline uint32_t route_to(uint32_t node, uint8_t *route, uint32_t max) {
+  reg(NICEMU_ROUTE_BASE, NICEMU_ROUTE_DEST) = node;
+  uint32_t n = reg(NICEMU_ROUTE_BASE, NICEMU_ROUTE_LENGTH);
+  uint32_t lo = reg(NICEMU_ROUTE_BASE, NICEMU_ROUTE_BYTES_LO);
+  uint32_t hi = reg(NICEMU_ROUTE_BASE, NICEMU_ROUTE_BYTES_HI);
+  for (uint32_t i = 0; i < n && i < max && i < 8; ++i)
+    route[i] =
+        static_cast<uint8_t>((i < 4 ? lo >> (8 * i) : hi >> (8 * (i - 4))));
+  return n;
+}
+
+// Sends the packet at `packet` (`route_len` route bytes, then the payload;
+// `bytes` in all). Completion: NICEMU_DMA_DONE in tx_status().
+inline bool tx_start(const void *packet, uint32_t bytes, uint32_t route_len,
+                     bool irq = false) {
+  reg(NICEMU_TX_BASE, NICEMU_TX_STATUS) = NICEMU_DMA_DONE | NICEMU_DMA_ERROR;
+  reg(NICEMU_TX_BASE, NICEMU_TX_ADDR) =
+      static_cast<uint32_t>(reinterpret_cast<uintptr_t>(packet));
+  reg(NICEMU_TX_BASE, NICEMU_TX_LENGTH) = bytes;
+  reg(NICEMU_TX_BASE, NICEMU_TX_ROUTE_LEN) = route_len;
+  reg(NICEMU_TX_BASE, NICEMU_TX_CTRL) =
+      NICEMU_DMA_START | (irq ? NICEMU_DMA_IRQ : 0u);
+  return !(reg(NICEMU_TX_BASE, NICEMU_TX_STATUS) & NICEMU_DMA_ERROR);
+}
+inline uint32_t tx_status() {
+  return reg(NICEMU_TX_BASE, NICEMU_TX_STATUS);
+}
+
+// Accepts the next packet into `buffer` (`size` bytes). Completion:
+// NICEMU_RX_DONE in rx_status(); rx_length() is the payload's length.
+inline void rx_arm(void *buffer, uint32_t size, bool irq = false) {
+  reg(NICEMU_RX_BASE, NICEMU_RX_STATUS) =
+      NICEMU_RX_DONE | NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED;
+  reg(NICEMU_RX_BASE, NICEMU_RX_ADDR) =
+      static_cast<uint32_t>(reinterpret_cast<uintptr_t>(buffer));
+  reg(NICEMU_RX_BASE, NICEMU_RX_SIZE) = size;
+  reg(NICEMU_RX_BASE, NICEMU_RX_CTRL) =
+      NICEMU_RX_ARM | (irq ? NICEMU_DMA_IRQ : 0u);
+}
+inline uint32_t rx_status() {
+  return reg(NICEMU_RX_BASE, NICEMU_RX_STATUS);
+}
+inline uint32_t rx_length() {
+  return reg(NICEMU_RX_BASE, NICEMU_RX_LENGTH);
+}
+
 // ---- Watchdog ------------------------------------------------------------
 
 // The card halts with a watchdog fault if not kicked within `cycles`

@@ -1,0 +1,98 @@
+#include "devices/host_dma.hpp"
+
+#include "devices/host_memory.hpp"
+#include "nicemu/regs.h"
+
+#include <vector>
+
+namespace nicemu {
+
+uint32_t HostDmaEngine::read(uint32_t offset) {
+  switch (offset) {
+  case NICEMU_HDMA_HOST_ADDR:
+    return host_addr_;
+  case NICEMU_HDMA_CARD_ADDR:
+    return card_addr_;
+  case NICEMU_HDMA_LENGTH:
+    return length_;
+  case NICEMU_HDMA_STATUS:
+    return status_;
+  case NICEMU_HDMA_ERROR:
+    return error_;
+  default:
+    return 0;
+  }
+}
+
+void HostDmaEngine::write(uint32_t offset, uint32_t value) {
+  switch (offset) {
+  case NICEMU_HDMA_HOST_ADDR:
+    host_addr_ = value;
+    break;
+  case NICEMU_HDMA_CARD_ADDR:
+    card_addr_ = value;
+    break;
+  case NICEMU_HDMA_LENGTH:
+    length_ = value;
+    break;
+  case NICEMU_HDMA_CTRL:
+    if (value & NICEMU_DMA_START)
+      start(value);
+    break;
+  case NICEMU_HDMA_STATUS:
+    status_ &= ~(value & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR));
+    break;
+  default:
+    break;
+  }
+}
+
+// A refused transfer moves nothing and reports why; the engine stays usable.
+void HostDmaEngine::fail(uint32_t code) {
+  error_ = code;
+  status_ |= NICEMU_DMA_ERROR;
+}
+
+void HostDmaEngine::start(uint32_t ctrl) {
+  if (status_ & NICEMU_DMA_BUSY)
+    return fail(NICEMU_DMA_EBUSY);
+  bool to_host = (ctrl & NICEMU_DMA_TO_HOST) != 0;
+  if (length_ == 0 || length_ % 4 || host_addr_ % 4 || card_addr_ % 4 ||
+      length_ > kMaxLength)
+    return fail(NICEMU_DMA_ELENGTH);
+  if (!host_.host_memory())
+    return fail(NICEMU_DMA_ENOHOST);
+  if (!host_.host_memory()->registered(host_addr_, length_))
+    return fail(NICEMU_DMA_EHOST);
+  if (!host_.card_range(card_addr_, length_))
+    return fail(NICEMU_DMA_ECARD);
+  to_host_dir_ = to_host;
+  irq_ = (ctrl & NICEMU_DMA_IRQ) != 0;
+  xfer_host_ = host_addr_;
+  xfer_card_ = card_addr_;
+  xfer_length_ = length_;
+  status_ = (status_ & ~NICEMU_DMA_DONE) | NICEMU_DMA_BUSY;
+  const DmaTiming &t = to_host ? to_host_ : to_card_;
+  Time done = host_.now() + t.gap + t.per_word * (length_ / 4);
+  host_.scheduler().schedule(done, "hdma: done", [this] { complete(); });
+}
+
+void HostDmaEngine::complete() {
+  std::vector<uint8_t> data(xfer_length_);
+  bool ok;
+  if (to_host_dir_)
+    ok = host_.card_read(xfer_card_, data.data(), xfer_length_) &&
+         host_.host_memory()->write(xfer_host_, data.data(), xfer_length_);
+  else
+    ok = host_.host_memory()->read(xfer_host_, data.data(), xfer_length_) &&
+         host_.card_write(xfer_card_, data.data(), xfer_length_);
+  status_ &= ~NICEMU_DMA_BUSY;
+  if (ok)
+    status_ |= NICEMU_DMA_DONE;
+  else // the host deregistered the region while the transfer was in flight
+    fail(NICEMU_DMA_EHOST);
+  if (irq_)
+    host_.raise_irq(NICEMU_IRQ_HDMA);
+}
+
+} // namespace nicemu

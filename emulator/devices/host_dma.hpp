@@ -1,0 +1,38 @@
+// HDMA: the host DMA engine. Moves 32-bit words between registered host
+// memory and card memory; a transfer takes the model's gap plus a per-word
+// time for its direction, and its data lands when it completes.
+#pragma once
+
+#include "devices/device.hpp"
+
+namespace nicemu {
+
+struct DmaTiming {
+  Time gap = 0;
+  Time per_word = 0;
+};
+
+class HostDmaEngine final : public Device {
+public:
+  HostDmaEngine(DeviceHost &host, DmaTiming to_card, DmaTiming to_host)
+      : host_(host), to_card_(to_card), to_host_(to_host) {}
+  uint32_t read(uint32_t offset) override;
+  void write(uint32_t offset, uint32_t value) override;
+
+  static constexpr uint32_t kMaxLength = 1u << 20;
+
+private:
+  void start(uint32_t ctrl);
+  void fail(uint32_t code);
+  void complete();
+
+  DeviceHost &host_;
+  DmaTiming to_card_, to_host_;
+  uint32_t host_addr_ = 0, card_addr_ = 0, length_ = 0;
+  uint32_t status_ = 0, error_ = 0;
+  // The transfer in flight.
+  bool to_host_dir_ = false, irq_ = false;
+  uint32_t xfer_host_ = 0, xfer_card_ = 0, xfer_length_ = 0;
+};
+
+} // namespace nicemu

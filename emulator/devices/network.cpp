@@ -1,0 +1,203 @@
+#include "devices/network.hpp"
+
+#include "nicemu/regs.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace nicemu {
+
+uint32_t packet_crc(const uint8_t *data, size_t len) {
+  return uint32_t(crc32(crc32(0, nullptr, 0), data, uInt(len)));
+}
+
+// ---- Tx ------------------------------------------------------------------
+
+uint32_t TxEngine::read(uint32_t offset) {
+  switch (offset) {
+  case NICEMU_TX_ADDR:
+    return addr_;
+  case NICEMU_TX_LENGTH:
+    return length_;
+  case NICEMU_TX_ROUTE_LEN:
+    return route_len_;
+  case NICEMU_TX_STATUS:
+    return status_;
+  case NICEMU_TX_ERROR:
+    return error_;
+  default:
+    return 0;
+  }
+}
+
+void TxEngine::write(uint32_t offset, uint32_t value) {
+  switch (offset) {
+  case NICEMU_TX_ADDR:
+    addr_ = value;
+    break;
+  case NICEMU_TX_LENGTH:
+    length_ = value;
+    break;
+  case NICEMU_TX_ROUTE_LEN:
+    route_len_ = value;
+    break;
+  case NICEMU_TX_CTRL:
+    if (value & NICEMU_DMA_START)
+      start(value);
+    break;
+  case NICEMU_TX_STATUS:
+    status_ &= ~(value & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR));
+    break;
+  default:
+    break;
+  }
+}
+
+void TxEngine::start(uint32_t ctrl) {
+  auto fail = [this](uint32_t code) {
+    error_ = code;
+    status_ |= NICEMU_DMA_ERROR;
+  };
+  if (status_ & NICEMU_DMA_BUSY)
+    return fail(NICEMU_DMA_EBUSY);
+  if (length_ == 0 || length_ > kMaxLength || route_len_ > length_)
+    return fail(NICEMU_DMA_ELENGTH);
+  if (!host_.fabric())
+    return fail(NICEMU_DMA_ENOLINK);
+  std::vector<uint8_t> bytes(length_);
+  if (!host_.card_read(addr_, bytes.data(), length_))
+    return fail(NICEMU_DMA_ECARD);
+  Packet p;
+  p.source = host_.node_id();
+  p.id = (uint64_t(p.source) << 40) | sequence_++;
+  p.route.assign(bytes.begin(), bytes.begin() + route_len_);
+  p.payload.assign(bytes.begin() + route_len_, bytes.end());
+  uint32_t crc = packet_crc(p.payload.data(), p.payload.size());
+  for (int i = 0; i < 4; ++i)
+    p.payload.push_back(uint8_t(crc >> (8 * i)));
+  p.source_ps_per_byte = timing_.per_word / 4;
+  irq_ = (ctrl & NICEMU_DMA_IRQ) != 0;
+  status_ = (status_ & ~NICEMU_DMA_DONE) | NICEMU_DMA_BUSY;
+  host_.fabric()->send(std::move(p), host_.now() + timing_.gap,
+                       [this](Time) { sent(); });
+}
+
+void TxEngine::sent() {
+  status_ = (status_ & ~NICEMU_DMA_BUSY) | NICEMU_DMA_DONE;
+  if (irq_)
+    host_.raise_irq(NICEMU_IRQ_TX);
+}
+
+// ---- Rx ------------------------------------------------------------------
+
+uint32_t RxEngine::read(uint32_t offset) {
+  switch (offset) {
+  case NICEMU_RX_ADDR:
+    return addr_;
+  case NICEMU_RX_SIZE:
+    return size_;
+  case NICEMU_RX_STATUS:
+    return status_;
+  case NICEMU_RX_LENGTH:
+    return length_;
+  default:
+    return 0;
+  }
+}
+
+void RxEngine::write(uint32_t offset, uint32_t value) {
+  switch (offset) {
+  case NICEMU_RX_ADDR:
+    addr_ = value;
+    break;
+  case NICEMU_RX_SIZE:
+    size_ = value;
+    break;
+  case NICEMU_RX_CTRL:
+    if ((value & NICEMU_RX_ARM) && !receiving_) {
+      // A new buffer: the last packet's status no longer applies.
+      status_ &= ~(NICEMU_RX_DONE | NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED);
+      status_ |= NICEMU_RX_ARMED;
+      irq_ = (value & NICEMU_DMA_IRQ) != 0;
+      if (head_waiting_ && host_.fabric()) {
+        head_waiting_ = false;
+        host_.fabric()->receiver_ready(host_.node_id());
+      }
+    }
+    break;
+  case NICEMU_RX_STATUS:
+    status_ &=
+        ~(value & (NICEMU_RX_DONE | NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED));
+    break;
+  default:
+    break;
+  }
+}
+
+bool RxEngine::accept_head(const Packet &, Time) {
+  if (!(status_ & NICEMU_RX_ARMED) || receiving_) {
+    head_waiting_ = true;
+    return false;
+  }
+  receiving_ = true;
+  return true;
+}
+
+void RxEngine::packet_arrived(Packet p, Time) {
+  receiving_ = false;
+  status_ &= ~(NICEMU_RX_ARMED | NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED);
+  size_t body = p.payload.size() >= 4 ? p.payload.size() - 4 : 0;
+  uint32_t carried = 0;
+  for (int i = 0; i < 4 && body + i < p.payload.size(); ++i)
+    carried |= uint32_t(p.payload[body + i]) << (8 * i);
+  if (p.payload.size() < 4 || packet_crc(p.payload.data(), body) != carried) {
+    status_ |= NICEMU_RX_CRC_ERROR;
+    ++crc_errors_;
+  }
+  uint32_t kept = uint32_t(std::min<size_t>(body, size_));
+  if (kept < body)
+    status_ |= NICEMU_RX_TRUNCATED;
+  if (kept && !host_.card_write(addr_, p.payload.data(), kept))
+    status_ |= NICEMU_RX_TRUNCATED; // buffer outside card memory: nothing kept
+  length_ = uint32_t(body);
+  status_ |= NICEMU_RX_DONE;
+  if (irq_)
+    host_.raise_irq(NICEMU_IRQ_RX);
+}
+
+// ---- Route table -----------------------------------------------------------
+
+uint32_t RouteTable::read(uint32_t offset) {
+  auto bytes = [this](size_t first) {
+    uint32_t v = 0;
+    for (size_t i = 0; i < 4 && first + i < route_.size(); ++i)
+      v |= uint32_t(route_[first + i]) << (8 * i);
+    return v;
+  };
+  switch (offset) {
+  case NICEMU_ROUTE_DEST:
+    return dest_;
+  case NICEMU_ROUTE_LENGTH:
+    return uint32_t(route_.size());
+  case NICEMU_ROUTE_BYTES_LO:
+    return bytes(0);
+  case NICEMU_ROUTE_BYTES_HI:
+    return bytes(4);
+  default:
+    return 0;
+  }
+}
+
+void RouteTable::write(uint32_t offset, uint32_t value) {
+  if (offset != NICEMU_ROUTE_DEST)
+    return;
+  dest_ = value;
+  route_.clear();
+  Fabric *f = host_.fabric();
+  if (f && dest_ != host_.node_id() && dest_ < f->topology().nodes)
+    route_ = f->route(host_.node_id(), dest_);
+}
+
+} // namespace nicemu

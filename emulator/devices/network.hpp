@@ -1,0 +1,73 @@
+// The NIC's network port: the Tx engine (card memory -> link), the Rx engine
+// (link -> card memory) and the route table, all on one fabric port.
+#pragma once
+
+#include "devices/device.hpp"
+#include "devices/host_dma.hpp"
+#include "fabric/fabric.hpp"
+
+#include <optional>
+#include <vector>
+
+namespace nicemu {
+
+// TX: sends one packet per start. The head leaves after the engine's gap;
+// the engine then feeds the link at its per-word rate (or the link's, if
+// slower). DONE when the tail has left the card.
+class TxEngine final : public Device {
+public:
+  TxEngine(DeviceHost &host, DmaTiming timing) : host_(host), timing_(timing) {}
+  uint32_t read(uint32_t offset) override;
+  void write(uint32_t offset, uint32_t value) override;
+
+  static constexpr uint32_t kMaxLength = 1u << 16;
+
+private:
+  void start(uint32_t ctrl);
+  void sent();
+
+  DeviceHost &host_;
+  DmaTiming timing_;
+  uint32_t addr_ = 0, length_ = 0, route_len_ = 0, status_ = 0, error_ = 0;
+  bool irq_ = false;
+  uint64_t sequence_ = 0;
+};
+
+// RX: one packet per ARM into the buffer at ADDR (SIZE bytes). A packet that
+// arrives while nothing is armed waits on the link (backpressure).
+class RxEngine final : public Device, public PacketReceiver {
+public:
+  explicit RxEngine(DeviceHost &host) : host_(host) {}
+  uint32_t read(uint32_t offset) override;
+  void write(uint32_t offset, uint32_t value) override;
+
+  bool accept_head(const Packet &p, Time now) override;
+  void packet_arrived(Packet p, Time now) override;
+
+  uint64_t crc_errors() const { return crc_errors_; }
+
+private:
+  DeviceHost &host_;
+  uint32_t addr_ = 0, size_ = 0, status_ = 0, length_ = 0;
+  bool irq_ = false, receiving_ = false, head_waiting_ = false;
+  uint64_t crc_errors_ = 0;
+};
+
+// ROUTE: the route bytes to each node, from the fabric's topology.
+class RouteTable final : public Device {
+public:
+  explicit RouteTable(DeviceHost &host) : host_(host) {}
+  uint32_t read(uint32_t offset) override;
+  void write(uint32_t offset, uint32_t value) override;
+
+private:
+  DeviceHost &host_;
+  uint32_t dest_ = 0;
+  std::vector<uint8_t> route_;
+};
+
+// CRC-32 of a packet's payload, as the Tx engine appends it (zlib's CRC-32,
+// stored little-endian after the payload).
+uint32_t packet_crc(const uint8_t *data, size_t len);
+
+} // namespace nicemu

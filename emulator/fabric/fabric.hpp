@@ -1,0 +1,131 @@
+// The network between NICs: full-duplex links and Myrinet-style crossbar
+// switches (8 ports, cut-through, source routed, backpressure, no loss).
+//
+// Packet model (docs/fabric.md): a packet is the route (one byte per switch,
+// each naming the output port, consumed as the head passes) followed by the
+// payload. The head travels hop by hop; at a switch it takes its output port
+// if free, else waits in that port's queue (first come, first served; ties
+// in scheduling order). While a packet moves, it holds every link from its
+// source to its head, so a blocked head stalls its whole path (wormhole
+// backpressure). When the destination NIC accepts the head, the rest of the
+// packet streams at the bottleneck rate (the source's pacing or the links'),
+// and each link is released as the tail passes it.
+#pragma once
+
+#include "sim/scheduler.hpp"
+#include "sim/time.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nicemu {
+
+struct Packet {
+  uint32_t source = 0;          // sending node
+  uint64_t id = 0;              // unique per run: (source << 40) | sequence
+  std::vector<uint8_t> route;   // remaining route bytes (output ports)
+  std::vector<uint8_t> payload; // everything after the route (incl. CRC)
+  Time source_ps_per_byte = 0;  // how fast the source can feed the link
+};
+
+// The receiving side of a NIC, implemented by its Rx engine.
+class PacketReceiver {
+public:
+  virtual ~PacketReceiver() = default;
+  // The head of `p` has arrived at `now`. Return true to take it; false to
+  // refuse for now (the packet waits, holding its path) until the NIC calls
+  // Fabric::receiver_ready.
+  virtual bool accept_head(const Packet &p, Time now) = 0;
+  // The tail of the accepted packet arrived: the packet is complete.
+  virtual void packet_arrived(Packet p, Time now) = 0;
+};
+
+struct FabricParams {
+  Time link_ps_per_byte = 6250; // 160 MB/s
+  Time link_latency = 0;        // propagation along one cable
+  Time switch_latency = 0;      // head in -> head out, cut-through
+  uint32_t switch_ports = 8;
+};
+
+// Where things are plugged in. Built by make_topology or read from a file.
+struct Topology {
+  struct Endpoint {
+    bool is_switch = false;
+    uint32_t index = 0; // node number or switch number
+    uint32_t port = 0;  // switch port (0 for a node)
+  };
+  uint32_t nodes = 0;
+  uint32_t switches = 0;
+  uint32_t ports_per_switch = 8;
+  std::vector<std::pair<Endpoint, Endpoint>> cables; // full duplex
+
+  // Route bytes from node `from` to node `to` (shortest path; ties broken
+  // by the lowest port number, so routes are deterministic). Throws
+  // nicemu::Error if from == to (a node needs no route to itself), a node
+  // does not exist, or the topology is invalid. Costs one search of the
+  // network: for a whole table, use routes_from.
+  std::vector<uint8_t> route(uint32_t from, uint32_t to) const;
+  // route(from, to) for every node `to` in one search; entry `from` is empty.
+  std::vector<std::vector<uint8_t>> routes_from(uint32_t from) const;
+  // Checks that every node is cabled once, ports are in range and used
+  // once, and every node reaches every other. Throws nicemu::Error.
+  void validate() const;
+};
+
+// One crossbar for up to `ports` nodes; beyond, a generated multi-switch
+// network (docs/fabric.md says which).
+Topology make_topology(uint32_t nodes, uint32_t ports_per_switch);
+// Reads a topology file (format in docs/fabric.md). Throws nicemu::Error
+// naming the file and line.
+Topology read_topology(const std::string &path, uint32_t ports_per_switch);
+Topology parse_topology(const std::string &text, const std::string &origin,
+                        uint32_t ports_per_switch);
+
+// Counters for reports and tests.
+struct FabricStats {
+  uint64_t packets_sent = 0;
+  uint64_t packets_delivered = 0;
+  uint64_t packets_blocked = 0; // heads that had to wait at least once
+  Time blocked_time = 0;        // total time heads spent waiting
+};
+
+class Fabric {
+public:
+  Fabric(Scheduler &scheduler, FabricParams params, Topology topology);
+  ~Fabric();
+  Fabric(const Fabric &) = delete;
+  Fabric &operator=(const Fabric &) = delete;
+
+  void attach(uint32_t node, PacketReceiver *receiver);
+
+  // Node `p.source` starts sending `p` at `head_leaves` (the head enters the
+  // cable then). `on_sent(t)` runs when the tail has left the source NIC.
+  // A packet whose route is wrong (a byte naming no port, too few or too
+  // many bytes, a loop onto a link it holds) is dropped and counted as
+  // misrouted, never delivered elsewhere; `on_sent` still runs so the
+  // sender is not stuck.
+  void send(Packet p, Time head_leaves, std::function<void(Time)> on_sent);
+  // A receiver that refused a head can take it now.
+  void receiver_ready(uint32_t node);
+
+  const Topology &topology() const;
+  const FabricParams &params() const;
+  // The least time from a head entering the network to its arrival at
+  // another node: one cable if two nodes are cabled directly, else two
+  // cables and a switch.
+  Time min_path_latency() const;
+  // topology().route(from, to), but each switch's search is kept: use this
+  // when many routes are asked for (every node's table).
+  std::vector<uint8_t> route(uint32_t from, uint32_t to) const;
+  const FabricStats &stats() const;
+  uint64_t misrouted() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace nicemu

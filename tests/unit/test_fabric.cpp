@@ -1,0 +1,411 @@
+// The fabric's timing, by hand-computed figures: 100 ps per byte, 1000 ps
+// per cable, 500 ps per switch, on one crossbar unless said otherwise.
+#include "fabric/fabric.hpp"
+
+#include "nicemu/error.hpp"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <memory>
+#include <tuple>
+
+using namespace nicemu;
+
+namespace {
+
+struct Arrival {
+  uint32_t node;
+  uint64_t id;
+  Time head, tail;
+  size_t route_left, bytes;
+  bool operator==(const Arrival &) const = default;
+};
+
+// Records each head and tail; refuses heads while `closed`.
+class Recorder : public PacketReceiver {
+public:
+  Recorder(uint32_t node, std::vector<Arrival> &log) : node_(node), log_(log) {}
+  bool accept_head(const Packet &, Time now) override {
+    offers.push_back(now);
+    if (closed)
+      return false;
+    CHECK(!busy_); // the fabric never overlaps two packets at one node
+    busy_ = true;
+    head_ = now;
+    return true;
+  }
+  void packet_arrived(Packet p, Time now) override {
+    busy_ = false;
+    log_.push_back({node_, p.id, head_, now, p.route.size(), p.payload.size()});
+  }
+  bool closed = false;
+  std::vector<Time> offers;
+
+private:
+  uint32_t node_;
+  std::vector<Arrival> &log_;
+  bool busy_ = false;
+  Time head_ = 0;
+};
+
+FabricParams test_params() {
+  FabricParams p;
+  p.link_ps_per_byte = 100;
+  p.link_latency = 1000;
+  p.switch_latency = 500;
+  return p;
+}
+
+struct Net {
+  Scheduler sched;
+  Fabric fabric;
+  std::vector<Arrival> log;
+  std::vector<std::unique_ptr<Recorder>> rx;
+  std::map<uint64_t, Time> sent; // packet id -> on_sent time
+  std::vector<uint64_t> next_seq;
+
+  explicit Net(Topology t, FabricParams p = test_params())
+      : fabric(sched, p, std::move(t)) {
+    uint32_t nodes = fabric.topology().nodes;
+    next_seq.resize(nodes);
+    for (uint32_t n = 0; n < nodes; ++n) {
+      rx.push_back(std::make_unique<Recorder>(n, log));
+      fabric.attach(n, rx.back().get());
+    }
+  }
+
+  uint64_t send(uint32_t from, std::vector<uint8_t> route, size_t bytes,
+                Time at, Time source_rate = 0) {
+    Packet p;
+    p.source = from;
+    p.id = (uint64_t(from) << 40) | next_seq[from]++;
+    p.route = std::move(route);
+    p.payload.assign(bytes, uint8_t(p.id));
+    p.source_ps_per_byte = source_rate;
+    uint64_t id = p.id;
+    fabric.send(std::move(p), at, [this, id](Time t) {
+      CHECK(sent.count(id) == 0);
+      sent[id] = t;
+    });
+    return id;
+  }
+  uint64_t send_to(uint32_t from, uint32_t to, size_t bytes, Time at) {
+    return send(from, fabric.route(from, to), bytes, at);
+  }
+  const Arrival *arrival(uint64_t id) const {
+    for (const Arrival &a : log)
+      if (a.id == id)
+        return &a;
+    return nullptr;
+  }
+  void at(Time t, std::function<void()> fn) {
+    sched.schedule(t, "test", std::move(fn));
+  }
+};
+
+} // namespace
+
+TEST_CASE("one packet through one switch: exact head and tail times") {
+  Net net(make_topology(4, 8));
+  uint64_t id = net.send(0, {2}, 100, 1000);
+  net.sched.run_until(kTimeNever);
+  // Head: 1000 + cable 1000 + switch 500 + cable 1000 = 3500; the tail is
+  // 100 bytes x 100 ps behind; it left node 0 at 1000 + 10000.
+  const Arrival *a = net.arrival(id);
+  REQUIRE(a);
+  CHECK(*a == Arrival{2, id, 3500, 13500, 0, 100});
+  CHECK(net.sent[id] == 11000);
+  CHECK(net.fabric.stats().packets_sent == 1);
+  CHECK(net.fabric.stats().packets_delivered == 1);
+  CHECK(net.fabric.stats().packets_blocked == 0);
+  CHECK(net.fabric.misrouted() == 0);
+  CHECK(net.sched.empty());
+}
+
+TEST_CASE("a source slower than the link paces the whole packet") {
+  Net net(make_topology(4, 8));
+  uint64_t id = net.send(0, {2}, 100, 1000, 250);
+  net.sched.run_until(kTimeNever);
+  CHECK(*net.arrival(id) == Arrival{2, id, 3500, 28500, 0, 100});
+  CHECK(net.sent[id] == 26000);
+}
+
+TEST_CASE("two packets for one output port serialize") {
+  Net net(make_topology(4, 8));
+  uint64_t a = net.send(0, {2}, 100, 0);
+  uint64_t b = net.send(1, {2}, 100, 0);
+  net.sched.run_until(kTimeNever);
+  CHECK(*net.arrival(a) == Arrival{2, a, 2500, 12500, 0, 100});
+  // b's head waits at s0:2 from 1500 until a's tail enters the cable to
+  // node 2 (12500 - 1000), so it arrives just as a's tail does.
+  CHECK(*net.arrival(b) == Arrival{2, b, 12500, 22500, 0, 100});
+  CHECK(net.sent[a] == 10000);
+  CHECK(net.sent[b] == 20000);
+  CHECK(net.fabric.stats().packets_blocked == 1);
+  CHECK(net.fabric.stats().blocked_time == 10000);
+}
+
+TEST_CASE("a refusing receiver holds the whole path until it is ready") {
+  Net net(make_topology(4, 8));
+  net.rx[2]->closed = true;
+  uint64_t a = net.send(0, {2}, 100, 0);    // refused at 2500
+  uint64_t c = net.send(1, {2}, 100, 0);    // needs s0:2, held by a
+  uint64_t d = net.send(0, {3}, 100, 5000); // needs node 0's cable
+  net.at(50000, [&] {
+    net.rx[2]->closed = false;
+    net.fabric.receiver_ready(2);
+  });
+  net.sched.run_until(kTimeNever);
+  CHECK(net.rx[2]->offers == std::vector<Time>{2500, 50000, 60000});
+  // a streams from 50000; its tail leaves node 0 at 50000 + 10000 - 2500.
+  CHECK(*net.arrival(a) == Arrival{2, a, 50000, 60000, 0, 100});
+  CHECK(net.sent[a] == 57500);
+  CHECK(*net.arrival(c) == Arrival{2, c, 60000, 70000, 0, 100});
+  CHECK(net.sent[c] == 67500);
+  // d's head waited for node 0's cable until a's tail entered it.
+  CHECK(*net.arrival(d) == Arrival{3, d, 60000, 70000, 0, 100});
+  CHECK(net.sent[d] == 67500);
+  CHECK(net.fabric.stats().packets_blocked == 3);
+  CHECK(net.fabric.stats().blocked_time == 47500 + 57500 + 52500);
+}
+
+TEST_CASE("a short packet frees the links its head has left") {
+  Net net(make_topology(4, 8));
+  net.rx[2]->closed = true;
+  uint64_t a = net.send(0, {2}, 5, 0);   // 500 ps long, refused at 2500
+  uint64_t b = net.send(1, {2}, 5, 0);   // waits for s0:2
+  uint64_t c = net.send(0, {3}, 5, 600); // node 0's cable: free at 1500
+  net.at(10000, [&] {
+    net.rx[2]->closed = false;
+    net.fabric.receiver_ready(2);
+  });
+  net.sched.run_until(kTimeNever);
+  CHECK(net.sent[a] == 500); // its tail left before the head even arrived
+  CHECK(*net.arrival(a) == Arrival{2, a, 10000, 10500, 0, 5});
+  // s0:2 stays held while a's head waits at node 2, then frees at once.
+  CHECK(*net.arrival(b) == Arrival{2, b, 11000, 11500, 0, 5});
+  // node 0's cable frees when a's head leaves s0 (1500).
+  CHECK(*net.arrival(c) == Arrival{3, c, 4000, 4500, 0, 5});
+  CHECK(net.sent[c] == 2000);
+}
+
+TEST_CASE("a sender queues behind its own earlier packet") {
+  Net net(make_topology(4, 8));
+  uint64_t a = net.send(0, {1}, 100, 0);
+  uint64_t b = net.send(0, {2}, 100, 0);
+  net.sched.run_until(kTimeNever);
+  CHECK(*net.arrival(a) == Arrival{1, a, 2500, 12500, 0, 100});
+  CHECK(*net.arrival(b) == Arrival{2, b, 12500, 22500, 0, 100});
+  CHECK(net.sent[b] == 20000);
+}
+
+TEST_CASE("misrouted packets are dropped, counted, and free their path") {
+  Net net(make_topology(4, 8));
+  SUBCASE("a port that does not exist") {
+    uint64_t bad = net.send(0, {9}, 100, 0);
+    uint64_t good = net.send(0, {1}, 100, 0);
+    net.sched.run_until(kTimeNever);
+    CHECK(net.arrival(bad) == nullptr);
+    CHECK(net.sent[bad] == 10000); // drained at s0 from 1500
+    CHECK(*net.arrival(good) == Arrival{1, good, 12500, 22500, 0, 100});
+  }
+  SUBCASE("a port with no cable") {
+    uint64_t bad = net.send(0, {6}, 100, 0);
+    net.sched.run_until(kTimeNever);
+    CHECK(net.arrival(bad) == nullptr);
+    CHECK(net.sent[bad] == 10000);
+  }
+  SUBCASE("no route byte left at a switch") {
+    uint64_t bad = net.send(0, {}, 100, 0);
+    net.sched.run_until(kTimeNever);
+    CHECK(net.arrival(bad) == nullptr);
+    CHECK(net.sent[bad] == 10000);
+  }
+  SUBCASE("route bytes left at a node") {
+    uint64_t bad = net.send(0, {1, 3}, 100, 0);
+    uint64_t next = net.send(2, {1}, 100, 0); // waits for s0:1
+    net.sched.run_until(kTimeNever);
+    CHECK(net.arrival(bad) == nullptr);
+    CHECK(net.rx[1]->offers == std::vector<Time>{12500}); // only `next`
+    CHECK(net.sent[bad] == 10000);
+    // bad drained into node 1 from 2500: s0:1 free at 2500 + 10000 - 1000.
+    CHECK(*net.arrival(next) == Arrival{1, next, 12500, 22500, 0, 100});
+  }
+  CHECK(net.fabric.misrouted() == 1);
+  CHECK(net.fabric.stats().packets_sent == net.sent.size());
+  CHECK(net.fabric.stats().packets_delivered == net.log.size());
+  CHECK(net.sched.empty());
+}
+
+namespace {
+
+// Every node but 0 sends `each` packets to node 0, each after the last has
+// left; returns the arrivals in order.
+std::vector<Arrival> all_to_one(uint32_t nodes, int each) {
+  Net net(make_topology(nodes, 8));
+  std::function<void(uint32_t, int)> next = [&](uint32_t from, int left) {
+    if (left == 0)
+      return;
+    std::vector<uint8_t> route = net.fabric.route(from, 0);
+    Packet p;
+    p.source = from;
+    p.id = (uint64_t(from) << 40) | uint64_t(left);
+    p.route = route;
+    p.payload.assign(16 + 8 * (from % 5), 0);
+    net.fabric.send(std::move(p), net.sched.now() + 100 * from,
+                    [&, from, left](Time) { next(from, left - 1); });
+  };
+  for (uint32_t n = 1; n < nodes; ++n)
+    next(n, each);
+  net.sched.run_until(kTimeNever);
+  CHECK(net.fabric.stats().packets_delivered == uint64_t(nodes - 1) * each);
+  CHECK(net.fabric.misrouted() == 0);
+  CHECK(net.sched.empty());
+  return net.log;
+}
+
+} // namespace
+
+TEST_CASE("heavy all-to-one traffic: nothing lost, same order every run") {
+  std::vector<Arrival> first = all_to_one(60, 20);
+  REQUIRE(first.size() == 59 * 20);
+  std::map<uint64_t, int> seen;
+  for (size_t i = 0; i < first.size(); ++i) {
+    CHECK(first[i].node == 0);
+    CHECK(first[i].route_left == 0);
+    CHECK(++seen[first[i].id] == 1);
+    if (i > 0) // one at a time into node 0
+      CHECK(first[i].head >= first[i - 1].tail);
+  }
+  CHECK(all_to_one(60, 20) == first);
+}
+
+namespace {
+
+// Sends from every listed pair at time 0 and checks each arrives once, at
+// the right node, with its route used up.
+void deliver_pairs(const Topology &t,
+                   const std::vector<std::pair<uint32_t, uint32_t>> &pairs) {
+  Net net(t);
+  std::map<uint64_t, uint32_t> dest;
+  for (auto [from, to] : pairs)
+    dest[net.send_to(from, to, 64, 0)] = to;
+  net.sched.run_until(kTimeNever);
+  REQUIRE(net.log.size() == pairs.size());
+  for (const Arrival &a : net.log) {
+    CHECK(a.node == dest.at(a.id));
+    CHECK(a.route_left == 0);
+    dest.erase(a.id);
+  }
+  CHECK(dest.empty());
+  CHECK(net.fabric.misrouted() == 0);
+}
+
+} // namespace
+
+TEST_CASE("every pair delivers on generated networks of 16 and 64 nodes") {
+  for (uint32_t nodes : {16u, 64u}) {
+    CAPTURE(nodes);
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (uint32_t a = 0; a < nodes; ++a)
+      for (uint32_t b = 0; b < nodes; ++b)
+        if (a != b)
+          pairs.push_back({a, b});
+    deliver_pairs(make_topology(nodes, 8), pairs);
+  }
+}
+
+TEST_CASE("1024 nodes: thousands of packets in flight all deliver") {
+  Topology t = make_topology(1024, 8);
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  for (uint32_t a = 0; a < 1024; ++a)
+    for (uint32_t k : {1u, 7u, 49u, 343u, 1023u - 2 * (a % 512)})
+      if ((a + k) % 1024 != a)
+        pairs.push_back({a, (a + k) % 1024});
+  deliver_pairs(t, pairs);
+}
+
+TEST_CASE("the longest route on 1024 nodes, uncontended") {
+  Net net(make_topology(1024, 8));
+  std::vector<uint8_t> route = net.fabric.topology().route(0, 1023);
+  REQUIRE(route.size() == 7);
+  uint64_t id = net.send(0, route, 100, 0);
+  net.sched.run_until(kTimeNever);
+  // 8 cables and 7 switches: 8 x 1000 + 7 x 500.
+  CHECK(*net.arrival(id) == Arrival{1023, id, 11500, 21500, 0, 100});
+  CHECK(net.sent[id] == 10000);
+}
+
+TEST_CASE("the fabric checks what it is given") {
+  Scheduler sched;
+  Topology t = make_topology(4, 8);
+  FabricParams p = test_params();
+  p.switch_ports = 16;
+  CHECK_THROWS_WITH_AS(Fabric(sched, p, t),
+                       "fabric: the topology has 8-port switches, the "
+                       "model's have 16",
+                       Error);
+  t.cables.pop_back();
+  CHECK_THROWS_WITH_AS(Fabric(sched, test_params(), t),
+                       "topology: node 3 is not cabled", Error);
+  Fabric f(sched, test_params(), make_topology(4, 8));
+  CHECK_THROWS_AS(f.attach(4, nullptr), Error);
+  Packet bad;
+  bad.source = 7;
+  CHECK_THROWS_AS(f.send(bad, 0, nullptr), Error);
+}
+
+TEST_CASE("a fabric destroyed with packets in flight leaves no events") {
+  Scheduler sched;
+  {
+    Fabric f(sched, test_params(), make_topology(4, 8));
+    Packet p;
+    p.route = {1};
+    p.payload.assign(10, 0);
+    f.send(p, 100, nullptr);
+    sched.run_until(1200);
+    CHECK(!sched.empty());
+  }
+  CHECK(sched.empty());
+}
+
+TEST_CASE("two nodes cabled back to back: no switch, no route bytes") {
+  Net net(parse_topology("switches 0\nnodes 2\ncable n0 n1\n", "b2b", 8));
+  uint64_t id = net.send(1, {}, 100, 0);
+  net.sched.run_until(kTimeNever);
+  CHECK(*net.arrival(id) == Arrival{0, id, 1000, 11000, 0, 100});
+  CHECK(net.sent[id] == 10000);
+}
+
+TEST_CASE("the fabric's routes match the topology's") {
+  Scheduler sched;
+  Fabric f(sched, test_params(), make_topology(100, 8));
+  const Topology &t = f.topology();
+  for (uint32_t a = 0; a < 100; a += 7) {
+    std::vector<std::vector<uint8_t>> routes = t.routes_from(a);
+    for (uint32_t b = 0; b < 100; ++b)
+      if (a != b && f.route(a, b) != routes[b])
+        FAIL_CHECK("route " << a << " -> " << b);
+  }
+  CHECK_THROWS_AS(f.route(5, 5), Error);
+  CHECK_THROWS_AS(f.route(5, 100), Error);
+}
+
+TEST_CASE("a route that loops back onto its own path is dropped") {
+  // n0 on s0:0, n1 on s1:0, s0:7 - s1:7. Route 7, 7, 7 would take s0:7
+  // again while the packet still holds it.
+  Net net(parse_topology("switches 2\nnodes 2\nnode 0 s0:0\nnode 1 s1:0\n"
+                         "cable s0:7 s1:7\n",
+                         "loop", 8));
+  uint64_t bad = net.send(0, {7, 7, 7, 0}, 100, 0);
+  uint64_t good = net.send(0, {7, 0}, 100, 0);
+  net.sched.run_until(kTimeNever);
+  CHECK(net.fabric.misrouted() == 1);
+  CHECK(net.arrival(bad) == nullptr);
+  // bad's head is dropped at s0 at 4500 (three cables, three switches);
+  // node 0's cable frees when its tail has entered it: 4500 + 10000 - 4500.
+  CHECK(net.sent[bad] == 10000);
+  CHECK(*net.arrival(good) == Arrival{1, good, 14000, 24000, 0, 100});
+  CHECK(net.sched.empty());
+}
