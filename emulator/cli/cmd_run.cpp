@@ -1,6 +1,7 @@
 // nicemu run --model M (--flash F | --firmware IMG) [--max-time T]
 #include "cli/commands.hpp"
 #include "debug/fault_report.hpp"
+#include "host/hosts.hpp"
 #include "mem/flash.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/image.hpp"
@@ -21,6 +22,7 @@ constexpr int kExitFault = 125, kExitMaxTime = 124, kExitDeadlock = 126;
 struct RunOptions {
   std::string model = "lanai4", flash, firmware, max_time, topology;
   uint32_t nodes = 1;
+  std::vector<std::string> program; // host program and its arguments
   int64_t watchdog = -1;
   bool quiet = false;
 };
@@ -95,6 +97,8 @@ int outcome_exit_code(Simulation &sim, const RunResult &r) {
     return kExitMaxTime;
   case RunOutcome::Deadlock:
     return kExitDeadlock;
+  case RunOutcome::HostFailed:
+    return 1;
   case RunOutcome::Halted:
     break;
   }
@@ -125,19 +129,36 @@ int run(const RunOptions &o) {
   }
   auto shared_flash =
       std::make_shared<const std::vector<uint8_t>>(std::move(flash));
+  // Host programs: one process per node, each reaching its NIC through its
+  // own channel; the run is theirs.
+  std::unique_ptr<HostGroup> hosts;
+  if (!o.program.empty()) {
+    hosts = std::make_unique<HostGroup>(o.nodes, sim.scheduler(), model,
+                                        HostOptions{});
+    sim.set_external(hosts.get());
+  }
   for (uint32_t i = 0; i < o.nodes; ++i) {
     NodeConfig config;
     config.node = i;
     config.nodes = o.nodes;
     config.fabric = sim.fabric();
+    if (hosts)
+      config.host_memory = &hosts->agent(i);
     if (o.watchdog >= 0)
       config.watchdog_cycles = uint64_t(o.watchdog);
     config.console = [](uint32_t node, const std::string &line) {
       std::cout << "[node" << node << "] " << line << "\n" << std::flush;
     };
-    sim.add_node(model, config).boot(shared_flash);
+    Node &node = sim.add_node(model, config);
+    node.boot(shared_flash);
+    if (hosts)
+      hosts->agent(i).attach(&node);
   }
+  if (hosts)
+    hosts->launch(o.program);
   RunResult r = sim.run(max_time);
+  if (hosts)
+    hosts->stop();
   for (auto &n : sim.nodes())
     if (n->state() == NodeState::Faulted)
       std::cerr << "nicemu: " << fault_report(*n);
@@ -145,8 +166,18 @@ int run(const RunOptions &o) {
     std::cerr << "nicemu: stopped: " << r.message << "\n";
   if (r.outcome == RunOutcome::MaxTime)
     std::cerr << "nicemu: stopped at --max-time " << o.max_time << "\n";
+  if (r.outcome == RunOutcome::HostFailed)
+    std::cerr << "nicemu: stopped: " << r.message << "\n";
   if (!o.quiet)
     print_summary(sim, r, model);
+  if (hosts) {
+    if (!o.quiet)
+      for (uint32_t i = 0; i < o.nodes; ++i)
+        std::fprintf(stderr, "host %u: %s\n", i, hosts->outcomes()[i].c_str());
+    if (r.outcome == RunOutcome::Halted || r.outcome == RunOutcome::HostFailed)
+      return hosts->exit_code() ? hosts->exit_code()
+                                : (r.outcome == RunOutcome::HostFailed ? 1 : 0);
+  }
   return outcome_exit_code(sim, r);
 }
 
@@ -172,6 +203,9 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
   cmd->add_option("--watchdog", opts->watchdog,
                   "watchdog period in cycles (0 = off; default: the model's)");
   cmd->add_flag("-q,--quiet", opts->quiet, "no summary");
+  cmd->add_option("program", opts->program,
+                  "after --: a host program (and its arguments) to run once "
+                  "per node, like mpirun");
   cmd->callback([opts, &status] { status.code = run(*opts); });
 }
 

@@ -141,7 +141,12 @@ void emit_data(std::ostream &out, const Layout &layout) {
       << "    __bss_end = .;\n"
       << "  } > " << data << " :data\n\n"
       << "  _end = .;\n"
-      << "  _stack_top = ORIGIN(" << data << ") + LENGTH(" << data << ");\n\n";
+      << "  /* The last page of data memory is the host mailbox: host "
+         "programs\n"
+      << "     write requests there by PIO. The stack grows down below it. */\n"
+      << "  nicemu_mailbox = ORIGIN(" << data << ") + LENGTH(" << data
+      << ") - 4096;\n"
+      << "  _stack_top = nicemu_mailbox;\n\n";
 }
 
 // Other memories (e.g. Martini's LLCM) are not loaded from the image; the

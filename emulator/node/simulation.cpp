@@ -24,6 +24,8 @@ Node &Simulation::add_node(const Model &model, NodeConfig config) {
 // that much later.
 Time Simulation::slice_end(const Node &node, Time max_time) const {
   Time end = std::min(scheduler_.next_time(), max_time);
+  if (external_)
+    end = std::min(end, external_->earliest_action());
   if (lookahead_ == kTimeNever)
     return end;
   for (const auto &other : nodes_)
@@ -40,10 +42,41 @@ Time Simulation::earliest_core_time() const {
   return t;
 }
 
+// Whether the run is over: a fault, a failed host, everything finished.
+bool Simulation::finished(RunResult &result) const {
+  for (const auto &n : nodes_)
+    if (n->state() == NodeState::Faulted) {
+      result.outcome = RunOutcome::Faulted;
+      result.end_time = n->time();
+      return true;
+    }
+  if (external_ && !external_->failure().empty()) {
+    result.outcome = RunOutcome::HostFailed;
+    result.end_time = scheduler_.now();
+    result.message = external_->failure();
+    return true;
+  }
+  // With host programs the run is theirs: it ends when they all have, even
+  // if the firmware loops forever, as NIC firmware does.
+  bool done = external_ ? external_->finished()
+                        : std::all_of(nodes_.begin(), nodes_.end(),
+                                      [](auto &n) { return n->finished(); });
+  if (!done)
+    return false;
+  result.outcome = RunOutcome::Halted;
+  result.end_time = scheduler_.now();
+  if (!external_)
+    for (const auto &n : nodes_)
+      result.end_time = std::max(result.end_time, n->time());
+  return true;
+}
+
 RunResult Simulation::run(Time max_time) {
   auto wall_start = std::chrono::steady_clock::now();
   RunResult result;
   for (;;) {
+    if (external_)
+      external_->poll();
     for (auto &n : nodes_) {
       if (n->state() != NodeState::Running)
         continue;
@@ -51,29 +84,25 @@ RunResult Simulation::run(Time max_time) {
       n->run_until(slice_end(*n, max_time));
       running_ = nullptr;
     }
-    auto faulted = std::find_if(nodes_.begin(), nodes_.end(), [](auto &n) {
-      return n->state() == NodeState::Faulted;
-    });
-    if (faulted != nodes_.end()) {
-      result.outcome = RunOutcome::Faulted;
-      result.end_time = (*faulted)->time();
+    if (finished(result))
       break;
-    }
-    if (std::all_of(nodes_.begin(), nodes_.end(),
-                    [](auto &n) { return n->finished(); })) {
-      result.outcome = RunOutcome::Halted;
-      for (auto &n : nodes_)
-        result.end_time = std::max(result.end_time, n->time());
-      break;
-    }
     // Run every event the cores have reached, or jump to the next one if all
-    // cores sleep.
+    // cores sleep; but never past a host that may still act.
     Time t = std::min(earliest_core_time(), scheduler_.next_time());
+    Time host = external_ ? external_->earliest_action() : kTimeNever;
+    if (host <= t && host < max_time) {
+      scheduler_.run_until(host); // everything before the host's call
+      external_->wait();
+      continue;
+    }
     if (t == kTimeNever) {
       result.outcome = RunOutcome::Deadlock;
       result.end_time = scheduler_.now();
-      result.message = "every node is asleep and no event is pending that "
-                       "could wake one";
+      result.message =
+          external_ ? "every host waits for its NIC and no NIC has anything "
+                      "left to do"
+                    : "every node is asleep and no event is pending that "
+                      "could wake one";
       break;
     }
     if (t >= max_time) {

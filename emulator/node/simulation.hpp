@@ -16,11 +16,29 @@
 
 namespace nicemu {
 
+// Something outside the cores that acts at virtual times of its own: the
+// host processes. The run never passes the earliest time it may act.
+class ExternalActor {
+public:
+  virtual ~ExternalActor() = default;
+  // Takes in whatever it has posted (requests become scheduled events).
+  virtual void poll() = 0;
+  // The earliest virtual time at which it may still act on its own.
+  virtual Time earliest_action() const = 0;
+  // Blocks (in wall time) until it may have posted something.
+  virtual void wait() = 0;
+  // Done: the run is complete.
+  virtual bool finished() const = 0;
+  // Non-empty when it failed (a host crashed): the run stops.
+  virtual std::string failure() const = 0;
+};
+
 enum class RunOutcome {
-  Halted,   // every node halted
-  Faulted,  // a node faulted (the run stops at the first fault)
-  MaxTime,  // virtual time reached --max-time
-  Deadlock, // every live node sleeps and no event is pending
+  Halted,     // every node halted
+  Faulted,    // a node faulted (the run stops at the first fault)
+  MaxTime,    // virtual time reached --max-time
+  Deadlock,   // every live node sleeps and no event is pending
+  HostFailed, // a host process failed
 };
 
 struct RunResult {
@@ -40,6 +58,8 @@ public:
     lookahead_ = lookahead;
   }
   Fabric *fabric() { return fabric_.get(); }
+  // The host processes, when the run has them: it ends when they finish.
+  void set_external(ExternalActor *external) { external_ = external; }
   Node &add_node(const Model &model, NodeConfig config);
   std::vector<std::unique_ptr<Node>> &nodes() { return nodes_; }
 
@@ -48,12 +68,14 @@ public:
 private:
   Time earliest_core_time() const;
   Time slice_end(const Node &node, Time max_time) const;
+  bool finished(RunResult &result) const;
 
   Scheduler scheduler_;
   std::unique_ptr<Fabric> fabric_;
   std::vector<std::unique_ptr<Node>> nodes_;
-  Node *running_ = nullptr; // the node whose core is running a slice
+  Node *running_ = nullptr;     // the node whose core is running a slice
   Time lookahead_ = kTimeNever; // no network: nodes never affect each other
+  ExternalActor *external_ = nullptr;
 };
 
 } // namespace nicemu

@@ -51,7 +51,9 @@ TEST_CASE("ldscript: unified SRAM holds everything") {
   CHECK(contains(section(script, ".rodata :"), "} > sram :rodata"));
   CHECK(contains(section(script, ".data :"), "} > sram :data"));
   CHECK(contains(section(script, ".bss :"), "} > sram :data"));
-  CHECK(contains(script, "_stack_top = ORIGIN(sram) + LENGTH(sram);"));
+  CHECK(
+      contains(script, "nicemu_mailbox = ORIGIN(sram) + LENGTH(sram) - 4096;"));
+  CHECK(contains(script, "_stack_top = nicemu_mailbox;"));
 }
 
 TEST_CASE("ldscript: split SRAM puts constants with the data") {
@@ -64,7 +66,8 @@ TEST_CASE("ldscript: split SRAM puts constants with the data") {
   CHECK(contains(section(script, ".rodata :"), "} > dsram :rodata"));
   CHECK(contains(section(script, ".init_array :"), "} > dsram :rodata"));
   CHECK(contains(section(script, ".data :"), "} > dsram :data"));
-  CHECK(contains(script, "_stack_top = ORIGIN(dsram) + LENGTH(dsram);"));
+  CHECK(contains(script,
+                 "nicemu_mailbox = ORIGIN(dsram) + LENGTH(dsram) - 4096;"));
 }
 
 TEST_CASE("ldscript: other memories are regions with unloaded sections") {

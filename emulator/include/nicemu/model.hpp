@@ -22,25 +22,25 @@ struct MemoryRegion {
 
 // Extra cycles per instruction class, on top of one cycle per instruction.
 struct CycleTable {
-  uint32_t load_use = 0;       // load followed by an instruction using its result
-  uint32_t mul = 0;            // mult, multu, mul, madd, msub...
-  uint32_t div = 0;            // div, divu
-  uint32_t taken_branch = 0;   // branch or jump that changes the PC flow
-  uint32_t mmio_read = 0;      // wait states of a device register read
-  uint32_t mmio_write = 0;     // wait states of a device register write
+  uint32_t load_use = 0;     // load followed by an instruction using its result
+  uint32_t mul = 0;          // mult, multu, mul, madd, msub...
+  uint32_t div = 0;          // div, divu
+  uint32_t taken_branch = 0; // branch or jump that changes the PC flow
+  uint32_t mmio_read = 0;    // wait states of a device register read
+  uint32_t mmio_write = 0;   // wait states of a device register write
   uint32_t interrupt_entry = 0; // cycles to vector into the interrupt stub
-  uint32_t wake = 0;           // cycles to resume from sleep (one poll-loop turn)
+  uint32_t wake = 0; // cycles to resume from sleep (one poll-loop turn)
 };
 
 struct Model {
-  std::string name;        // "lanai4"
-  std::string description; // one line
-  std::filesystem::path source; // file it was loaded from
-  uint32_t id = 0;         // value of SYS_MODEL
-  uint64_t clock_hz = 0;   // core clock
+  std::string name;                   // "lanai4"
+  std::string description;            // one line
+  std::filesystem::path source;       // file it was loaded from
+  uint32_t id = 0;                    // value of SYS_MODEL
+  uint64_t clock_hz = 0;              // core clock
   std::vector<MemoryRegion> memories; // card memories, non-overlapping
-  uint32_t flash_size = 0; // bytes of the flash device
-  uint64_t watchdog_cycles = 0; // default watchdog period (0 = off)
+  uint32_t flash_size = 0;            // bytes of the flash device
+  uint64_t watchdog_cycles = 0;       // default watchdog period (0 = off)
   CycleTable cycles;
   // Timing parameters for devices of later stages (DMA, links, host bus),
   // in picoseconds, keyed "section.name" (e.g. "host_dma.gap_to_sram").
@@ -53,6 +53,12 @@ struct Model {
   // The first executable region (code) and the first writable one (data).
   const MemoryRegion &code_region() const;
   const MemoryRegion &data_region() const;
+  // The host mailbox: the last 4 KiB page of the data memory, where host
+  // programs write requests by PIO (the linker script keeps the stack below
+  // it, as `nicemu_mailbox`).
+  uint32_t host_mailbox() const {
+    return data_region().base + data_region().size - 4096;
+  }
   // timing_ps / params lookups that throw nicemu::Error naming the model and
   // its file when the key is missing (a model too old for the device).
   uint64_t timing(const std::string &key) const;

@@ -105,6 +105,15 @@ inline bool irq_master(bool on) {
   return was_on;
 }
 
+// ---- Host mailbox --------------------------------------------------------
+
+// The last page of data memory, where host programs write requests by PIO
+// (defined by the linker script).
+extern "C" uint32_t nicemu_mailbox[1024];
+inline volatile uint32_t *mailbox() {
+  return nicemu_mailbox;
+}
+
 // ---- Host DMA ------------------------------------------------------------
 
 // Starts a host DMA of `bytes` (a multiple of 4) between registered host

@@ -1,0 +1,164 @@
+#include "host/agent.hpp"
+
+#include "nicemu/error.hpp"
+#include "node/node.hpp"
+
+#include <cstring>
+
+namespace nicemu {
+
+using channel::Op;
+using channel::Reply;
+using channel::Request;
+using channel::Status;
+
+HostCosts HostCosts::from(const Model &model) {
+  auto get = [&](const char *key) {
+    auto it = model.timing_ps.find(key);
+    if (it == model.timing_ps.end())
+      throw Error("model " + model.name +
+                  " cannot run host programs: [timing] " + key + " is missing");
+    return it->second;
+  };
+  return {get("host.pio_write_word"), get("host.pio_read_word"),
+          get("host.poll_own_memory")};
+}
+
+HostAgent::HostAgent(uint32_t rank, uint32_t size, uint64_t arena_bytes,
+                     Scheduler &scheduler, const Model &model)
+    : rank_(rank), scheduler_(scheduler), model_(model),
+      costs_(HostCosts::from(model)),
+      channel_(
+          std::make_unique<channel::EmulatorEnd>(rank, size, arena_bytes)) {}
+
+HostAgent::~HostAgent() = default;
+
+Time HostAgent::earliest_action() const {
+  switch (phase_) {
+  case Phase::Starting:
+  case Phase::Computing:
+    return clock_;
+  default:
+    return kTimeNever;
+  }
+}
+
+void HostAgent::poll() {
+  // A request stays posted until it is answered: take it in once.
+  Request r;
+  if (phase_ == Phase::Exited || phase_ == Phase::Busy || !channel_->pending(r))
+    return;
+  // The simulation never passes a computing host's clock, so its request
+  // is never in the past.
+  Time at = std::max<Time>(r.time, scheduler_.now());
+  phase_ = r.op == Op::Exit ? Phase::Exited : Phase::Busy;
+  if (r.op == Op::Exit) {
+    said_exit_ = true;
+    exit_status_ = int(r.a);
+    return;
+  }
+  scheduler_.schedule(at, "host: request", [this, r, at] {
+    Request stamped = r;
+    stamped.time = at;
+    handle(stamped);
+  });
+}
+
+void HostAgent::reply_at(Time t, Reply reply) {
+  reply.time = t;
+  scheduler_.schedule(t, "host: reply", [this, reply] {
+    clock_ = reply.time;
+    phase_ = Phase::Computing;
+    channel_->reply(reply);
+  });
+}
+
+Reply HostAgent::immediate(const Request &r) {
+  Reply rep;
+  switch (r.op) {
+  case Op::Hello:
+    rep.value = model_.host_mailbox();
+    break;
+  case Op::Register:
+    rep.status = channel_->add_region(r.a, r.b);
+    break;
+  case Op::Deregister:
+    rep.status = channel_->remove_region(r.a);
+    break;
+  default:
+    rep.status = Status::BadArgument;
+  }
+  return rep;
+}
+
+void HostAgent::handle(const Request &r) {
+  const Time now = r.time;
+  switch (r.op) {
+  case Op::PioWrite: {
+    Reply rep;
+    if (!node_ || r.a % 4 || !node_->card_range(r.a, 4))
+      rep.status = Status::BadArgument;
+    else
+      node_->card_write(r.a, &r.b, 4); // lands when the write completes
+    return reply_at(now + costs_.pio_write, rep);
+  }
+  case Op::PioRead: {
+    Reply rep;
+    if (!node_ || r.a % 4 || !node_->card_read(r.a, &rep.value, 4))
+      rep.status = Status::BadArgument;
+    return reply_at(now + costs_.pio_read, rep);
+  }
+  case Op::Advance:
+    return reply_at(now + r.arg64, Reply{});
+  case Op::WaitWord:
+    if (r.a % 4 || uint64_t(r.a) + 4 > channel_->arena_size())
+      return reply_at(now, Reply{Status::BadArgument, 0, 0});
+    watch_ = Watch{r.a, r.b, r.c};
+    return check_watch();
+  default:
+    return reply_at(now, immediate(r));
+  }
+}
+
+// A waiting host notices a change in its own memory one poll later.
+void HostAgent::check_watch() {
+  if (!watch_)
+    return;
+  uint32_t word;
+  std::memcpy(&word, channel_->arena() + watch_->offset, 4);
+  if ((word & watch_->mask) != watch_->expected)
+    return;
+  watch_.reset();
+  reply_at(scheduler_.now() + costs_.poll_own_memory,
+           Reply{Status::Ok, word, 0});
+}
+
+bool HostAgent::registered(uint64_t addr, size_t len) const {
+  return channel_->registered(addr, len);
+}
+
+bool HostAgent::read(uint64_t addr, void *out, size_t len) const {
+  if (!registered(addr, len))
+    return false;
+  std::memcpy(out, channel_->arena() + (addr - channel::kArenaBusBase), len);
+  return true;
+}
+
+bool HostAgent::write(uint64_t addr, const void *in, size_t len) {
+  if (!registered(addr, len))
+    return false;
+  std::memcpy(channel_->arena() + (addr - channel::kArenaBusBase), in, len);
+  check_watch();
+  return true;
+}
+
+void HostAgent::process_ended() {
+  phase_ = Phase::Exited;
+}
+
+void HostAgent::shut_down() {
+  channel_->shutdown(); // the call in progress, and every later one, fails
+  phase_ = Phase::Exited;
+}
+
+} // namespace nicemu

@@ -1,0 +1,78 @@
+// One host process as the emulator sees it: its channel, the requests it
+// makes at its own virtual time (charged their host-bus cost from the
+// model), and its registered memory as the NIC's DMA engines see it.
+#pragma once
+
+#include "devices/host_memory.hpp"
+#include "host/channel.hpp"
+#include "nicemu/model.hpp"
+#include "sim/scheduler.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nicemu {
+
+class Node;
+
+struct HostCosts {
+  Time pio_write = 0, pio_read = 0, poll_own_memory = 0;
+  static HostCosts from(const Model &model);
+};
+
+class HostAgent final : public HostMemory {
+public:
+  HostAgent(uint32_t rank, uint32_t size, uint64_t arena_bytes,
+            Scheduler &scheduler, const Model &model);
+  ~HostAgent() override;
+
+  channel::EmulatorEnd &channel() { return *channel_; }
+  void attach(Node *node) { node_ = node; }
+  uint32_t rank() const { return rank_; }
+
+  // Picks up a posted request, if any, and schedules it at its time.
+  void poll();
+  // The earliest virtual time at which this host may still act on its own:
+  // its clock while it computes; never while it waits for the emulator.
+  Time earliest_action() const;
+  bool exited() const { return phase_ == Phase::Exited; }
+  bool said_exit() const { return said_exit_; }
+  int exit_status() const { return exit_status_; }
+  // The process is gone (exited or killed): no more requests.
+  void process_ended();
+  // Tells a waiting host the cluster is stopping.
+  void shut_down();
+
+  // HostMemory (bus addresses)
+  bool registered(uint64_t addr, size_t len) const override;
+  bool read(uint64_t addr, void *out, size_t len) const override;
+  bool write(uint64_t addr, const void *in, size_t len) override;
+
+private:
+  enum class Phase { Starting, Computing, Busy, Exited };
+  void handle(const channel::Request &r);
+  void reply_at(Time t, channel::Reply r);
+  void check_watch();
+  channel::Reply immediate(const channel::Request &r);
+
+  uint32_t rank_;
+  Scheduler &scheduler_;
+  const Model &model_;
+  HostCosts costs_;
+  std::unique_ptr<channel::EmulatorEnd> channel_;
+  Node *node_ = nullptr;
+  Phase phase_ = Phase::Starting;
+  Time clock_ = 0; // the host's virtual time while it computes
+  bool said_exit_ = false;
+  int exit_status_ = 0;
+  // WaitWord in progress.
+  struct Watch {
+    uint64_t offset;
+    uint32_t mask, expected;
+  };
+  std::optional<Watch> watch_;
+};
+
+} // namespace nicemu

@@ -1,0 +1,168 @@
+#include "host/hosts.hpp"
+
+#include "nicemu/error.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+
+namespace nicemu {
+
+HostGroup::HostGroup(uint32_t nodes, Scheduler &scheduler, const Model &model,
+                     HostOptions options)
+    : options_(options), statuses_(nodes, -1) {
+  for (uint32_t r = 0; r < nodes; ++r)
+    agents_.push_back(std::make_unique<HostAgent>(r, nodes, options.arena_bytes,
+                                                  scheduler, model));
+}
+
+HostGroup::~HostGroup() {
+  stop();
+}
+
+namespace {
+
+// In the child, between fork and exec: only async-signal-safe calls.
+[[noreturn]] void exec_rank(const std::vector<char *> &argv, int channel_fd,
+                            int wake_fd, uint32_t rank, uint32_t size) {
+  // The channel on fd 3, the wake pipe on fd 4; nothing else leaks in.
+  int c = dup(channel_fd), w = dup(wake_fd);
+  dup2(c, 3);
+  dup2(w, 4);
+  close_range(5, ~0u, 0);
+  char env[4][40];
+  std::strcpy(env[0], "NICEMU_CHANNEL_FD=3");
+  std::strcpy(env[1], "NICEMU_WAKE_FD=4");
+  std::snprintf(env[2], sizeof env[2], "NICEMU_RANK=%u", rank);
+  std::snprintf(env[3], sizeof env[3], "NICEMU_SIZE=%u", size);
+  for (auto &e : env)
+    putenv(e);
+  execvp(argv[0], argv.data());
+  const char msg[] = "nicemu: cannot start the host program\n";
+  (void)!write(2, msg, sizeof msg - 1);
+  _exit(127);
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status))
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status))
+    return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
+  return "ended (status " + std::to_string(status) + ")";
+}
+
+} // namespace
+
+void HostGroup::launch(const std::vector<std::string> &argv) {
+  if (argv.empty())
+    throw Error("run: no host program after --");
+  std::vector<char *> args;
+  for (const auto &a : argv)
+    args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+  std::fflush(nullptr);
+  for (uint32_t r = 0; r < agents_.size(); ++r) {
+    pid_t pid = fork();
+    if (pid < 0)
+      throw Error(std::string("run: cannot start host processes: ") +
+                  std::strerror(errno));
+    if (pid == 0)
+      exec_rank(args, agents_[r]->channel().fd(), wake_.write_fd, r,
+                uint32_t(agents_.size()));
+    pids_.push_back(pid);
+  }
+}
+
+void HostGroup::note_end(uint32_t rank, int status) {
+  statuses_[rank] = status;
+  agents_[rank]->process_ended();
+  bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!clean && failure_.empty())
+    failure_ = "host rank " + std::to_string(rank) + " (" +
+               std::to_string(pids_[rank]) + ") " + describe_status(status);
+}
+
+void HostGroup::reap(bool block) {
+  for (uint32_t r = 0; r < pids_.size(); ++r) {
+    if (statuses_[r] != -1)
+      continue;
+    int status = 0;
+    pid_t got = waitpid(pids_[r], &status, block ? 0 : WNOHANG);
+    if (got == pids_[r])
+      note_end(r, status);
+  }
+}
+
+void HostGroup::poll() {
+  for (auto &a : agents_)
+    a->poll();
+  reap(false);
+}
+
+Time HostGroup::earliest_action() const {
+  Time t = kTimeNever;
+  for (const auto &a : agents_)
+    t = std::min(t, a->earliest_action());
+  return t;
+}
+
+// A host that computes for a long time holds the run: say so, once, and
+// give up after the timeout instead of hanging.
+void HostGroup::wait() {
+  auto start = std::chrono::steady_clock::now();
+  while (!wake_.wait(100)) {
+    reap(false);
+    if (!failure_.empty() || finished())
+      return;
+    auto waited = std::chrono::steady_clock::now() - start;
+    if (waited > std::chrono::milliseconds(options_.host_timeout_ms)) {
+      failure_ = "no host made a library call for " +
+                 std::to_string(options_.host_timeout_ms / 1000) +
+                 " s of wall time (a host is computing, or stuck)";
+      return;
+    }
+  }
+}
+
+bool HostGroup::finished() const {
+  return std::all_of(agents_.begin(), agents_.end(),
+                     [](const auto &a) { return a->exited(); });
+}
+
+// Hosts that said they exit are left to finish (and flush their output);
+// the others are told the cluster stops and, if they linger, terminated.
+void HostGroup::stop() {
+  for (auto &a : agents_)
+    if (!a->said_exit())
+      a->shut_down();
+  for (uint32_t r = 0; r < pids_.size(); ++r)
+    if (statuses_[r] == -1 && !agents_[r]->said_exit())
+      kill(pids_[r], SIGTERM);
+  reap(true);
+}
+
+std::vector<std::string> HostGroup::outcomes() const {
+  std::vector<std::string> out;
+  for (int s : statuses_)
+    out.push_back(s == -1 ? "still running" : describe_status(s));
+  return out;
+}
+
+int HostGroup::exit_code() const {
+  for (int s : statuses_) {
+    if (s == -1)
+      continue;
+    if (WIFSIGNALED(s))
+      return 128 + WTERMSIG(s);
+    if (WIFEXITED(s) && WEXITSTATUS(s) != 0)
+      return WEXITSTATUS(s);
+  }
+  return 0;
+}
+
+} // namespace nicemu

@@ -1,0 +1,57 @@
+// The host processes of a run: one per node, started like mpirun starts
+// ranks, each with its channel; the run waits for them and stops cleanly
+// when one fails.
+#pragma once
+
+#include "host/agent.hpp"
+#include "host/channel.hpp"
+#include "node/simulation.hpp"
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nicemu {
+
+struct HostOptions {
+  uint64_t arena_bytes = 64ull << 20; // registered-memory arena per host
+  int host_timeout_ms = 60'000; // a host computing this long holds the run
+};
+
+class HostGroup final : public ExternalActor {
+public:
+  HostGroup(uint32_t nodes, Scheduler &scheduler, const Model &model,
+            HostOptions options);
+  ~HostGroup() override;
+
+  HostAgent &agent(uint32_t rank) { return *agents_[rank]; }
+  // Starts `argv` once per rank. Throws nicemu::Error if it cannot.
+  void launch(const std::vector<std::string> &argv);
+  // Stops what is still running (after the run ended), reaps every process.
+  void stop();
+  // Per rank: "exited with status 0", "killed by signal 11 (...)".
+  std::vector<std::string> outcomes() const;
+  // 0 if every host exited 0, else the first failing status (or 128+signal).
+  int exit_code() const;
+
+  void poll() override;
+  Time earliest_action() const override;
+  void wait() override;
+  bool finished() const override;
+  std::string failure() const override { return failure_; }
+
+private:
+  void reap(bool block);
+  void note_end(uint32_t rank, int status);
+
+  HostOptions options_;
+  channel::WakePipe wake_;
+  std::vector<std::unique_ptr<HostAgent>> agents_;
+  std::vector<pid_t> pids_;
+  std::vector<int> statuses_; // waitpid status, -1 while running
+  std::string failure_;
+};
+
+} // namespace nicemu

@@ -1,0 +1,152 @@
+// The native host API on top of the channel to the emulator.
+#include "nicemu/host.hpp"
+
+#include "host/channel.hpp"
+#include "nicemu/error.hpp"
+
+#include <cstdlib>
+#include <mutex>
+
+namespace nicemu::host {
+
+namespace {
+
+using channel::Op;
+using channel::Reply;
+using channel::Request;
+using channel::Status;
+
+struct Session {
+  channel::HostEnd *end = nullptr;
+  uint32_t mailbox = 0;
+  uint64_t next_free = 0; // arena bump allocator
+};
+
+void say_exit() {
+  // Lets the run end without waiting for this process's last breath.
+  try {
+    channel::HostEnd::from_environment().exit(0);
+  } catch (...) {
+  }
+}
+
+Session &session() {
+  static Session s = [] {
+    Session made;
+    try {
+      made.end = &channel::HostEnd::from_environment();
+    } catch (const nicemu::Error &e) {
+      throw Error(e.what());
+    }
+    Request hello;
+    hello.op = Op::Hello;
+    made.mailbox = made.end->call(hello).value;
+    std::atexit(say_exit);
+    return made;
+  }();
+  return s;
+}
+
+Reply call(Request r) {
+  Reply rep;
+  try {
+    rep = session().end->call(r);
+  } catch (const nicemu::Error &e) {
+    throw Error(e.what());
+  }
+  if (rep.status == Status::Shutdown)
+    throw Error("nicemu: the cluster is stopping");
+  return rep;
+}
+
+void check(Status s, const char *what) {
+  if (s != Status::Ok)
+    throw Error(std::string("nicemu: ") + what + " failed (status " +
+                std::to_string(int(s)) + ")");
+}
+
+uint64_t arena_offset(const void *p, size_t len) {
+  auto *arena = session().end->arena();
+  auto *b = static_cast<const uint8_t *>(p);
+  if (b < arena || b + len > arena + session().end->arena_size())
+    throw Error("nicemu: buffer is not registered memory (use "
+                "nicemu::host::alloc)");
+  return uint64_t(b - arena);
+}
+
+} // namespace
+
+uint32_t rank() {
+  return session().end->rank();
+}
+uint32_t size() {
+  return session().end->size();
+}
+uint64_t now_ps() {
+  return session().end->time();
+}
+double now_us() {
+  return double(now_ps()) / 1e6;
+}
+
+void compute(uint64_t ps) {
+  Request r;
+  r.op = Op::Advance;
+  r.arg64 = ps;
+  call(r);
+}
+
+void *alloc(size_t bytes) {
+  Session &s = session();
+  uint64_t start = (s.next_free + 63) & ~uint64_t(63);
+  uint64_t len = (bytes + 63) & ~uint64_t(63);
+  if (bytes == 0 || start + len > s.end->arena_size())
+    throw Error("nicemu: out of registered memory (" + std::to_string(bytes) +
+                " bytes asked)");
+  Request r;
+  r.op = Op::Register;
+  r.a = uint32_t(start);
+  r.b = uint32_t(len);
+  check(call(r).status, "registering memory");
+  s.next_free = start + len;
+  return s.end->arena() + start;
+}
+
+uint32_t bus_address(const void *p) {
+  return uint32_t(channel::kArenaBusBase + arena_offset(p, 1));
+}
+
+void pio_write(uint32_t card_addr, uint32_t value) {
+  Request r;
+  r.op = Op::PioWrite;
+  r.a = card_addr;
+  r.b = value;
+  check(call(r).status, "PIO write");
+}
+
+uint32_t pio_read(uint32_t card_addr) {
+  Request r;
+  r.op = Op::PioRead;
+  r.a = card_addr;
+  Reply rep = call(r);
+  check(rep.status, "PIO read");
+  return rep.value;
+}
+
+uint32_t mailbox() {
+  return session().mailbox;
+}
+
+uint32_t wait_word(const volatile uint32_t *word, uint32_t mask,
+                   uint32_t expected) {
+  Request r;
+  r.op = Op::WaitWord;
+  r.a = uint32_t(arena_offset(const_cast<const uint32_t *>(word), 4));
+  r.b = mask;
+  r.c = expected;
+  Reply rep = call(r);
+  check(rep.status, "waiting for a word");
+  return rep.value;
+}
+
+} // namespace nicemu::host

@@ -1,0 +1,395 @@
+#include "host/channel.hpp"
+
+#include "nicemu/error.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <thread>
+
+using namespace nicemu::channel;
+using nicemu::Error;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr uint64_t kArena = 1 << 20;
+
+Request request(Op op, uint32_t a = 0, uint32_t b = 0) {
+  Request r;
+  r.op = op;
+  r.a = a;
+  r.b = b;
+  return r;
+}
+
+// The emulator's loop for one request: sleeps on the wake pipe until the
+// host posts. Gives up after `ms`, or early if child `pid` ended.
+std::optional<Request> next_request(EmulatorEnd &emu, WakePipe &wake, int ms,
+                                    pid_t pid = 0) {
+  auto deadline = Clock::now() + std::chrono::milliseconds(ms);
+  Request r;
+  while (!emu.pending(r)) {
+    if (Clock::now() > deadline)
+      return std::nullopt;
+    if (pid && waitpid(pid, nullptr, WNOHANG) == pid)
+      return std::nullopt;
+    wake.wait(50);
+  }
+  return r;
+}
+
+// Waits up to `ms` for child `pid`; kills it if it hangs. Its exit status,
+// or -1 if it had to be killed or did not exit normally.
+int child_status(pid_t pid, int ms) {
+  auto deadline = Clock::now() + std::chrono::milliseconds(ms);
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) != pid) {
+    if (Clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    usleep(1000);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Runs `body` in a forked child that exits with its result: 0 = passed.
+// The child never returns into doctest.
+template <typename F> pid_t fork_child(F body) {
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int code = 99;
+    try {
+      code = body();
+    } catch (...) {
+      code = 98;
+    }
+    _exit(code);
+  }
+  return pid;
+}
+
+// A child's call must fail with "the emulator stopped", not hang: 0 if so.
+int expect_stopped(HostEnd &host) {
+  try {
+    host.call(request(Op::Hello));
+    return 1;
+  } catch (const Error &e) {
+    return std::string(e.what()).find("the emulator stopped") == 0 ? 0 : 2;
+  }
+}
+
+} // namespace
+
+TEST_CASE("channel: a host thread and the emulator make 1000 round trips") {
+  WakePipe wake;
+  EmulatorEnd emu(0, 1, kArena);
+  HostEnd host(emu.fd(), wake.write_fd);
+  CHECK(host.rank() == 0);
+  CHECK(host.size() == 1);
+  CHECK(host.arena_size() == kArena);
+  constexpr uint32_t kCalls = 1000;
+  std::atomic<uint32_t> bad_replies{0};
+  std::thread host_thread([&] {
+    for (uint32_t i = 0; i < kCalls; ++i) {
+      Reply r = host.call(request(Op::PioRead, i));
+      if (r.status != Status::Ok || r.value != i + 1 ||
+          r.time != uint64_t(i + 1) * 100 || host.time() != r.time)
+        ++bad_replies;
+    }
+  });
+  uint32_t answered = 0, bad_requests = 0;
+  while (answered < kCalls) {
+    auto r = next_request(emu, wake, 3000);
+    if (!r)
+      break;
+    if (r->op != Op::PioRead || r->a != answered ||
+        r->time != uint64_t(answered) * 100)
+      ++bad_requests;
+    emu.reply(Reply{Status::Ok, r->a + 1, r->time + 100});
+    ++answered;
+  }
+  host_thread.join();
+  CHECK(answered == kCalls);
+  CHECK(bad_requests == 0);
+  CHECK(bad_replies.load() == 0);
+  CHECK(host.time() == uint64_t(kCalls) * 100);
+  CHECK(emu.control().request_seq == kCalls);
+  CHECK(HostState(emu.control().state.load()) == HostState::Computing);
+}
+
+TEST_CASE("channel: exit is posted without waiting and ends the calls") {
+  WakePipe wake;
+  EmulatorEnd emu(0, 1, kArena);
+  HostEnd host(emu.fd(), wake.write_fd);
+  host.exit(3);
+  CHECK(wake.wait(0));
+  Request r;
+  REQUIRE(emu.pending(r));
+  CHECK(r.op == Op::Exit);
+  CHECK(r.a == 3);
+  CHECK(HostState(emu.control().state.load()) == HostState::Exited);
+  emu.reply(Reply{});
+  CHECK_FALSE(emu.pending(r));
+  CHECK(HostState(emu.control().state.load()) == HostState::Exited);
+  CHECK_THROWS_AS(host.call(request(Op::Hello)), Error);
+}
+
+TEST_CASE("channel: a forked host shares its arena with the emulator") {
+  WakePipe wake;
+  EmulatorEnd emu(1, 2, kArena);
+  constexpr uint32_t kPattern = 0x100000; // bytes the host writes
+  pid_t pid = fork_child([&] {
+    close(wake.read_fd); // as the launcher does: only the emulator reads
+    HostEnd host(emu.fd(), wake.write_fd);
+    if (host.rank() != 1 || host.size() != 2 || host.arena_size() != kArena)
+      return 1;
+    for (uint32_t i = 0; i < kPattern; ++i)
+      host.arena()[i] = uint8_t(i * 7 + 1);
+    Reply r = host.call(request(Op::WaitWord, 0, 0xffffffff));
+    if (r.status != Status::Ok || r.value != 42 || r.time != 5000)
+      return 2;
+    // The emulator's write (think DMA) is in the host's own memory.
+    return host.arena()[kArena - 1] == 0xab ? 0 : 3;
+  });
+  auto r = next_request(emu, wake, 3000, pid);
+  REQUIRE(r.has_value());
+  CHECK(r->op == Op::WaitWord);
+  CHECK(r->time == 0);
+  uint32_t mismatches = 0;
+  for (uint32_t i = 0; i < kPattern; ++i)
+    mismatches += emu.arena()[i] != uint8_t(i * 7 + 1);
+  CHECK(mismatches == 0);
+  emu.arena()[kArena - 1] = 0xab;
+  emu.reply(Reply{Status::Ok, 42, 5000});
+  CHECK(child_status(pid, 3000) == 0);
+}
+
+TEST_CASE("channel: the shared object is inheritable, sealed and laid out") {
+  EmulatorEnd emu(2, 4, 10000);
+  WakePipe wake;
+  CHECK((fcntl(emu.fd(), F_GETFD) & FD_CLOEXEC) == 0);
+  CHECK((fcntl(wake.read_fd, F_GETFD) & FD_CLOEXEC) == 0);
+  CHECK((fcntl(wake.write_fd, F_GETFD) & FD_CLOEXEC) == 0);
+  CHECK(ftruncate(emu.fd(), 0) < 0); // a host cannot pull pages away
+  const ControlBlock &cb = emu.control();
+  CHECK(cb.magic == kMagic);
+  CHECK(cb.version == kVersion);
+  CHECK(cb.rank == 2);
+  CHECK(cb.size == 4);
+  CHECK(cb.arena_offset % uint64_t(sysconf(_SC_PAGESIZE)) == 0);
+  CHECK(cb.arena_offset >= sizeof(ControlBlock));
+  CHECK(cb.arena_size == 10000);
+  CHECK(emu.arena_size() == 10000);
+  CHECK(HostState(cb.state.load()) == HostState::Starting);
+  CHECK(cb.reply_seq.load() == 0);
+  CHECK(cb.host_time.load() == 0);
+  CHECK(emu.arena()[0] == 0);
+  CHECK(emu.arena()[9999] == 0);
+  CHECK_THROWS_AS(EmulatorEnd(0, 1, 0), Error);
+  CHECK_THROWS_AS(EmulatorEnd(4, 4, 10000), Error);
+  CHECK_FALSE(wake.wait(0));
+  wake.wake();
+  wake.wake();
+  CHECK(wake.wait(0));
+  CHECK_FALSE(wake.wait(0)); // drained
+}
+
+TEST_CASE("channel: registration rules") {
+  EmulatorEnd emu(0, 1, 0x10000);
+  SUBCASE("ranges must lie inside the arena") {
+    CHECK(emu.add_region(0, 0) == Status::BadArgument);
+    CHECK(emu.add_region(0x10000, 1) == Status::BadArgument);
+    CHECK(emu.add_region(0xfff0, 0x20) == Status::BadArgument);
+    CHECK(emu.add_region(8, ~uint64_t(0)) == Status::BadArgument);
+    CHECK(emu.add_region(0, 0x10000) == Status::Ok);
+    CHECK(emu.registered(kArenaBusBase, 0x10000));
+    CHECK_FALSE(emu.registered(kArenaBusBase, 0x10001));
+  }
+  SUBCASE("regions may not overlap; they may touch") {
+    CHECK(emu.add_region(0x100, 0x100) == Status::Ok);
+    CHECK(emu.add_region(0x180, 0x10) == Status::BadArgument);
+    CHECK(emu.add_region(0x80, 0x81) == Status::BadArgument);
+    CHECK(emu.add_region(0x0, 0x1000) == Status::BadArgument);
+    CHECK(emu.add_region(0x80, 0x80) == Status::Ok);
+    CHECK(emu.add_region(0x200, 0x3) == Status::Ok); // no page granularity
+  }
+  SUBCASE("the table fills up, and removal frees a slot") {
+    for (uint32_t i = 0; i < kMaxRegions; ++i)
+      REQUIRE(emu.add_region(i * 16, 8) == Status::Ok);
+    CHECK(emu.add_region(0x8000, 8) == Status::Exhausted);
+    CHECK(emu.remove_region(5 * 16) == Status::Ok);
+    CHECK(emu.add_region(0x8000, 8) == Status::Ok);
+  }
+  SUBCASE("removal needs the exact start") {
+    CHECK(emu.add_region(0x100, 0x100) == Status::Ok);
+    CHECK(emu.remove_region(0x180) == Status::NotRegistered);
+    CHECK(emu.remove_region(0x200) == Status::NotRegistered);
+    CHECK(emu.remove_region(0x100) == Status::Ok);
+    CHECK(emu.remove_region(0x100) == Status::NotRegistered);
+    CHECK_FALSE(emu.registered(kArenaBusBase + 0x100, 4));
+  }
+  SUBCASE("registered() takes bus addresses, whole ranges in one region") {
+    CHECK(emu.add_region(0, 0x100) == Status::Ok);
+    CHECK(emu.add_region(0x100, 0x100) == Status::Ok);
+    CHECK(emu.registered(kArenaBusBase, 4));
+    CHECK(emu.registered(kArenaBusBase, 0x100));
+    CHECK(emu.registered(kArenaBusBase + 0xfc, 4));
+    CHECK(emu.registered(kArenaBusBase + 0x1fc, 4));
+    CHECK_FALSE(emu.registered(kArenaBusBase + 0xfc, 8));  // spans two
+    CHECK_FALSE(emu.registered(kArenaBusBase + 0x1fc, 8)); // runs past
+    CHECK_FALSE(emu.registered(kArenaBusBase - 4, 4));
+    CHECK_FALSE(emu.registered(kArenaBusBase - 1, 2));
+    CHECK_FALSE(emu.registered(0, 4));
+    CHECK_FALSE(emu.registered(0x100, 4)); // an arena offset, not a bus address
+    CHECK_FALSE(emu.registered(kArenaBusBase + 0x200, 4));
+    CHECK_FALSE(emu.registered(~uint64_t(0), 4));
+    CHECK_FALSE(emu.registered(kArenaBusBase + 8, ~size_t(0)));
+    CHECK(emu.registered(kArenaBusBase + 8, 0));
+    CHECK_FALSE(emu.registered(kArenaBusBase + 0x200, 0));
+  }
+  SUBCASE("a corrupt region table never opens memory past the arena") {
+    emu.control().regions[0] = Region{0x8000, ~uint64_t(0) / 2};
+    CHECK(emu.registered(kArenaBusBase + 0x8000, 0x8000));
+    CHECK_FALSE(emu.registered(kArenaBusBase + 0x8000, 0x8001));
+    CHECK_FALSE(emu.registered(kArenaBusBase + 0x10000, 4));
+  }
+}
+
+TEST_CASE("channel: a host not started by nicemu gets a clear error") {
+  WakePipe wake;
+  SUBCASE("no environment") {
+    unsetenv("NICEMU_CHANNEL_FD");
+    unsetenv("NICEMU_WAKE_FD");
+    CHECK_THROWS_WITH_AS(HostEnd::from_environment(),
+                         "NICEMU_CHANNEL_FD is not set: start this program "
+                         "with `nicemu run -n N -- ./prog`",
+                         Error);
+  }
+  SUBCASE("a malformed descriptor number") {
+    setenv("NICEMU_CHANNEL_FD", "3x", 1);
+    setenv("NICEMU_WAKE_FD", "4", 1);
+    CHECK_THROWS_WITH_AS(HostEnd::from_environment(),
+                         doctest::Contains("is not a descriptor number"),
+                         Error);
+    unsetenv("NICEMU_CHANNEL_FD");
+    unsetenv("NICEMU_WAKE_FD");
+  }
+  SUBCASE("descriptors that are not open") {
+    EmulatorEnd emu(0, 1, kArena);
+    const int closed = 900; // high: HostEnd's own duplicates cannot reuse it
+    REQUIRE(fcntl(closed, F_GETFD) < 0);
+    CHECK_THROWS_WITH_AS(HostEnd(closed, wake.write_fd),
+                         doctest::Contains("is not open"), Error);
+    CHECK_THROWS_WITH_AS(HostEnd(-1, wake.write_fd),
+                         doctest::Contains("is not open"), Error);
+    CHECK_THROWS_WITH_AS(HostEnd(emu.fd(), closed),
+                         doctest::Contains("is not open"), Error);
+    CHECK_THROWS_WITH_AS(HostEnd(emu.fd(), emu.fd()),
+                         doctest::Contains("wake pipe"), Error);
+  }
+  SUBCASE("a descriptor that is not a channel") {
+    int fd = memfd_create("not-a-channel", 0);
+    REQUIRE(fd >= 0);
+    CHECK_THROWS_WITH_AS(HostEnd(fd, wake.write_fd),
+                         doctest::Contains("too small"), Error);
+    REQUIRE(ftruncate(fd, 1 << 16) == 0);
+    CHECK_THROWS_WITH_AS(HostEnd(fd, wake.write_fd),
+                         doctest::Contains("bad magic"), Error);
+    close(fd);
+    CHECK_THROWS_WITH_AS(HostEnd(wake.read_fd, wake.write_fd),
+                         doctest::Contains("not a nicemu channel"), Error);
+  }
+  SUBCASE("another protocol version") {
+    EmulatorEnd emu(0, 1, kArena);
+    emu.control().version = kVersion + 1;
+    CHECK_THROWS_WITH_AS(HostEnd(emu.fd(), wake.write_fd),
+                         doctest::Contains("version mismatch"), Error);
+  }
+}
+
+TEST_CASE("channel: a host whose emulator goes away gets an error, no hang") {
+  auto start = Clock::now();
+  SUBCASE("the wake pipe has no reader") {
+    WakePipe wake;
+    EmulatorEnd emu(0, 1, kArena);
+    close(wake.read_fd);
+    wake.read_fd = -1;
+    pid_t pid = fork_child([&] {
+      HostEnd host(emu.fd(), wake.write_fd);
+      return expect_stopped(host); // and SIGPIPE does not kill it
+    });
+    CHECK(child_status(pid, 2000) == 0);
+  }
+  SUBCASE("the emulator shuts the channel while the host waits") {
+    WakePipe wake;
+    EmulatorEnd emu(0, 1, kArena);
+    pid_t pid = fork_child([&] {
+      close(wake.read_fd);
+      HostEnd host(emu.fd(), wake.write_fd);
+      int first = expect_stopped(host);
+      return first ? first : expect_stopped(host); // and again
+    });
+    REQUIRE(next_request(emu, wake, 2000, pid).has_value());
+    emu.shutdown();
+    CHECK(child_status(pid, 2000) == 0);
+  }
+  SUBCASE("the emulator replies Shutdown") {
+    WakePipe wake;
+    EmulatorEnd emu(0, 1, kArena);
+    HostEnd host(emu.fd(), wake.write_fd);
+    std::atomic<int> result{-1};
+    std::thread t([&] { result = expect_stopped(host); });
+    if (next_request(emu, wake, 2000))
+      emu.reply(Reply{Status::Shutdown, 0, 0});
+    t.join();
+    CHECK(result.load() == 0);
+  }
+  SUBCASE("the emulator process dies without a word") {
+    // Three generations: this process adopts the orphaned host (subreaper)
+    // and hears its verdict through a pipe.
+    REQUIRE(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+    int verdict[2];
+    REQUIRE(pipe(verdict) == 0);
+    pid_t emulator = fork_child([&] {
+      WakePipe wake;
+      EmulatorEnd emu(0, 1, kArena);
+      pid_t host_pid = fork_child([&] {
+        close(wake.read_fd);
+        HostEnd host(emu.fd(), wake.write_fd);
+        int v[2] = {int(getpid()), expect_stopped(host)};
+        return write(verdict[1], v, sizeof v) == sizeof v ? 0 : 1;
+      });
+      if (!next_request(emu, wake, 2000, host_pid))
+        return 1;
+      _exit(0); // crashes, as far as the host can tell: no shutdown
+    });
+    CHECK(child_status(emulator, 2000) == 0);
+    pollfd p{verdict[0], POLLIN, 0};
+    int v[2] = {0, -1};
+    if (poll(&p, 1, 2000) == 1)
+      CHECK(read(verdict[0], v, sizeof v) == sizeof v);
+    CHECK(v[1] == 0);
+    if (v[0] > 0)
+      CHECK(child_status(v[0], 1000) == 0);
+    close(verdict[0]);
+    close(verdict[1]);
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+  }
+  CHECK(Clock::now() - start < std::chrono::seconds(3));
+}
