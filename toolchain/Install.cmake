@@ -24,6 +24,8 @@ install(TARGETS nicemu_host EXPORT nicemuTargets
 # dependencies still appear (link-only) in its export, so the interface
 # target is exported too. Its compile options never reach users.
 install(TARGETS nicemu_warnings EXPORT nicemuTargets)
+# The clock shim `nicemu run` preloads into host programs.
+install(TARGETS nicemu_clock LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/nicemu)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/emulator/include/nicemu/
                   ${PROJECT_SOURCE_DIR}/hostlib/include/nicemu/

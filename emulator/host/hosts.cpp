@@ -8,13 +8,14 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 
 namespace nicemu {
 
 HostGroup::HostGroup(uint32_t nodes, Scheduler &scheduler, const Model &model,
                      HostOptions options)
-    : options_(options), statuses_(nodes, -1) {
+    : options_(options), model_(model), statuses_(nodes, -1) {
   for (uint32_t r = 0; r < nodes; ++r)
     agents_.push_back(std::make_unique<HostAgent>(r, nodes, options.arena_bytes,
                                                   scheduler, model));
@@ -26,21 +27,61 @@ HostGroup::~HostGroup() {
 
 namespace {
 
-// In the child, between fork and exec: only async-signal-safe calls.
-[[noreturn]] void exec_rank(const std::vector<char *> &argv, int channel_fd,
+// The preloaded clock shim: next to an installed nicemu, else the build's.
+std::string clock_shim_path() {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    std::string installed = std::string(exe);
+    installed = installed.substr(0, installed.rfind('/')) +
+                "/../lib/nicemu/libnicemu_clock.so";
+    if (access(installed.c_str(), R_OK) == 0)
+      return installed;
+  }
+#ifdef NICEMU_CLOCK_SHIM
+  return NICEMU_CLOCK_SHIM;
+#else
+  return "";
+#endif
+}
+
+// Environment additions for every rank, made before forking.
+std::vector<std::string> shared_environment(const Model &model) {
+  std::vector<std::string> env;
+  if (auto it = model.timing_ps.find("host.clock_read");
+      it != model.timing_ps.end())
+    env.push_back("NICEMU_CLOCK_COST_PS=" + std::to_string(it->second));
+  std::string shim = clock_shim_path();
+  if (!shim.empty() && access(shim.c_str(), R_OK) == 0) {
+    const char *old = std::getenv("LD_PRELOAD");
+    env.push_back("LD_PRELOAD=" + shim + (old ? std::string(":") + old : ""));
+    // An AddressSanitizer build of the program must accept the shim first.
+    const char *asan = std::getenv("ASAN_OPTIONS");
+    env.push_back(std::string("ASAN_OPTIONS=") + (asan ? asan : "") +
+                  (asan ? ":" : "") + "verify_asan_link_order=0");
+  }
+  return env;
+}
+
+// In the child, between fork and exec (the emulator is single-threaded).
+[[noreturn]] void exec_rank(const std::vector<char *> &argv,
+                            std::vector<std::string> &env, int channel_fd,
                             int wake_fd, uint32_t rank, uint32_t size) {
   // The channel on fd 3, the wake pipe on fd 4; nothing else leaks in.
   int c = dup(channel_fd), w = dup(wake_fd);
   dup2(c, 3);
   dup2(w, 4);
   close_range(5, ~0u, 0);
-  char env[4][40];
-  std::strcpy(env[0], "NICEMU_CHANNEL_FD=3");
-  std::strcpy(env[1], "NICEMU_WAKE_FD=4");
-  std::snprintf(env[2], sizeof env[2], "NICEMU_RANK=%u", rank);
-  std::snprintf(env[3], sizeof env[3], "NICEMU_SIZE=%u", size);
+  char vars[4][40];
+  std::strcpy(vars[0], "NICEMU_CHANNEL_FD=3");
+  std::strcpy(vars[1], "NICEMU_WAKE_FD=4");
+  std::snprintf(vars[2], sizeof vars[2], "NICEMU_RANK=%u", rank);
+  std::snprintf(vars[3], sizeof vars[3], "NICEMU_SIZE=%u", size);
+  for (auto &v : vars)
+    putenv(v);
   for (auto &e : env)
-    putenv(e);
+    putenv(e.data());
   execvp(argv[0], argv.data());
   const char msg[] = "nicemu: cannot start the host program\n";
   (void)!write(2, msg, sizeof msg - 1);
@@ -65,6 +106,7 @@ void HostGroup::launch(const std::vector<std::string> &argv) {
   for (const auto &a : argv)
     args.push_back(const_cast<char *>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<std::string> env = shared_environment(model_);
   std::fflush(nullptr);
   for (uint32_t r = 0; r < agents_.size(); ++r) {
     pid_t pid = fork();
@@ -72,7 +114,7 @@ void HostGroup::launch(const std::vector<std::string> &argv) {
       throw Error(std::string("run: cannot start host processes: ") +
                   std::strerror(errno));
     if (pid == 0)
-      exec_rank(args, agents_[r]->channel().fd(), wake_.write_fd, r,
+      exec_rank(args, env, agents_[r]->channel().fd(), wake_.write_fd, r,
                 uint32_t(agents_.size()));
     pids_.push_back(pid);
   }

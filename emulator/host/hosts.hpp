@@ -47,6 +47,7 @@ private:
   void note_end(uint32_t rank, int status);
 
   HostOptions options_;
+  const Model &model_;
   channel::WakePipe wake_;
   std::vector<std::unique_ptr<HostAgent>> agents_;
   std::vector<pid_t> pids_;

@@ -124,7 +124,9 @@ void emit_code(std::ostream &out, const Layout &layout) {
 
 void emit_data(std::ostream &out, const Layout &layout) {
   std::string data = region_name(layout.data->name);
-  out << "  .data : {\n"
+  // Writable data starts a page of its own: a store to a page that holds
+  // translated code takes the emulator's slow self-modifying-code path.
+  out << "  .data : ALIGN(4096) {\n"
       << "    *(.data .data.*)\n"
       << "    *(.sdata .sdata.*)\n"
       << "    *(.got) /* lld always makes one; nothing uses it with -fno-pic "
