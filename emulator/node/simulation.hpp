@@ -69,6 +69,7 @@ private:
   Time earliest_core_time() const;
   Time slice_end(const Node &node, Time max_time) const;
   bool finished(RunResult &result) const;
+  void note_core_times();
 
   Scheduler scheduler_;
   std::unique_ptr<Fabric> fabric_;
@@ -76,6 +77,9 @@ private:
   Node *running_ = nullptr;     // the node whose core is running a slice
   Time lookahead_ = kTimeNever; // no network: nodes never affect each other
   ExternalActor *external_ = nullptr;
+  // The two earliest running cores' times at the start of a round.
+  Time earliest_ = kTimeNever, second_earliest_ = kTimeNever;
+  const Node *earliest_node_ = nullptr;
 };
 
 } // namespace nicemu
