@@ -94,8 +94,12 @@ RunResult Simulation::run(Time max_time) {
   auto wall_start = std::chrono::steady_clock::now();
   RunResult result;
   for (;;) {
-    if (external_)
+    if (external_) {
       external_->poll();
+      // The hosts are done: firmware that never sleeps must not run on.
+      if (finished(result))
+        break;
+    }
     if (lookahead_ != kTimeNever)
       note_core_times();
     for (auto &n : nodes_) {

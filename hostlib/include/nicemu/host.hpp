@@ -50,3 +50,35 @@ uint32_t wait_word(const volatile uint32_t *word, uint32_t mask,
                    uint32_t expected);
 
 } // namespace nicemu::host
+
+// ---- NI Active Messages (needs the niam firmware: --firmware niam.img) ----
+// Collectives run on the NICs (docs/niam.md): the host posts a request with
+// one PIO write and waits on a word the NIC writes into its memory. Every
+// rank must call the same collectives in the same order. One collective at a
+// time: posting a second before the first completed throws Error.
+namespace nicemu::host {
+
+// Returns when every rank has entered the barrier.
+void barrier();
+// Fuzzy barrier: barrier_post() enters it and returns at once;
+// barrier_wait() returns when every rank has entered it.
+void barrier_post();
+void barrier_wait();
+
+// The sum (wrapping), minimum or maximum of `value` over all ranks; every
+// rank gets the same result.
+int32_t allreduce_sum(int32_t value);
+int32_t allreduce_min(int32_t value);
+int32_t allreduce_max(int32_t value);
+
+// Posts a raw request to the local NIC's handler `handler` (an index into
+// the firmware's handler table, niam_protocol.h) with six argument words;
+// no completion. For new primitives and tests.
+void am_request(uint32_t handler, const uint32_t (&args)[6]);
+
+// The niam firmware's counters, read by PIO: AMs naming an unknown handler
+// (dropped, never called) and malformed packets or requests.
+uint32_t am_unknown_handlers();
+uint32_t am_bad_packets();
+
+} // namespace nicemu::host
