@@ -52,3 +52,7 @@ $nicemu flash "$demo" --flash build/node0.flash
 echo
 echo "== nicemu run --model lanai4 --flash build/node0.flash"
 $nicemu run --model lanai4 --flash build/node0.flash
+echo
+echo "== an 8-node cluster: NI Active Messages firmware and a host program per node"
+echo "== nicemu run -n 8 --firmware build/firmware/niam/niam.img -- build/examples/niam_barrier"
+$nicemu run -n 8 --firmware build/firmware/niam/niam.img -- build/examples/niam_barrier
