@@ -1,6 +1,7 @@
 #include "host/agent.hpp"
 
 #include "nicemu/error.hpp"
+#include "nicemu/regs.h"
 #include "node/node.hpp"
 
 #include <cstring>
@@ -96,10 +97,13 @@ void HostAgent::handle(const Request &r) {
   switch (r.op) {
   case Op::PioWrite: {
     Reply rep;
-    if (!node_ || r.a % 4 || !node_->card_range(r.a, 4))
+    if (!node_ || r.a % 4 || !node_->card_range(r.a, 4)) {
       rep.status = Status::BadArgument;
-    else
-      node_->card_write(r.a, &r.b, 4); // lands when the write completes
+    } else {
+      node_->card_write(r.a, &r.b, 4);
+      if (r.a - model_.host_mailbox() < 4096)
+        node_->raise_irq(NICEMU_IRQ_HOST); // the mailbox doorbell
+    }
     return reply_at(now + costs_.pio_write, rep);
   }
   case Op::PioRead: {

@@ -24,9 +24,16 @@ namespace nicemu::channel {
 
 namespace {
 
-// Spinning first saves two context switches when the emulator answers fast;
-// a few thousand pauses are a few microseconds.
+// Spinning first saves two context switches when the emulator answers fast
+// (a few thousand pauses are a few microseconds), but only when every host
+// and the emulator have a core of their own: otherwise spinning hosts take
+// the emulator's core and everything slows down.
 constexpr int kSpins = 4000;
+
+int spins_for(uint32_t hosts) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return cpus > 0 && long(hosts) + 1 <= cpus ? kSpins : 0;
+}
 // A waiting host re-checks this often that the emulator still runs.
 constexpr int kLivenessCheckMs = 250;
 
@@ -414,7 +421,8 @@ void HostEnd::wake_emulator() {
 
 void HostEnd::wait_for_reply(uint32_t seen) {
   std::atomic<uint32_t> &seq = control_->reply_seq;
-  for (int i = 0; i < kSpins; ++i) {
+  static const int spins = spins_for(control_->size);
+  for (int i = 0; i < spins; ++i) {
     if (seq.load(std::memory_order_acquire) != seen)
       return;
     cpu_relax();

@@ -27,6 +27,20 @@ HostGroup::~HostGroup() {
 
 namespace {
 
+// Set by SIGCHLD: some host process changed state, reap before trusting the
+// run's view of who is alive. Checking a flag keeps waitpid calls off the
+// run loop's hot path.
+volatile sig_atomic_t child_event = 1;
+int child_wake_fd = -1;
+
+void on_sigchld(int) {
+  child_event = 1;
+  if (child_wake_fd >= 0) {
+    char byte = 1;
+    (void)!write(child_wake_fd, &byte, 1); // wakes HostGroup::wait
+  }
+}
+
 // The preloaded clock shim: next to an installed nicemu, else the build's.
 std::string clock_shim_path() {
   char exe[4096];
@@ -102,6 +116,11 @@ std::string describe_status(int status) {
 void HostGroup::launch(const std::vector<std::string> &argv) {
   if (argv.empty())
     throw Error("run: no host program after --");
+  child_wake_fd = wake_.write_fd;
+  struct sigaction sa {};
+  sa.sa_handler = on_sigchld;
+  sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+  sigaction(SIGCHLD, &sa, nullptr);
   std::vector<char *> args;
   for (const auto &a : argv)
     args.push_back(const_cast<char *>(a.c_str()));
@@ -130,6 +149,9 @@ void HostGroup::note_end(uint32_t rank, int status) {
 }
 
 void HostGroup::reap(bool block) {
+  if (!block && !child_event)
+    return;
+  child_event = 0;
   for (uint32_t r = 0; r < pids_.size(); ++r) {
     if (statuses_[r] != -1)
       continue;
@@ -186,6 +208,7 @@ void HostGroup::stop() {
     if (statuses_[r] == -1 && !agents_[r]->said_exit())
       kill(pids_[r], SIGTERM);
   reap(true);
+  child_wake_fd = -1; // the pipe closes with this group
 }
 
 std::vector<std::string> HostGroup::outcomes() const {

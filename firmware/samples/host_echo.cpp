@@ -6,7 +6,10 @@
 //
 // Mailbox (word offsets): 0 request number (written last), 1 bus address of
 // the data, 2 length in bytes (<= 256), 3 bus address of the flag word.
-// Expect: one request served per mailbox change; the host checks the data.
+// The firmware sleeps between requests (woken by the mailbox doorbell,
+// NICEMU_IRQ_HOST) and while its DMAs run (NICEMU_IRQ_HDMA).
+// Expect: one request served per mailbox change; the host checks the data;
+// the node's summary shows most cycles asleep.
 #include "nicemu/fw.hpp"
 
 namespace fw = nicemu::fw;
@@ -17,9 +20,10 @@ uint32_t data[64];
 uint32_t flag;
 
 void dma(uint32_t host, void *card, uint32_t bytes, bool to_host) {
-  fw::hdma_start(host, card, bytes, to_host);
-  while (!(fw::hdma_status() & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR))) {
-  }
+  fw::hdma_start(host, card, bytes, to_host, /*irq=*/true);
+  while (!(fw::hdma_status() & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR)))
+    fw::sleep();
+  fw::irq_clear(NICEMU_IRQ_HDMA);
 }
 
 } // namespace
@@ -27,8 +31,12 @@ void dma(uint32_t host, void *card, uint32_t bytes, bool to_host) {
 int main() {
   volatile uint32_t *box = fw::mailbox();
   uint32_t served = 0;
+  // Wake-on-event: the lines wake `wait`; IRQ_MASTER stays off.
+  fw::irq_enable(NICEMU_IRQ_HOST | NICEMU_IRQ_HDMA);
   for (;;) {
     while (box[0] == served) {
+      fw::sleep();
+      fw::irq_clear(NICEMU_IRQ_HOST);
     }
     served = box[0];
     uint32_t bytes = box[2] > sizeof data ? sizeof data : box[2];

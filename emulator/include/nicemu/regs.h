@@ -136,6 +136,9 @@ enum nicemu_register {
 #define NICEMU_IRQ_HDMA (1u << 2)
 #define NICEMU_IRQ_TX (1u << 3)
 #define NICEMU_IRQ_RX (1u << 4)
+/* A host wrote the mailbox page (the last 4 KiB of data memory) by PIO:
+ * firmware can sleep until its host asks for something. */
+#define NICEMU_IRQ_HOST (1u << 5)
 
 /* DMA engines (HDMA, TX): CTRL and STATUS bits, error codes. */
 #define NICEMU_DMA_START (1u << 0)
