@@ -2,7 +2,10 @@
 // host posts requests through the mailbox and waits on words the NIC writes
 // into its memory by DMA. Implemented: the polling main loop, the handler
 // table, the barrier (also fuzzy) and int32 all-reduce (sum, min, max) over a
-// butterfly, for any number of nodes. docs/niam.md is the protocol.
+// butterfly, for any number of nodes; remote memory transfers (bcopy,
+// bcopy_notify, sync) split at 4 KiB pages, through a page table in SRAM
+// that every address from the network is checked against. docs/niam.md is
+// the protocol.
 //
 // Expect (with the host programs tests/e2e/programs/niam_*.cpp): every
 // collective completes on every rank with the same result; nothing printed.
@@ -13,36 +16,86 @@ namespace fw = nicemu::fw;
 
 namespace {
 
+// ---- Buffers --------------------------------------------------------------
+
+// A packet buffer: route bytes end where the 32-byte AM header starts, so the
+// header and the data stay word-aligned whatever the route length. Rx lands
+// packets at `hdr`; the source stages bulk data at `data`.
+struct Buf {
+  uint8_t route[8];
+  niam_packet hdr;
+  uint8_t data[NIAM_PAGE_BYTES];
+};
+// Rx and Tx have separate pools: a node whose buffers were all waiting to
+// send could otherwise refuse the packets its partner is blocked on.
+constexpr int kRxBufs = 3, kTxBufs = 3, kBufs = kRxBufs + kTxBufs;
+Buf bufs[kBufs];
+bool buf_used[kBufs];
+
+int take_buf(int first, int count) {
+  for (int i = first; i < first + count; ++i)
+    if (!buf_used[i]) {
+      buf_used[i] = true;
+      return i;
+    }
+  return -1;
+}
+
+int rx_armed = -1; // the buffer the Rx engine fills, or -1 when not armed
+
+void rx_rearm() {
+  if (rx_armed >= 0)
+    return;
+  rx_armed = take_buf(0, kRxBufs);
+  if (rx_armed >= 0)
+    fw::rx_arm(&bufs[rx_armed].hdr, NIAM_PACKET_BYTES + NIAM_PAGE_BYTES, true);
+}
+
+void pump();
+
+void release(int b) {
+  buf_used[b] = false;
+  if (b < kRxBufs)
+    rx_rearm(); // a packet may be waiting on the link for a buffer
+}
+
 // ---- Engines: a queue in front of Tx and of host DMA ----------------------
 
-// A queued packet: route bytes end at `body`, so the 32-byte AM stays
-// word-aligned whatever the route length.
+// A queued packet: `start` is the route, then the AM (and its data). Small
+// packets live in the slot; bulk packets in buffer `buf`, freed when the
+// engine has copied them.
 struct TxSlot {
   uint8_t bytes[8 + NIAM_PACKET_BYTES];
-  uint32_t route_len;
+  const uint8_t *start;
+  uint32_t len, route_len;
+  int buf;
 };
-constexpr uint32_t kTxSlots = 8;
+constexpr uint32_t kTxSlots = 16;
 TxSlot tx_queue[kTxSlots];
 uint32_t tx_head, tx_tail; // head: next to start; tail: next free
 bool tx_busy;
 
-// A queued host DMA. Its card buffer lives in the entry because the engine
-// reads card memory when the transfer ends, not when it starts.
-enum class Dma : uint32_t { Fetch, Result };
+// A queued host DMA. Small transfers keep their card data in the entry
+// because the engine reads card memory when the transfer ends, not when it
+// starts; bulk ones point into a buffer.
+enum class Dma : uint32_t { Fetch, Write, Stage, Deliver, Flag };
 struct DmaSlot {
   uint32_t words[NIAM_PACKET_BYTES / 4];
+  const void *card;
   uint32_t host, bytes;
-  uint32_t seq; // Fetch: the request number expected in the tag
+  uint32_t arg; // Fetch: request number; Stage: node; Deliver: last; Flag:
+                // issuer
+  int buf;
   Dma kind;
 };
-constexpr uint32_t kDmaSlots = 4;
+constexpr uint32_t kDmaSlots = 16;
 DmaSlot dma_queue[kDmaSlots];
 uint32_t dma_head, dma_tail;
 bool dma_busy;
 
-// Two Rx buffers: the engine fills one while a handler reads the other.
-niam_packet rx_buf[2];
-uint32_t rx_cur;
+uint32_t dma_free() {
+  return kDmaSlots - (dma_tail - dma_head);
+}
 
 // ---- Geometry of the butterfly --------------------------------------------
 
@@ -62,25 +115,75 @@ void tx_kick() {
   if (tx_busy || tx_head == tx_tail)
     return;
   TxSlot &s = tx_queue[tx_head % kTxSlots];
-  // The engine copies the packet when it starts: the slot is free at once.
-  fw::tx_start(s.bytes + 8 - s.route_len, s.route_len + NIAM_PACKET_BYTES,
-               s.route_len, true);
+  // The engine copies the packet when it starts: the slot (and the bulk
+  // buffer) is free at once.
+  fw::tx_start(s.start, s.len, s.route_len, true);
   ++tx_head;
   tx_busy = true;
+  if (s.buf >= 0)
+    release(s.buf);
 }
 
 void poll_tx_until_idle();
 
-// Queues an AM to `node` over the cached route `slot`.
+TxSlot &tx_slot() {
+  if (tx_tail - tx_head == kTxSlots)
+    poll_tx_until_idle(); // rare: 16 slots, at most 3 of them bulk
+  return tx_queue[tx_tail % kTxSlots];
+}
+
+// Queues a 32-byte AM over `route`.
+void send_route(const uint8_t *route, uint32_t route_len,
+                const niam_packet &p) {
+  TxSlot &s = tx_slot();
+  s.route_len = route_len;
+  s.start = s.bytes + 8 - route_len;
+  s.len = route_len + NIAM_PACKET_BYTES;
+  s.buf = -1;
+  memcpy(s.bytes + 8 - route_len, route, route_len);
+  memcpy(s.bytes + 8, &p, sizeof p);
+  ++tx_tail;
+  tx_kick();
+}
+
+// Queues an AM over the cached butterfly route `slot`.
 void send(uint32_t route_slot, uint32_t handler, uint32_t a0, uint32_t a1,
           uint32_t a2) {
-  if (tx_tail - tx_head == kTxSlots)
-    poll_tx_until_idle(); // cannot happen with collectives alone
-  TxSlot &s = tx_queue[tx_tail % kTxSlots];
-  s.route_len = route_lens[route_slot];
-  memcpy(s.bytes + 8 - s.route_len, routes[route_slot], s.route_len);
-  uint32_t p[8] = {NIAM_TAG, handler, a0, a1, a2, 0, 0, 0};
-  memcpy(s.bytes + 8, p, sizeof p);
+  niam_packet p{NIAM_TAG, handler, {a0, a1, a2, 0, 0, 0}};
+  send_route(routes[route_slot], route_lens[route_slot], p);
+}
+
+// The route to any node; the last one is kept, since a transfer sends all
+// its packets to one node.
+uint8_t last_route[8];
+uint32_t last_route_node = ~0u, last_route_len;
+
+const uint8_t *route_of(uint32_t node, uint32_t &len) {
+  if (node != last_route_node) {
+    last_route_len = fw::route_to(node, last_route, 8);
+    last_route_node = node;
+  }
+  len = last_route_len;
+  return last_route;
+}
+
+void send_node(uint32_t node, const niam_packet &p) {
+  uint32_t len;
+  const uint8_t *route = route_of(node, len);
+  send_route(route, len, p);
+}
+
+// Queues bulk buffer `b` (header filled, `data` bytes after it) to `node`.
+void send_buf(int b, uint32_t node, uint32_t data) {
+  uint32_t len;
+  const uint8_t *route = route_of(node, len);
+  Buf &x = bufs[b];
+  memcpy(x.route + 8 - len, route, len);
+  TxSlot &s = tx_slot();
+  s.route_len = len;
+  s.start = x.route + 8 - len;
+  s.len = len + NIAM_PACKET_BYTES + data;
+  s.buf = b;
   ++tx_tail;
   tx_kick();
 }
@@ -98,21 +201,31 @@ void poll_tx_until_idle() {
     poll_tx();
 }
 
+bool to_host(Dma kind) {
+  return kind == Dma::Write || kind == Dma::Deliver || kind == Dma::Flag;
+}
+
 void dma_kick() {
   if (dma_busy || dma_head == dma_tail)
     return;
   DmaSlot &d = dma_queue[dma_head % kDmaSlots];
-  fw::hdma_start(d.host, d.words, d.bytes, d.kind == Dma::Result, true);
+  fw::hdma_start(d.host, d.card, d.bytes, to_host(d.kind), true);
   dma_busy = true;
 }
 
+// Callers keep enough room (see the dma_free() checks); a full queue here
+// would be a firmware bug, so the transfer is counted and dropped.
 DmaSlot *dma_push(Dma kind, uint32_t host, uint32_t bytes) {
-  if (dma_tail - dma_head == kDmaSlots)
+  if (dma_tail - dma_head == kDmaSlots) {
+    count(NIAM_BOX_STAT_BAD);
     return nullptr;
+  }
   DmaSlot &d = dma_queue[dma_tail++ % kDmaSlots];
   d.kind = kind;
   d.host = host;
   d.bytes = bytes;
+  d.card = d.words;
+  d.buf = -1;
   return &d;
 }
 
@@ -154,8 +267,7 @@ bool has_extra() {
 
 void complete() {
   coll.stage = Stage::Idle;
-  DmaSlot *d =
-      dma_push(Dma::Result, box[NIAM_BOX_BLOCK] + NIAM_BLOCK_RESULT, 8);
+  DmaSlot *d = dma_push(Dma::Write, box[NIAM_BOX_BLOCK] + NIAM_BLOCK_RESULT, 8);
   if (!d)
     return; // cannot happen: one collective at a time, one fetch at a time
   d->words[0] = coll.acc;
@@ -224,6 +336,238 @@ void start_collective(uint32_t op, uint32_t value) {
   progress();
 }
 
+// ---- Page table -----------------------------------------------------------
+
+// One word per 4 KiB page of the virtual space: the page's bus address with
+// bit 0 set when the host registered it. Addresses from the network are
+// translated through it; nothing else reaches host memory.
+constexpr uint32_t kPages = NIAM_VIRT_BYTES / NIAM_PAGE_BYTES;
+constexpr uint32_t kValid = 1;
+uint32_t page_table[kPages];
+
+bool translate(uint32_t virt, uint32_t &bus) {
+  uint32_t page = virt / NIAM_PAGE_BYTES;
+  if (page >= kPages || !(page_table[page] & kValid))
+    return false;
+  bus = (page_table[page] & ~(NIAM_PAGE_BYTES - 1)) |
+        (virt & (NIAM_PAGE_BYTES - 1));
+  return true;
+}
+
+// Range check, then an entry check for every page of [virt, virt + bytes).
+bool range_ok(uint32_t virt, uint32_t bytes) {
+  if (bytes == 0 || virt >= NIAM_VIRT_BYTES || bytes > NIAM_VIRT_BYTES - virt)
+    return false;
+  uint32_t last = (virt + bytes - 1) / NIAM_PAGE_BYTES;
+  for (uint32_t page = virt / NIAM_PAGE_BYTES; page <= last; ++page)
+    if (!(page_table[page] & kValid))
+      return false;
+  return true;
+}
+
+// The destination checks a transfer's whole range (and its flag) on every
+// chunk, so a bad transfer is refused as a whole, never half-written. The
+// last answer is kept: chunks of one transfer arrive together.
+struct RangeCache {
+  uint32_t start, bytes, flag;
+  bool known, ok;
+};
+RangeCache dst_cache;
+
+bool flag_ok(uint32_t flag) {
+  return !(flag & NIAM_NOTIFY) || range_ok(flag & ~3u, 4);
+}
+
+bool transfer_ok(uint32_t start, uint32_t bytes, uint32_t flag) {
+  RangeCache &c = dst_cache;
+  if (!c.known || c.start != start || c.bytes != bytes || c.flag != flag)
+    c = {start, bytes, flag, true, range_ok(start, bytes) && flag_ok(flag)};
+  return c.ok;
+}
+
+// ---- Remote memory transfers ----------------------------------------------
+
+// Transfers this NIC issued for its host, and their acknowledgements.
+uint32_t issued, acked, failed;
+uint32_t sync_wanted; // a sync request waiting for acked == issued, or 0
+
+void check_sync() {
+  if (!sync_wanted || acked != issued)
+    return;
+  DmaSlot *d =
+      dma_push(Dma::Write, box[NIAM_BOX_BLOCK] + NIAM_BLOCK_SYNC_FAILED, 8);
+  if (d) {
+    d->words[0] = failed;
+    d->words[1] = sync_wanted; // the host waits on this word
+    dma_kick();
+  }
+  sync_wanted = 0;
+}
+
+void acknowledge(uint32_t status) {
+  ++acked;
+  if (status)
+    ++failed;
+  check_sync();
+}
+
+void send_ack(uint32_t issuer, uint32_t status) {
+  if (issuer == me)
+    acknowledge(status);
+  else
+    send_node(issuer, {NIAM_TAG, NIAM_H_ACK, {status, 0, 0, 0, 0, 0}});
+}
+
+// A transfer this node is the source of: read page by page from its host and
+// sent (or delivered here when it is also the destination).
+struct Job {
+  uint32_t src, dst, left; // the next chunk
+  uint32_t start, bytes;   // the whole destination range
+  uint32_t node, issuer, flag, value;
+};
+constexpr uint32_t kJobs = 8;
+Job jobs[kJobs];
+uint32_t job_head, job_tail;
+uint32_t fetching; // request fetches in flight: each may become a job
+
+// Room for one more job, counting the requests being fetched.
+bool job_room() {
+  return job_tail - job_head + fetching < kJobs;
+}
+
+// Starts host DMAs of the next chunks into free Tx buffers. Chunks end at
+// every page boundary of the source and of the destination.
+void pump() {
+  while (job_head != job_tail && dma_free() >= 4) {
+    int b = take_buf(kRxBufs, kTxBufs);
+    if (b < 0)
+      return;
+    Job &j = jobs[job_head % kJobs];
+    uint32_t n = j.left;
+    uint32_t src_room = NIAM_PAGE_BYTES - (j.src & (NIAM_PAGE_BYTES - 1));
+    uint32_t dst_room = NIAM_PAGE_BYTES - (j.dst & (NIAM_PAGE_BYTES - 1));
+    n = n < src_room ? n : src_room;
+    n = n < dst_room ? n : dst_room;
+    uint32_t bus = 0;
+    translate(j.src, bus); // checked when the job was accepted
+    bufs[b].hdr = {NIAM_TAG,
+                   NIAM_H_DATA,
+                   {j.dst, j.start, j.bytes, j.issuer, j.flag, j.value}};
+    DmaSlot *d = dma_push(Dma::Stage, bus, n);
+    d->card = bufs[b].data;
+    d->buf = b;
+    d->arg = j.node;
+    dma_kick();
+    j.src += n;
+    j.dst += n;
+    j.left -= n;
+    if (j.left == 0)
+      ++job_head;
+  }
+}
+
+// bcopy arguments (niam_protocol.h) from this host or forwarded by the
+// issuer: check the source range here, then queue the job.
+void accept(const niam_packet &p, uint32_t issuer) {
+  uint32_t src = p.arg[0], dst = p.arg[1], bytes = p.arg[2];
+  uint32_t node = p.arg[3] & 0xFFFF;
+  if (node >= nodes || bytes % 4 || src % 4 || dst % 4 ||
+      job_tail - job_head == kJobs) {
+    count(NIAM_BOX_STAT_BAD);
+    send_ack(issuer, 1);
+    return;
+  }
+  if (!range_ok(src, bytes)) {
+    count(NIAM_BOX_STAT_PROTECTION);
+    send_ack(issuer, 1);
+    return;
+  }
+  jobs[job_tail++ % kJobs] = {src,  dst,    bytes,    dst,     bytes,
+                              node, issuer, p.arg[4], p.arg[5]};
+  pump();
+}
+
+// A bulk packet in buffer `b` with `data` bytes: DMA it into the host at the
+// translated address. False when the host DMA queue has no room yet: the
+// packet waits in its buffer.
+bool deliver(int b, uint32_t data) {
+  if (dma_free() < 3)
+    return false;
+  const niam_packet &h = bufs[b].hdr;
+  uint32_t v = h.arg[0], start = h.arg[1], bytes = h.arg[2];
+  uint32_t off = v - start;
+  bool shaped = data && data % 4 == 0 && v % 4 == 0 && v >= start &&
+                off < bytes && data <= bytes - off &&
+                (v & (NIAM_PAGE_BYTES - 1)) + data <= NIAM_PAGE_BYTES;
+  uint32_t bus = 0;
+  if (!shaped) {
+    count(NIAM_BOX_STAT_BAD); // no transfer to acknowledge: drop
+  } else if ((h.arg[3] & NIAM_DATA_POISON) ||
+             !transfer_ok(start, bytes, h.arg[4]) || !translate(v, bus)) {
+    if (off + data == bytes) { // counted and acknowledged once, at the end
+      count(NIAM_BOX_STAT_PROTECTION);
+      send_ack(h.arg[3] & 0xFFFF, 1);
+    }
+  } else {
+    DmaSlot *d = dma_push(Dma::Deliver, bus, data);
+    memcpy(d->words, h.arg, sizeof h.arg);
+    d->card = bufs[b].data;
+    d->buf = b;
+    d->arg = off + data == bytes;
+    dma_kick();
+    return true;
+  }
+  release(b);
+  return true;
+}
+
+// Data of a transfer is in place. With bcopy_notify, the flag is written
+// next (the engine keeps order, so it lands after the data); then the issuer
+// is acknowledged.
+void delivered(const DmaSlot &d) {
+  uint32_t issuer = d.words[3] & 0xFFFF, flag = d.words[4], bus = 0;
+  if (!(flag & NIAM_NOTIFY) || !translate(flag & ~3u, bus)) {
+    send_ack(issuer, 0);
+    return;
+  }
+  DmaSlot *f = dma_push(Dma::Flag, bus, 4);
+  if (!f)
+    return;
+  f->words[0] = d.words[5];
+  f->arg = issuer;
+  dma_kick();
+}
+
+// Local deliveries (source = destination) waiting for room in the DMA
+// queue, in order.
+int local_ready[kTxBufs];
+uint32_t local_head, local_tail;
+uint32_t local_bytes[kTxBufs];
+
+bool poll_local() {
+  if (local_head == local_tail)
+    return false;
+  uint32_t i = local_head % kTxBufs;
+  if (!deliver(local_ready[i], local_bytes[i]))
+    return false;
+  ++local_head;
+  return true;
+}
+
+// A chunk is in a Tx buffer: send it, or deliver it here.
+void staged(const DmaSlot &d, bool ok) {
+  if (!ok) // the host's memory was not readable after all
+    bufs[d.buf].hdr.arg[3] |= NIAM_DATA_POISON;
+  if (d.arg != me) {
+    send_buf(d.buf, d.arg, d.bytes);
+    return;
+  }
+  local_ready[local_tail % kTxBufs] = d.buf;
+  local_bytes[local_tail % kTxBufs] = d.bytes;
+  ++local_tail;
+  poll_local();
+}
+
 // ---- Handler table --------------------------------------------------------
 
 void h_nop(const niam_packet &) {}
@@ -253,9 +597,69 @@ void h_collective(const niam_packet &p) {
   start_collective(p.arg[0], p.arg[1]);
 }
 
+// Host: pages [virt, virt + 4 KiB x pages) are registered at bus address
+// `bus` onwards.
+void h_map(const niam_packet &p) {
+  uint32_t virt = p.arg[0], pages = p.arg[1], bus = p.arg[2];
+  uint32_t first = virt / NIAM_PAGE_BYTES;
+  if (virt % NIAM_PAGE_BYTES || bus % NIAM_PAGE_BYTES || first >= kPages ||
+      pages > kPages - first) {
+    count(NIAM_BOX_STAT_BAD);
+    return;
+  }
+  for (uint32_t i = 0; i < pages; ++i)
+    page_table[first + i] = (bus + i * NIAM_PAGE_BYTES) | kValid;
+  dst_cache.known = false; // a refused range may be good now
+}
+
+// Host: a transfer from node arg[3] >> 16; forwarded when that is not us.
+void h_bcopy(const niam_packet &p) {
+  ++issued;
+  uint32_t src_node = p.arg[3] >> 16;
+  if (src_node == me) {
+    accept(p, me);
+  } else if (src_node >= nodes) {
+    count(NIAM_BOX_STAT_BAD);
+    acknowledge(1);
+  } else {
+    niam_packet f = p;
+    f.tag = NIAM_TAG;
+    f.handler = NIAM_H_FORWARD;
+    f.arg[3] = (p.arg[3] & 0xFFFF) | (me << 16);
+    send_node(src_node, f);
+  }
+}
+
+void h_sync(const niam_packet &p) {
+  sync_wanted = p.arg[0];
+  check_sync();
+}
+
+void h_forward(const niam_packet &p) {
+  accept(p, p.arg[3] >> 16);
+}
+
+// Bulk packets are served by deliver(); one arriving any other way (a host
+// request naming it) is malformed.
+void h_data(const niam_packet &) {
+  count(NIAM_BOX_STAT_BAD);
+}
+
+void h_ack(const niam_packet &p) {
+  acknowledge(p.arg[0]);
+}
+
 using Handler = void (*)(const niam_packet &);
-constexpr Handler handlers[NIAM_HANDLERS] = {h_nop, h_round, h_fold_in,
-                                             h_fold_out, h_collective};
+constexpr Handler handlers[NIAM_HANDLERS] = {
+    h_nop,   h_round, h_fold_in, h_fold_out, h_collective, h_map,
+    h_bcopy, h_sync,  h_forward, h_data,     h_ack};
+
+// Handlers only the local host may name: from the network they would let
+// another node map pages or issue transfers in this host's name.
+bool host_only(uint32_t handler) {
+  return handler == NIAM_H_COLLECTIVE || handler == NIAM_H_MAP ||
+         handler == NIAM_H_BCOPY || handler == NIAM_H_SYNC;
+}
 
 // Runs handler `index`; an index outside the table is counted, never called.
 void dispatch(const niam_packet &p) {
@@ -271,56 +675,124 @@ void dispatch(const niam_packet &p) {
 uint32_t requested; // the last host request number seen in the mailbox
 
 // A new request number in the mailbox: fetch that slot of the host's ring.
+// Only with room for the job it may become and for the DMAs it may cause.
 bool poll_host() {
   uint32_t seq = box[NIAM_BOX_SEQ];
-  if (seq == requested || box[NIAM_BOX_BLOCK] == 0)
+  if (seq == requested || box[NIAM_BOX_BLOCK] == 0 || !job_room() ||
+      dma_free() < 4)
     return false;
   uint32_t next = requested + 1;
   uint32_t slot = box[NIAM_BOX_BLOCK] + NIAM_BLOCK_RING +
                   (next % NIAM_RING_SLOTS) * NIAM_PACKET_BYTES;
   DmaSlot *d = dma_push(Dma::Fetch, slot, NIAM_PACKET_BYTES);
-  if (!d)
-    return false; // the DMA queue is full: try again on a later turn
-  d->seq = requested = next;
+  d->arg = requested = next;
+  ++fetching;
   dma_kick();
   return true;
 }
 
+void fetched(const niam_packet &p, uint32_t seq, bool ok) {
+  --fetching;
+  // The tag must be the request's number: a stale slot is refused.
+  count(NIAM_BOX_STAT_REQUESTS); // the host may now reuse the slot
+  if (ok && p.tag == seq)
+    dispatch(p);
+  else
+    count(NIAM_BOX_STAT_BAD);
+}
+
+// Completes the transfer at the head of the queue. Only the fields each kind
+// needs are copied out before the next transfer starts (a whole-slot copy
+// costs more than the polling loop turn), since completing one may queue
+// others over this slot.
 bool poll_dma() {
   if (!dma_busy || !(fw::hdma_status() & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR)))
     return false;
-  DmaSlot &d = dma_queue[dma_head++ % kDmaSlots];
+  DmaSlot &slot = dma_queue[dma_head % kDmaSlots];
   bool ok = !(fw::hdma_status() & NICEMU_DMA_ERROR);
+  Dma kind = slot.kind;
   dma_busy = false;
-  if (d.kind == Dma::Fetch) {
+  if (kind == Dma::Fetch) {
     niam_packet p;
-    memcpy(&p, d.words, sizeof p);
-    dma_kick(); // the slot is copied: let the next transfer start
-    // The tag must be the request's number: a stale slot is refused.
-    count(NIAM_BOX_STAT_REQUESTS); // the host may now reuse the slot
-    if (ok && p.tag == d.seq)
-      dispatch(p);
-    else
-      count(NIAM_BOX_STAT_BAD);
-  } else {
-    dma_kick();
+    memcpy(&p, slot.words, sizeof p);
+    uint32_t seq = slot.arg;
+    ++dma_head;
+    dma_kick(); // the request is copied: let the next transfer start
+    fetched(p, seq, ok);
+    return true;
   }
+  if (kind == Dma::Write) {
+    ++dma_head;
+    dma_kick();
+    return true;
+  }
+  DmaSlot d = slot; // bulk paths: the copy is small next to the data
+  ++dma_head;
+  dma_kick();
+  if (kind == Dma::Stage) {
+    staged(d, ok);
+  } else if (kind == Dma::Deliver) {
+    release(d.buf);
+    if (d.arg)
+      delivered(d);
+  } else { // Flag
+    send_ack(d.arg, 0);
+  }
+  pump();
   return true;
 }
 
+// A packet that could not be served at once (no room for its DMA or job)
+// waits in its buffer; later packets wait behind it, so order is kept.
+int rx_held = -1;
+uint32_t rx_held_len;
+
+bool serve_held() {
+  const niam_packet &p = bufs[rx_held].hdr;
+  if (p.handler == NIAM_H_DATA) {
+    if (!deliver(rx_held, rx_held_len - NIAM_PACKET_BYTES))
+      return false;
+  } else if (p.handler == NIAM_H_FORWARD && !job_room()) {
+    return false;
+  } else {
+    if (host_only(p.handler))
+      count(NIAM_BOX_STAT_BAD);
+    else
+      dispatch(p);
+    release(rx_held);
+  }
+  rx_held = -1;
+  return true;
+}
+
+bool well_formed(uint32_t st, uint32_t len, const niam_packet &p) {
+  if ((st & (NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED)) || p.tag != NIAM_TAG)
+    return false;
+  if (p.handler == NIAM_H_DATA)
+    return len > NIAM_PACKET_BYTES;
+  return len == NIAM_PACKET_BYTES;
+}
+
 bool poll_rx() {
+  if (rx_held >= 0)
+    return serve_held();
+  if (rx_armed < 0)
+    return false;
   uint32_t st = fw::rx_status();
   if (!(st & NICEMU_RX_DONE))
     return false;
   uint32_t len = fw::rx_length();
-  niam_packet &p = rx_buf[rx_cur];
-  rx_cur ^= 1;
-  fw::rx_arm(&rx_buf[rx_cur], sizeof(niam_packet), true);
-  if ((st & (NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED)) ||
-      len != NIAM_PACKET_BYTES || p.tag != NIAM_TAG)
+  int b = rx_armed;
+  rx_armed = -1;
+  rx_rearm(); // the next packet can land while this one is served
+  if (!well_formed(st, len, bufs[b].hdr)) {
     count(NIAM_BOX_STAT_BAD);
-  else
-    dispatch(p);
+    release(b);
+    return true;
+  }
+  rx_held = b;
+  rx_held_len = len;
+  serve_held();
   return true;
 }
 
@@ -351,7 +823,8 @@ constexpr uint32_t kEngineLines =
 // after the look makes `wait` return at once.
 void idle() {
   fw::irq_clear(kEngineLines);
-  if (box[NIAM_BOX_SEQ] != requested || (fw::rx_status() & NICEMU_RX_DONE))
+  if (box[NIAM_BOX_SEQ] != requested || rx_held >= 0 ||
+      (rx_armed >= 0 && (fw::rx_status() & NICEMU_RX_DONE)))
     return;
   if (tx_busy && (fw::tx_status() & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR)))
     return;
@@ -365,7 +838,7 @@ void idle() {
 int main() {
   box = fw::mailbox();
   setup_geometry();
-  fw::rx_arm(&rx_buf[0], sizeof(niam_packet), true);
+  rx_rearm();
   fw::irq_master(false);
   fw::irq_enable(kEngineLines);
   // A host's PIO write raises no interrupt. Until a host registers its
@@ -382,6 +855,7 @@ int main() {
     busy |= poll_rx();
     busy |= poll_tx();
     busy |= poll_dma();
+    busy |= poll_local();
     if (!host_attached && box[NIAM_BOX_BLOCK] != 0) {
       host_attached = true;
       fw::timer_stop();

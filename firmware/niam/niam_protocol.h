@@ -26,8 +26,33 @@ enum niam_handler {
   NIAM_H_FOLD_IN = 2,    /* extra rank -> its partner: c, value */
   NIAM_H_FOLD_OUT = 3,   /* partner -> extra rank: c, result */
   NIAM_H_COLLECTIVE = 4, /* host request: op, value */
-  NIAM_HANDLERS = 5
+  NIAM_H_MAP = 5,        /* host request: virt, pages, bus of first page */
+  NIAM_H_BCOPY = 6,      /* host request: see "bcopy arguments" below */
+  NIAM_H_SYNC = 7,       /* host request: sync number k */
+  NIAM_H_FORWARD = 8,    /* issuer -> source NIC: bcopy arguments */
+  NIAM_H_DATA = 9,       /* source -> destination: bulk packet */
+  NIAM_H_ACK = 10,       /* destination -> issuer: status (0 = done) */
+  NIAM_HANDLERS = 11
 };
+
+/* Remote memory transfers. An address is a NIC virtual address: the byte
+ * offset of the memory in its host's registered arena (the same offset names
+ * the same allocation on every rank that allocates in the same order). The
+ * NIC's page table maps each 4 KiB page of [0, NIAM_VIRT_BYTES) to a bus
+ * address; NIAM_H_MAP fills entries.
+ *
+ * bcopy arguments (NIAM_H_BCOPY from the host, NIAM_H_FORWARD between NICs):
+ *   0 source address, 1 destination address, 2 bytes (multiple of 4),
+ *   3 destination node | (source node (BCOPY) or issuer (FORWARD)) << 16,
+ *   4 flag address | 1 for bcopy_notify, else 0, 5 flag value.
+ * Bulk packet (NIAM_H_DATA), the data follows the 32-byte header:
+ *   0 destination address of this chunk, 1 destination address of the whole
+ *   transfer, 2 its length, 3 issuer | NIAM_DATA_POISON, 4 flag | 1 or 0,
+ *   5 flag value. */
+#define NIAM_PAGE_BYTES 4096u
+#define NIAM_VIRT_BYTES (64u << 20)  /* 16 K pages: 64 KiB of page table */
+#define NIAM_NOTIFY 1u               /* bit 0 of the flag-address word */
+#define NIAM_DATA_POISON 0x80000000u /* the source could not read the data */
 
 /* Collective operations (NIAM_H_COLLECTIVE arg 0). A barrier is a reduction
  * that carries nothing. */
@@ -43,17 +68,21 @@ enum niam_op {
  * keeps its counters at STAT_* for the host to read by PIO. */
 #define NIAM_BOX_SEQ 0u
 #define NIAM_BOX_BLOCK 1u
-#define NIAM_BOX_STAT_UNKNOWN 8u   /* packets naming an unknown handler */
-#define NIAM_BOX_STAT_BAD 9u       /* bad tag, length or CRC */
-#define NIAM_BOX_STAT_BUSY 10u     /* collective posted while one ran */
-#define NIAM_BOX_STAT_REQUESTS 11u /* host requests fetched */
+#define NIAM_BOX_STAT_UNKNOWN 8u     /* packets naming an unknown handler */
+#define NIAM_BOX_STAT_BAD 9u         /* bad tag, length or CRC */
+#define NIAM_BOX_STAT_BUSY 10u       /* collective posted while one ran */
+#define NIAM_BOX_STAT_REQUESTS 11u   /* host requests fetched */
+#define NIAM_BOX_STAT_PROTECTION 12u /* transfers refused by the page table */
 
 /* The host's request block (registered host memory, bus address in
  * NIAM_BOX_BLOCK): a completion area the NIC writes by DMA, then a ring of
  * request slots the NIC reads by DMA. Request s is in slot s % SLOTS. */
 #define NIAM_BLOCK_RESULT 0u /* byte offset: int32 result of collective c */
 #define NIAM_BLOCK_DONE 4u   /* byte offset: c, written with the result */
-#define NIAM_BLOCK_RING 64u  /* byte offset of slot 0 */
+#define NIAM_BLOCK_SYNC_FAILED 8u /* transfers issued here that were refused   \
+                                   */
+#define NIAM_BLOCK_SYNC_DONE 12u  /* number k of the last sync completed */
+#define NIAM_BLOCK_RING 64u       /* byte offset of slot 0 */
 #define NIAM_RING_SLOTS 8u
 #define NIAM_BLOCK_BYTES (NIAM_BLOCK_RING + NIAM_RING_SLOTS * NIAM_PACKET_BYTES)
 

@@ -6,10 +6,12 @@
 #include "nicemu/host.hpp"
 
 #include "../../firmware/niam/niam_protocol.h"
+#include "host/channel.hpp"
 
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace nicemu::host {
 
@@ -23,6 +25,11 @@ struct AmState {
   uint32_t pending = 0;     // a collective posted and not waited for (or 0)
   uint32_t pending_seq = 0; // its request number
   bool pending_barrier = false;
+  uint32_t syncs = 0; // the last sync posted
+  struct Region {
+    uint32_t start, end; // NIC virtual addresses (arena offsets)
+  };
+  std::vector<Region> regions; // what am_alloc entered in the page table
 };
 
 AmState &am() {
@@ -129,6 +136,113 @@ uint32_t am_unknown_handlers() {
 }
 uint32_t am_bad_packets() {
   return box_word(NIAM_BOX_STAT_BAD);
+}
+
+// ---- Remote memory transfers ------------------------------------------------
+
+namespace {
+
+// The NIC virtual address of `p`: its offset in the registered arena.
+uint32_t virt(const void *p) {
+  return bus_address(p) - uint32_t(channel::kArenaBusBase);
+}
+
+[[noreturn]] void refuse(const char *what, const std::string &why) {
+  throw Error(std::string("nicemu: ") + what + ": " + why);
+}
+
+// [p, p + bytes) must lie in one region this process am_alloc'd: by the
+// allocation rule the same range is registered on every rank.
+uint32_t checked(const void *p, size_t bytes, const char *what) {
+  if (reinterpret_cast<uintptr_t>(p) % 4)
+    refuse(what, "address not a multiple of 4");
+  uint32_t v = virt(p);
+  for (const AmState::Region &r : am().regions)
+    if (v >= r.start && v < r.end && bytes <= r.end - v)
+      return v;
+  refuse(what, "range outside the memory am_alloc registered");
+}
+
+void check_node(uint32_t node, const char *what) {
+  if (node >= size())
+    refuse(what,
+           "node " + std::to_string(node) + " of " + std::to_string(size()));
+}
+
+void post_bcopy(uint32_t src_node, const void *src, uint32_t dst_node,
+                void *dst, size_t bytes, uint32_t flag, uint32_t value,
+                const char *what) {
+  check_node(src_node, what);
+  check_node(dst_node, what);
+  if (bytes == 0 || bytes % 4)
+    refuse(what, "size " + std::to_string(bytes) +
+                     " not a positive multiple "
+                     "of 4");
+  uint32_t args[6] = {checked(src, bytes, what),
+                      checked(dst, bytes, what),
+                      uint32_t(bytes),
+                      dst_node | (src_node << 16),
+                      flag,
+                      value};
+  post(NIAM_H_BCOPY, args);
+}
+
+} // namespace
+
+void *am_alloc(size_t bytes) {
+  AmState &s = am();
+  if (bytes == 0 || bytes > NIAM_VIRT_BYTES)
+    refuse("am_alloc", std::to_string(bytes) + " bytes");
+  size_t span =
+      (bytes + NIAM_PAGE_BYTES - 1) / NIAM_PAGE_BYTES * NIAM_PAGE_BYTES;
+  // alloc aligns to 64 bytes: over-allocate by the most alignment can cost,
+  // the same on every rank, so offsets stay equal across ranks.
+  auto *raw = static_cast<uint8_t *>(alloc(span + NIAM_PAGE_BYTES - 64));
+  uint32_t v = (virt(raw) + NIAM_PAGE_BYTES - 1) & ~(NIAM_PAGE_BYTES - 1);
+  uint8_t *p = raw + (v - virt(raw));
+  if (v + span > NIAM_VIRT_BYTES)
+    refuse("am_alloc", "beyond the NIC's 64 MB page table");
+  uint32_t args[6] = {v, uint32_t(span / NIAM_PAGE_BYTES), bus_address(p), 0, 0,
+                      0};
+  post(NIAM_H_MAP, args);
+  s.regions.push_back({v, uint32_t(v + span)});
+  return p;
+}
+
+void bcopy(uint32_t src_node, const void *src, uint32_t dst_node, void *dst,
+           size_t bytes) {
+  post_bcopy(src_node, src, dst_node, dst, bytes, 0, 0, "bcopy");
+}
+
+void bcopy_notify(uint32_t src_node, const void *src, uint32_t dst_node,
+                  void *dst, size_t bytes, volatile uint32_t *flag,
+                  uint32_t value) {
+  uint32_t f = checked(const_cast<const uint32_t *>(flag), 4, "bcopy_notify");
+  post_bcopy(src_node, src, dst_node, dst, bytes, f | NIAM_NOTIFY, value,
+             "bcopy_notify");
+}
+
+uint32_t sync() {
+  AmState &s = am();
+  uint32_t k = ++s.syncs;
+  uint32_t args[6] = {k, 0, 0, 0, 0, 0};
+  uint32_t seq = post(NIAM_H_SYNC, args);
+  auto *done =
+      reinterpret_cast<volatile uint32_t *>(s.block + NIAM_BLOCK_SYNC_DONE);
+  wait_word(done, ~0u, k);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  s.fetched = seq; // the sync was served, so every request before it too
+  uint32_t failed;
+  std::memcpy(&failed, s.block + NIAM_BLOCK_SYNC_FAILED, sizeof failed);
+  return failed;
+}
+
+uint32_t am_address(const void *p) {
+  return virt(p);
+}
+
+uint32_t am_protection_errors() {
+  return box_word(NIAM_BOX_STAT_PROTECTION);
 }
 
 } // namespace nicemu::host

@@ -82,3 +82,46 @@ uint32_t am_unknown_handlers();
 uint32_t am_bad_packets();
 
 } // namespace nicemu::host
+
+// ---- Remote memory transfers (NI-AM; docs/niam.md) ----
+// Addresses name memory from am_alloc. A pointer stands for its offset in
+// the registered arena, and the same offset on another node names the
+// allocation made there at the same point: when every rank makes the same
+// alloc/am_alloc calls in the same order (the NI-AM state takes 320 bytes
+// at the first NI-AM call), a pointer to a local buffer also names the
+// matching buffer on every other rank. Sizes and addresses are multiples of
+// 4 bytes. Transfers are split at 4 KB page boundaries and move at most
+// 64 MB of address space. Errors the host can see (a node out of range, an
+// address outside this process's am_alloc'd memory, unaligned or empty
+// transfers) throw Error; the NICs refuse, count and acknowledge as failed
+// anything their page tables do not map, and write nothing of it.
+namespace nicemu::host {
+
+// Like alloc, but page-aligned, whole pages, and entered into the local
+// NIC's page table, so other nodes may read and write it. Call barrier()
+// after the ranks' am_allocs before another node uses the memory.
+void *am_alloc(size_t bytes);
+
+// Copies `bytes` from `src` on node `src_node` to `dst` on node `dst_node`.
+// Returns once the local NIC has the request; the data moves later (sync).
+// Any node may issue it: when `src_node` is another node the request is
+// forwarded to its NIC.
+void bcopy(uint32_t src_node, const void *src, uint32_t dst_node, void *dst,
+           size_t bytes);
+// As bcopy; then, once the data is in place, the destination NIC writes
+// `value` into `*flag` (a word of dst_node's memory, named like `dst`).
+void bcopy_notify(uint32_t src_node, const void *src, uint32_t dst_node,
+                  void *dst, size_t bytes, volatile uint32_t *flag,
+                  uint32_t value = 1);
+// Waits until every transfer this node issued has been acknowledged;
+// returns how many of them a NIC refused, since the program started.
+uint32_t sync();
+
+// Addresses this NIC refused (transfers, counted once each), read by PIO.
+uint32_t am_protection_errors();
+
+// The NIC virtual address of `p` (its offset in the registered arena), for
+// raw requests (am_request with the arguments of niam_protocol.h).
+uint32_t am_address(const void *p);
+
+} // namespace nicemu::host
