@@ -10,7 +10,10 @@
 #                                       NicemuFirmware.cmake
 #   lib/nicemu/mipsel/                  the firmware runtime (libnicemu_rt.a,
 #                                       its headers, nicemu-rt-targets.cmake)
-#   share/nicemu/firmware/              the sample firmware images
+#   share/nicemu/firmware/              the sample firmware images and
+#                                       niam.img
+#   lib/nicemu/examples/                the host programs `nicemu bench niam`
+#                                       runs
 include(CMakePackageConfigHelpers)
 
 set(NICEMU_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/nicemu)
@@ -26,6 +29,9 @@ install(TARGETS nicemu_host EXPORT nicemuTargets
 install(TARGETS nicemu_warnings EXPORT nicemuTargets)
 # The clock shim `nicemu run` preloads into host programs.
 install(TARGETS nicemu_clock LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/nicemu)
+# The host programs `nicemu bench niam` runs (found next to nicemu).
+install(TARGETS niam_bench_barrier niam_bench_bcopy
+  RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR}/nicemu/examples)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/emulator/include/nicemu/
                   ${PROJECT_SOURCE_DIR}/hostlib/include/nicemu/

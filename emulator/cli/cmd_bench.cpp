@@ -1,5 +1,7 @@
 // nicemu bench cpu [--json] [--firmware-dir DIR]
+// nicemu bench niam [--json] [--quick] [--large]
 #include "bench/bench_cpu.hpp"
+#include "bench/bench_niam.hpp"
 #include "cli/commands.hpp"
 
 #include <nlohmann/json.hpp>
@@ -66,6 +68,82 @@ nlohmann::json to_json(const CpuBenchFigures &f) {
   return j;
 }
 
+void print_table(const NiamBenchFigures &f) {
+  std::printf("nicemu bench niam (model %s, NI Active Messages firmware; "
+              "virtual time unless said)\n\n",
+              f.model.c_str());
+  std::printf("barrier (mean of %d)\n%6s %12s %10s\n", f.barrier_rounds,
+              "nodes", "latency us", "wall s");
+  for (const NiamBarrierFigure &b : f.barrier)
+    std::printf("%6u %12.3f %10.2f\n", b.nodes, b.latency_us, b.wall_seconds);
+  std::printf("\nbcopy, 2 nodes\n%8s %10s\n", "bytes", "MB/s");
+  for (const NiamBcopyFigure &b : f.bcopy)
+    std::printf("%8llu %10.2f\n", (unsigned long long)b.bytes, b.mb_per_s);
+  std::printf("\nspeed: %u-node barrier loop (%d rounds): %.3f ms virtual "
+              "in %.3f ms wall, virtual/wall = %.3f\n",
+              f.speed_nodes, f.speed_rounds, f.speed_virtual_seconds * 1e3,
+              f.speed_wall_seconds * 1e3,
+              f.speed_virtual_seconds / f.speed_wall_seconds);
+  std::printf("largest run: %u-node barriers, %.2f s wall; peak resident "
+              "memory %.1f MiB (emulator %.1f MiB + hosts %.1f MiB)\n",
+              f.largest_nodes, f.largest_wall_seconds,
+              (f.emulator_peak_kib + f.hosts_peak_kib) / 1024.0,
+              f.emulator_peak_kib / 1024.0, f.hosts_peak_kib / 1024.0);
+}
+
+nlohmann::json to_json(const NiamBenchFigures &f) {
+  nlohmann::json j;
+  j["bench"] = "niam";
+  j["model"] = f.model;
+  j["barrier_rounds"] = f.barrier_rounds;
+  j["barrier"] = nlohmann::json::array();
+  for (const NiamBarrierFigure &b : f.barrier)
+    j["barrier"].push_back({{"nodes", b.nodes},
+                            {"latency_us", b.latency_us},
+                            {"wall_seconds", b.wall_seconds}});
+  j["bcopy"] = nlohmann::json::array();
+  for (const NiamBcopyFigure &b : f.bcopy)
+    j["bcopy"].push_back({{"bytes", b.bytes}, {"mb_per_s", b.mb_per_s}});
+  j["speed"] = {
+      {"nodes", f.speed_nodes},
+      {"rounds", f.speed_rounds},
+      {"virtual_seconds", f.speed_virtual_seconds},
+      {"wall_seconds", f.speed_wall_seconds},
+      {"virtual_per_wall", f.speed_virtual_seconds / f.speed_wall_seconds}};
+  j["largest_run"] = {{"nodes", f.largest_nodes},
+                      {"wall_seconds", f.largest_wall_seconds},
+                      {"peak_rss_kib",
+                       {{"emulator", f.emulator_peak_kib},
+                        {"hosts", f.hosts_peak_kib},
+                        {"total", f.emulator_peak_kib + f.hosts_peak_kib}}}};
+  return j;
+}
+
+void add_niam_bench(CLI::App &bench) {
+  auto opts = std::make_shared<NiamBenchOptions>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App *niam = bench.add_subcommand(
+      "niam", "NI Active Messages: barrier latency vs nodes, bcopy bandwidth "
+              "vs size, virtual/wall time, memory of a large run");
+  niam->add_flag("--json", *json,
+                 "print the figures as JSON (see docs/benchmarks.md)");
+  niam->add_flag("--quick", opts->quick,
+                 "2 and 4 nodes, sizes up to 4 KiB, fewer rounds");
+  niam->add_flag("--large", opts->large,
+                 "also 256 nodes (starts 256 host processes)");
+  niam->add_option("--firmware", opts->firmware,
+                   "the niam image (default: the one shipped)");
+  niam->add_option("--programs-dir", opts->programs_dir,
+                   "directory with niam_bench_barrier and niam_bench_bcopy");
+  niam->callback([opts, json] {
+    NiamBenchFigures f = run_niam_bench(*opts);
+    if (*json)
+      std::cout << to_json(f).dump(2) << "\n";
+    else
+      print_table(f);
+  });
+}
+
 } // namespace
 
 void add_bench_command(CLI::App &app, ExitStatus &) {
@@ -92,6 +170,7 @@ void add_bench_command(CLI::App &app, ExitStatus &) {
     else
       print_table(f);
   });
+  add_niam_bench(*bench);
 }
 
 } // namespace nicemu::cli

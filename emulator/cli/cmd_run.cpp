@@ -1,13 +1,11 @@
 // nicemu run --model M (--flash F | --firmware IMG) [--max-time T]
 #include "cli/commands.hpp"
 #include "debug/fault_report.hpp"
-#include "host/hosts.hpp"
+#include "host/cluster_run.hpp"
 #include "mem/flash.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/image.hpp"
 #include "nicemu/model.hpp"
-#include "node/cluster.hpp"
-#include "node/simulation.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -119,43 +117,20 @@ int run(const RunOptions &o) {
                   "' is not a duration (e.g. 10ms, 1.5s, 200us)");
     max_time = *t;
   }
-  if (o.nodes == 0)
-    throw Error("run: -n must be at least 1");
-  Simulation sim;
-  if (o.nodes > 1 || !o.topology.empty()) {
-    auto fabric = make_fabric(sim.scheduler(), model, o.nodes, o.topology);
-    Time lookahead = network_lookahead(model, *fabric);
-    sim.set_fabric(std::move(fabric), lookahead);
-  }
-  auto shared_flash =
-      std::make_shared<const std::vector<uint8_t>>(std::move(flash));
-  // Host programs: one process per node, each reaching its NIC through its
-  // own channel; the run is theirs.
-  std::unique_ptr<HostGroup> hosts;
-  if (!o.program.empty()) {
-    hosts = std::make_unique<HostGroup>(o.nodes, sim.scheduler(), model,
-                                        HostOptions{});
-    sim.set_external(hosts.get());
-  }
-  for (uint32_t i = 0; i < o.nodes; ++i) {
-    NodeConfig config;
-    config.node = i;
-    config.nodes = o.nodes;
-    config.fabric = sim.fabric();
-    if (hosts)
-      config.host_memory = &hosts->agent(i);
-    if (o.watchdog >= 0)
-      config.watchdog_cycles = uint64_t(o.watchdog);
-    config.console = [](uint32_t node, const std::string &line) {
-      std::cout << "[node" << node << "] " << line << "\n" << std::flush;
-    };
-    Node &node = sim.add_node(model, config);
-    node.boot(shared_flash);
-    if (hosts)
-      hosts->agent(i).attach(&node);
-  }
-  if (hosts)
-    hosts->launch(o.program);
+  ClusterSpec spec;
+  spec.nodes = o.nodes;
+  spec.topology = o.topology;
+  spec.program = o.program;
+  if (o.watchdog >= 0)
+    spec.watchdog_cycles = uint64_t(o.watchdog);
+  spec.console = [](uint32_t node, const std::string &line) {
+    std::cout << "[node" << node << "] " << line << "\n" << std::flush;
+  };
+  std::unique_ptr<Cluster> cluster = start_cluster(
+      model, std::make_shared<const std::vector<uint8_t>>(std::move(flash)),
+      spec);
+  Simulation &sim = cluster->sim;
+  HostGroup *hosts = cluster->hosts.get();
   RunResult r = sim.run(max_time);
   if (hosts)
     hosts->stop();

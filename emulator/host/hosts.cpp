@@ -81,7 +81,11 @@ std::vector<std::string> shared_environment(const Model &model) {
 // In the child, between fork and exec (the emulator is single-threaded).
 [[noreturn]] void exec_rank(const std::vector<char *> &argv,
                             std::vector<std::string> &env, int channel_fd,
-                            int wake_fd, uint32_t rank, uint32_t size) {
+                            int wake_fd, int stdout_fd, uint32_t rank,
+                            uint32_t size) {
+  // First: stdout_fd may be 3 or 4, which the channel and wake pipe take.
+  if (stdout_fd >= 0)
+    dup2(stdout_fd, 1);
   // The channel on fd 3, the wake pipe on fd 4; nothing else leaks in.
   int c = dup(channel_fd), w = dup(wake_fd);
   dup2(c, 3);
@@ -133,8 +137,8 @@ void HostGroup::launch(const std::vector<std::string> &argv) {
       throw Error(std::string("run: cannot start host processes: ") +
                   std::strerror(errno));
     if (pid == 0)
-      exec_rank(args, env, agents_[r]->channel().fd(), wake_.write_fd, r,
-                uint32_t(agents_.size()));
+      exec_rank(args, env, agents_[r]->channel().fd(), wake_.write_fd,
+                options_.stdout_fd, r, uint32_t(agents_.size()));
     pids_.push_back(pid);
   }
 }

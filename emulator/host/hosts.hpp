@@ -18,6 +18,9 @@ namespace nicemu {
 struct HostOptions {
   uint64_t arena_bytes = 64ull << 20; // registered-memory arena per host
   int host_timeout_ms = 60'000; // a host computing this long holds the run
+  // When >= 0, the hosts' stdout goes here instead of the emulator's, so a
+  // caller (the benchmarks) can read what they print. Not closed by us.
+  int stdout_fd = -1;
 };
 
 class HostGroup final : public ExternalActor {

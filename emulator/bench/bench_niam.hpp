@@ -1,0 +1,49 @@
+// `nicemu bench niam`: the NI Active Messages firmware (niam.img) on the
+// lanai4 model with host programs, run in this process exactly as `nicemu
+// run` runs them: barrier latency against node count, bcopy bandwidth
+// against size, virtual against wall time, and what a large run costs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nicemu {
+
+struct NiamBarrierFigure {
+  uint32_t nodes = 0;
+  double latency_us = 0; // virtual, mean over the rounds
+  double wall_seconds = 0;
+};
+
+struct NiamBcopyFigure {
+  uint64_t bytes = 0;
+  double mb_per_s = 0; // virtual
+};
+
+struct NiamBenchFigures {
+  std::string model;
+  int barrier_rounds = 0;
+  std::vector<NiamBarrierFigure> barrier;
+  std::vector<NiamBcopyFigure> bcopy; // 2 nodes
+  // The 8-node barrier loop: virtual time of the run over its wall time.
+  uint32_t speed_nodes = 0;
+  int speed_rounds = 0;
+  double speed_virtual_seconds = 0, speed_wall_seconds = 0;
+  // The largest barrier run: wall time from start to the last process
+  // reaped, and peak resident memory (see docs/benchmarks.md).
+  uint32_t largest_nodes = 0;
+  double largest_wall_seconds = 0;
+  long emulator_peak_kib = 0, hosts_peak_kib = 0;
+};
+
+struct NiamBenchOptions {
+  std::string firmware;     // niam.img; empty: the shipped one
+  std::string programs_dir; // niam_bench_*; empty: next to nicemu
+  bool quick = false;       // 2 and 4 nodes, sizes up to 4 KiB, fewer rounds
+  bool large = false;       // also 256 nodes (256 host processes)
+};
+
+NiamBenchFigures run_niam_bench(const NiamBenchOptions &options);
+
+} // namespace nicemu

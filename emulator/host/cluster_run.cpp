@@ -1,0 +1,48 @@
+#include "host/cluster_run.hpp"
+
+#include "nicemu/error.hpp"
+#include "node/cluster.hpp"
+
+namespace nicemu {
+
+std::unique_ptr<Cluster>
+start_cluster(const Model &model,
+              std::shared_ptr<const std::vector<uint8_t>> flash,
+              const ClusterSpec &spec) {
+  if (spec.nodes == 0)
+    throw Error("run: -n must be at least 1");
+  auto cluster = std::make_unique<Cluster>();
+  Simulation &sim = cluster->sim;
+  if (spec.nodes > 1 || !spec.topology.empty()) {
+    auto fabric =
+        make_fabric(sim.scheduler(), model, spec.nodes, spec.topology);
+    Time lookahead = network_lookahead(model, *fabric);
+    sim.set_fabric(std::move(fabric), lookahead);
+  }
+  // Host programs: one process per node, each reaching its NIC through its
+  // own channel; the run is theirs.
+  if (!spec.program.empty()) {
+    cluster->hosts = std::make_unique<HostGroup>(spec.nodes, sim.scheduler(),
+                                                 model, spec.host_options);
+    sim.set_external(cluster->hosts.get());
+  }
+  for (uint32_t i = 0; i < spec.nodes; ++i) {
+    NodeConfig config;
+    config.node = i;
+    config.nodes = spec.nodes;
+    config.fabric = sim.fabric();
+    config.watchdog_cycles = spec.watchdog_cycles;
+    config.console = spec.console;
+    if (cluster->hosts)
+      config.host_memory = &cluster->hosts->agent(i);
+    Node &node = sim.add_node(model, config);
+    node.boot(flash);
+    if (cluster->hosts)
+      cluster->hosts->agent(i).attach(&node);
+  }
+  if (cluster->hosts)
+    cluster->hosts->launch(spec.program);
+  return cluster;
+}
+
+} // namespace nicemu

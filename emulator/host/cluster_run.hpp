@@ -1,0 +1,43 @@
+// Setting up a run as `nicemu run` does: the network, the nodes booted from
+// one flash image, and the host programs (one process per node). Shared by
+// the run command and the benchmarks so both measure the same thing.
+#pragma once
+
+#include "host/hosts.hpp"
+#include "nicemu/model.hpp"
+#include "node/simulation.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nicemu {
+
+struct ClusterSpec {
+  uint32_t nodes = 1;
+  std::string topology;             // empty: the generated network
+  std::vector<std::string> program; // host program and arguments; empty: none
+  HostOptions host_options;
+  std::optional<uint64_t> watchdog_cycles; // overrides the model's default
+  // Receives each console line of each node's firmware.
+  std::function<void(uint32_t node, const std::string &line)> console;
+};
+
+// The hosts are declared after the simulation so they are stopped before the
+// nodes that point at their memory go away.
+struct Cluster {
+  Simulation sim;
+  std::unique_ptr<HostGroup> hosts; // null without a host program
+};
+
+// Builds the network, boots every node from `flash` and starts the host
+// programs. `model` must outlive the cluster. Throws nicemu::Error.
+std::unique_ptr<Cluster>
+start_cluster(const Model &model,
+              std::shared_ptr<const std::vector<uint8_t>> flash,
+              const ClusterSpec &spec);
+
+} // namespace nicemu
