@@ -815,10 +815,12 @@ void setup_geometry() {
   }
 }
 
+// The host's PIO writes to the mailbox raise NICEMU_IRQ_HOST, so the NIC
+// sleeps whenever nothing is pending and wakes for its host or its engines.
 constexpr uint32_t kEngineLines =
-    NICEMU_IRQ_TIMER | NICEMU_IRQ_HDMA | NICEMU_IRQ_TX | NICEMU_IRQ_RX;
+    NICEMU_IRQ_HOST | NICEMU_IRQ_HDMA | NICEMU_IRQ_TX | NICEMU_IRQ_RX;
 
-// Sleeps until an engine or the mailbox timer has something. Pending lines
+// Sleeps until the host or an engine has something. Pending lines
 // are cleared before the engines are looked at, so an event that lands
 // after the look makes `wait` return at once.
 void idle() {
@@ -841,12 +843,6 @@ int main() {
   rx_rearm();
   fw::irq_master(false);
   fw::irq_enable(kEngineLines);
-  // A host's PIO write raises no interrupt. Until a host registers its
-  // request block we sleep and look at the mailbox every 10 us; from then on
-  // the loop polls without sleeping, so a request is seen within one turn.
-  uint32_t period = fw::clock_hz() / 100000;
-  fw::timer_start(fw::cycles() + period, period);
-  bool host_attached = false;
   for (uint32_t turn = 0;; ++turn) {
     // A spinning loop is alive: keep the watchdog (10 s on lanai4) quiet.
     if ((turn & 0xFF) == 0)
@@ -856,11 +852,7 @@ int main() {
     busy |= poll_tx();
     busy |= poll_dma();
     busy |= poll_local();
-    if (!host_attached && box[NIAM_BOX_BLOCK] != 0) {
-      host_attached = true;
-      fw::timer_stop();
-    }
-    if (!busy && !host_attached)
+    if (!busy)
       idle();
   }
 }
