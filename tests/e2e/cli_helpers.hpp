@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -173,6 +174,17 @@ inline std::vector<std::string> lines_with(const std::string &text,
     if (line.find(needle) != std::string::npos)
       found.push_back(line);
   return found;
+}
+
+// The lines of `text`, sorted: host processes print concurrently, so runs
+// are compared line by line regardless of interleaving.
+inline std::vector<std::string> sorted_lines(const std::string &text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    lines.push_back(l);
+  std::sort(lines.begin(), lines.end());
+  return lines;
 }
 
 inline bool contains(const std::string &text, const std::string &needle) {

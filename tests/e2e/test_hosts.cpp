@@ -56,16 +56,7 @@ TEST_CASE("host programs: the same run twice gives the same virtual times") {
   CommandResult a = nicemu(echo_run("2"));
   CommandResult b = nicemu(echo_run("2"));
   REQUIRE(a.status == 0);
-  // Lines of two processes may interleave differently: compare them sorted.
-  auto sorted = [](std::string text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string l; std::getline(in, l);)
-      lines.push_back(l);
-    std::sort(lines.begin(), lines.end());
-    return lines;
-  };
-  CHECK(sorted(a.out) == sorted(b.out));
+  CHECK(sorted_lines(a.out) == sorted_lines(b.out));
 }
 
 TEST_CASE("a host program that crashes stops the cluster with a message") {

@@ -90,15 +90,7 @@ TEST_CASE("niam: latency grows with log2 of the nodes") {
 }
 
 TEST_CASE("niam: the same run twice gives the same output") {
-  auto sorted = [](const std::string &text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string l; std::getline(in, l);)
-      lines.push_back(l);
-    std::sort(lines.begin(), lines.end());
-    return lines;
-  };
   NiamRun a = niam_run(3, 10), b = niam_run(3, 10);
   REQUIRE(a.result.status == 0);
-  CHECK(sorted(a.result.out) == sorted(b.result.out));
+  CHECK(sorted_lines(a.result.out) == sorted_lines(b.result.out));
 }
