@@ -331,7 +331,9 @@ void Fabric::receiver_ready(uint32_t node) {
 const Topology &Fabric::topology() const {
   return impl_->topology;
 }
-const FabricParams &Fabric::params() const { return impl_->params; }
+const FabricParams &Fabric::params() const {
+  return impl_->params;
+}
 Time Fabric::min_path_latency() const {
   const FabricParams &p = impl_->params;
   for (const auto &[a, b] : impl_->topology.cables)

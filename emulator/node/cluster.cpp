@@ -46,10 +46,9 @@ std::unique_ptr<Fabric> make_fabric(Scheduler &scheduler, const Model &model,
                                     uint32_t nodes,
                                     const std::string &topology_file) {
   FabricParams params = fabric_params(model);
-  Topology topology =
-      topology_file.empty()
-          ? make_topology(nodes, params.switch_ports)
-          : read_topology(topology_file, params.switch_ports);
+  Topology topology = topology_file.empty()
+                          ? make_topology(nodes, params.switch_ports)
+                          : read_topology(topology_file, params.switch_ports);
   if (topology.nodes != nodes)
     throw Error(topology_file + ": the topology has " +
                 std::to_string(topology.nodes) + " nodes, the run has " +

@@ -79,10 +79,11 @@ enum niam_op {
  * request slots the NIC reads by DMA. Request s is in slot s % SLOTS. */
 #define NIAM_BLOCK_RESULT 0u /* byte offset: int32 result of collective c */
 #define NIAM_BLOCK_DONE 4u   /* byte offset: c, written with the result */
-#define NIAM_BLOCK_SYNC_FAILED 8u /* transfers issued here that were refused   \
-                                   */
-#define NIAM_BLOCK_SYNC_DONE 12u  /* number k of the last sync completed */
-#define NIAM_BLOCK_RING 64u       /* byte offset of slot 0 */
+#define NIAM_BLOCK_SYNC_FAILED                                                 \
+  8u                             /* transfers issued here that were refused    \
+                                  */
+#define NIAM_BLOCK_SYNC_DONE 12u /* number k of the last sync completed */
+#define NIAM_BLOCK_RING 64u      /* byte offset of slot 0 */
 #define NIAM_RING_SLOTS 8u
 #define NIAM_BLOCK_BYTES (NIAM_BLOCK_RING + NIAM_RING_SLOTS * NIAM_PACKET_BYTES)
 

@@ -17,16 +17,15 @@
 #ifdef __ASSEMBLER__
 .if 0
 #include "nicemu/regs.h"
-.endif
+    .endif
 
 #define NICEMU_ASM_REG(dev, name, offset, access, desc)                        \
   .equ NICEMU_##dev##_##name, offset;
 #define NICEMU_ASM_DEVICE(dev, index)                                          \
   .equ NICEMU_##dev##_BASE,                                                    \
-      NICEMU_ASM_MMIO_BASE + (index) * NICEMU_ASM_DEVICE_WINDOW;
+      NICEMU_ASM_MMIO_BASE + (index)*NICEMU_ASM_DEVICE_WINDOW;
 
-NICEMU_ALL_REGS(NICEMU_ASM_REG)
-NICEMU_DEVICES(NICEMU_ASM_DEVICE)
+    NICEMU_ALL_REGS(NICEMU_ASM_REG) NICEMU_DEVICES(NICEMU_ASM_DEVICE)
 
 #undef NICEMU_ASM_REG
 #undef NICEMU_ASM_DEVICE

@@ -3,11 +3,11 @@
 // console. Shared by the node-level unit tests.
 #pragma once
 
+#include "devices/host_memory.hpp"
 #include "mips_asm.hpp"
 #include "nicemu/image.hpp"
 #include "nicemu/model.hpp"
 #include "nicemu/regs.h"
-#include "devices/host_memory.hpp"
 #include "node/simulation.hpp"
 
 #include <cstring>

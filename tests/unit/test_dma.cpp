@@ -40,7 +40,8 @@ struct FakeHost : HostMemory {
 // the end at 0x7000/0x7004 and STATUS/ERROR at 0x7008/0x700c, then exits.
 std::vector<uint32_t> one_transfer(uint32_t host_addr, uint32_t ctrl) {
   return concat(
-      {load_base(t9, NICEMU_HDMA_BASE), load_base(t8, NICEMU_TIMER_BASE),
+      {load_base(t9, NICEMU_HDMA_BASE),
+       load_base(t8, NICEMU_TIMER_BASE),
        load_base(t0, host_addr),
        {sw(t0, NICEMU_HDMA_HOST_ADDR, t9), ori(t0, zero, 0x6000),
         sw(t0, NICEMU_HDMA_CARD_ADDR, t9), addiu(t0, zero, 16),
@@ -62,7 +63,8 @@ uint32_t card_word(Run &r, uint32_t addr) {
 
 } // namespace
 
-TEST_CASE("host DMA to the card takes gap + words x per-word, data at the end") {
+TEST_CASE(
+    "host DMA to the card takes gap + words x per-word, data at the end") {
   FakeHost host;
   for (size_t i = 0; i < 16; ++i)
     host.bytes[i] = uint8_t(0xA0 + i);
@@ -81,11 +83,11 @@ TEST_CASE("host DMA to the card takes gap + words x per-word, data at the end") 
 
 TEST_CASE("host DMA to the host lands in host memory") {
   FakeHost host;
-  std::vector<uint32_t> code = one_transfer(
-      kHostBase + 64, NICEMU_DMA_START | NICEMU_DMA_TO_HOST);
+  std::vector<uint32_t> code =
+      one_transfer(kHostBase + 64, NICEMU_DMA_START | NICEMU_DMA_TO_HOST);
   // Put a known word at card 0x6000 first.
-  code.insert(code.begin(), {lui(t0, 0x1234), ori(t0, t0, 0x5678),
-                             sw(t0, 0x6000, zero)});
+  code.insert(code.begin(),
+              {lui(t0, 0x1234), ori(t0, t0, 0x5678), sw(t0, 0x6000, zero)});
   Run r(flash_with({{kEntry, code}}), kTimeNever, std::nullopt, &host);
   REQUIRE(r.result.outcome == RunOutcome::Halted);
   uint32_t word;
@@ -98,8 +100,9 @@ TEST_CASE("host DMA to the host lands in host memory") {
 TEST_CASE("host DMA outside registered memory is refused and moves nothing") {
   FakeHost host;
   std::fill(host.bytes.begin(), host.bytes.end(), 0x5A);
-  Run r(flash_with({{kEntry, one_transfer(kHostBase + 4088, NICEMU_DMA_START)}}),
-        kTimeNever, std::nullopt, &host);
+  Run r(
+      flash_with({{kEntry, one_transfer(kHostBase + 4088, NICEMU_DMA_START)}}),
+      kTimeNever, std::nullopt, &host);
   REQUIRE(r.result.outcome == RunOutcome::Halted);
   CHECK(card_word(r, 0x7008) == NICEMU_DMA_ERROR);
   CHECK(card_word(r, 0x700c) == NICEMU_DMA_EHOST);

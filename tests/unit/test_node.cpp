@@ -170,7 +170,8 @@ TEST_CASE("device registers refuse bad accesses with a bus error") {
         "write to SYS_EXIT: 1-byte access (registers are 32-bit)");
   CHECK(run_store(sw(zero, 0x7000, t9)) ==
         "write to ROUTE_DEST: the testcard model has no ROUTE device");
-  std::vector<uint32_t> far = {lui(t9, 0x1F01), nop(), sw(zero, 0, t9), nop(),
+  std::vector<uint32_t> far = {lui(t9, 0x1F01),     nop(),
+                               sw(zero, 0, t9),     nop(),
                                beq(zero, zero, -1), nop()};
   Run r(flash_with({{kEntry, far}}));
   REQUIRE(r.result.outcome == RunOutcome::Faulted);

@@ -70,37 +70,37 @@ extern "C" {
 
 /* Host DMA engine: host memory <-> card memory, 32-bit words. */
 #define NICEMU_HDMA_REGS(X)                                                    \
-  X(HDMA, HOST_ADDR, 0x00, RW, "host (bus) address of the transfer")          \
-  X(HDMA, CARD_ADDR, 0x04, RW, "card memory address of the transfer")         \
-  X(HDMA, LENGTH, 0x08, RW, "bytes to move (a multiple of 4)")                \
-  X(HDMA, CTRL, 0x0C, W, "start: NICEMU_DMA_START | TO_HOST | IRQ")           \
-  X(HDMA, STATUS, 0x10, RW, "BUSY, DONE, ERROR; write 1 to clear DONE/ERROR") \
+  X(HDMA, HOST_ADDR, 0x00, RW, "host (bus) address of the transfer")           \
+  X(HDMA, CARD_ADDR, 0x04, RW, "card memory address of the transfer")          \
+  X(HDMA, LENGTH, 0x08, RW, "bytes to move (a multiple of 4)")                 \
+  X(HDMA, CTRL, 0x0C, W, "start: NICEMU_DMA_START | TO_HOST | IRQ")            \
+  X(HDMA, STATUS, 0x10, RW, "BUSY, DONE, ERROR; write 1 to clear DONE/ERROR")  \
   X(HDMA, ERROR, 0x14, R, "why the last transfer failed (NICEMU_DMA_E*)")
 
 /* Tx engine: card memory -> link. The packet at ADDR starts with ROUTE_LEN
  * route bytes; the engine appends a CRC-32 of the rest. */
 #define NICEMU_TX_REGS(X)                                                      \
-  X(TX, ADDR, 0x00, RW, "card address of the packet (route bytes first)")     \
-  X(TX, LENGTH, 0x04, RW, "bytes of the packet, route bytes included")        \
-  X(TX, ROUTE_LEN, 0x08, RW, "number of route bytes at the start")            \
-  X(TX, CTRL, 0x0C, W, "start: NICEMU_DMA_START | IRQ")                       \
-  X(TX, STATUS, 0x10, RW, "BUSY, DONE, ERROR; write 1 to clear DONE/ERROR")   \
+  X(TX, ADDR, 0x00, RW, "card address of the packet (route bytes first)")      \
+  X(TX, LENGTH, 0x04, RW, "bytes of the packet, route bytes included")         \
+  X(TX, ROUTE_LEN, 0x08, RW, "number of route bytes at the start")             \
+  X(TX, CTRL, 0x0C, W, "start: NICEMU_DMA_START | IRQ")                        \
+  X(TX, STATUS, 0x10, RW, "BUSY, DONE, ERROR; write 1 to clear DONE/ERROR")    \
   X(TX, ERROR, 0x14, R, "why the last send failed (NICEMU_DMA_E*)")
 
 /* Rx engine: link -> card memory, one packet per ARM. */
 #define NICEMU_RX_REGS(X)                                                      \
-  X(RX, ADDR, 0x00, RW, "card address of the receive buffer")                 \
-  X(RX, SIZE, 0x04, RW, "bytes available in the buffer")                      \
-  X(RX, CTRL, 0x08, W, "ARM (clears DONE and errors) | NICEMU_DMA_IRQ")      \
-  X(RX, STATUS, 0x0C, RW, "ARMED, DONE, CRC_ERROR, TRUNCATED; write 1 clears")\
+  X(RX, ADDR, 0x00, RW, "card address of the receive buffer")                  \
+  X(RX, SIZE, 0x04, RW, "bytes available in the buffer")                       \
+  X(RX, CTRL, 0x08, W, "ARM (clears DONE and errors) | NICEMU_DMA_IRQ")        \
+  X(RX, STATUS, 0x0C, RW, "ARMED, DONE, CRC_ERROR, TRUNCATED; write 1 clears") \
   X(RX, LENGTH, 0x10, R, "payload bytes of the last packet (CRC removed)")
 
 /* Route table: the routes the emulator computed from the topology (standing
  * in for Myrinet's mapper). Write DEST, then read the route of that node. */
 #define NICEMU_ROUTE_REGS(X)                                                   \
-  X(ROUTE, DEST, 0x00, RW, "node to route to")                                \
-  X(ROUTE, LENGTH, 0x04, R, "route bytes to DEST (0: DEST is this node)")     \
-  X(ROUTE, BYTES_LO, 0x08, R, "route bytes 0-3 (byte 0 = first switch)")      \
+  X(ROUTE, DEST, 0x00, RW, "node to route to")                                 \
+  X(ROUTE, LENGTH, 0x04, R, "route bytes to DEST (0: DEST is this node)")      \
+  X(ROUTE, BYTES_LO, 0x08, R, "route bytes 0-3 (byte 0 = first switch)")       \
   X(ROUTE, BYTES_HI, 0x0C, R, "route bytes 4-7")
 
 #define NICEMU_ALL_REGS(X)                                                     \

@@ -17,10 +17,10 @@ int main() {
   std::printf("monotonic first %ld ns, after 1000 reads %ld ns\n",
               long(first.tv_sec * 1'000'000'000L + first.tv_nsec),
               long(last.tv_sec * 1'000'000'000L + last.tv_nsec));
-  std::printf("steady_clock %lld ns\n",
-              (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
-                  steady)
-                  .count());
+  std::printf(
+      "steady_clock %lld ns\n",
+      (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(steady)
+          .count());
   std::printf("gettimeofday %ld s %ld us\n", long(tv.tv_sec), long(tv.tv_usec));
   return 0;
 }
