@@ -115,26 +115,45 @@ void HostAgent::handle(const Request &r) {
   case Op::Advance:
     return reply_at(now + r.arg64, Reply{});
   case Op::WaitWord:
-    if (r.a % 4 || uint64_t(r.a) + 4 > channel_->arena_size())
+    if (!word_in_arena(r.a))
       return reply_at(now, Reply{Status::BadArgument, 0, 0});
-    watch_ = Watch{r.a, r.b, r.c};
+    watch_ = Watch{r.a, r.b, r.c, std::nullopt, 0};
+    return check_watch();
+  case Op::WaitEither:
+    if (!word_in_arena(r.a) || !word_in_arena(r.b))
+      return reply_at(now, Reply{Status::BadArgument, 0, 0});
+    watch_ = Watch{r.a, ~0u, r.c, r.b, uint32_t(r.arg64)};
     return check_watch();
   default:
     return reply_at(now, immediate(r));
   }
 }
 
+bool HostAgent::word_in_arena(uint64_t offset) const {
+  return offset % 4 == 0 && offset + 4 <= channel_->arena_size();
+}
+
 // A waiting host notices a change in its own memory one poll later.
 void HostAgent::check_watch() {
   if (!watch_)
     return;
-  uint32_t word;
-  std::memcpy(&word, channel_->arena() + watch_->offset, 4);
-  if ((word & watch_->mask) != watch_->expected)
+  auto word_at = [&](uint64_t offset) {
+    uint32_t word;
+    std::memcpy(&word, channel_->arena() + offset, 4);
+    return word;
+  };
+  uint32_t word = word_at(watch_->offset);
+  uint32_t value;
+  if ((word & watch_->mask) == watch_->expected)
+    value = watch_->other_offset ? 0 : word;
+  else if (watch_->other_offset &&
+           word_at(*watch_->other_offset) == watch_->other_expected)
+    value = 1;
+  else
     return;
   watch_.reset();
   reply_at(scheduler_.now() + costs_.poll_own_memory,
-           Reply{Status::Ok, word, 0});
+           Reply{Status::Ok, value, 0});
 }
 
 bool HostAgent::registered(uint64_t addr, size_t len) const {

@@ -55,6 +55,7 @@ private:
   void handle(const channel::Request &r);
   void reply_at(Time t, channel::Reply r);
   void check_watch();
+  bool word_in_arena(uint64_t offset) const;
   channel::Reply immediate(const channel::Request &r);
 
   uint32_t rank_;
@@ -71,6 +72,8 @@ private:
   struct Watch {
     uint64_t offset;
     uint32_t mask, expected;
+    std::optional<uint64_t> other_offset; // WaitEither: the second word
+    uint32_t other_expected = 0;
   };
   std::optional<Watch> watch_;
 };

@@ -36,6 +36,9 @@ enum class Op : uint32_t {
   Register,   // a = arena offset, b = length: the NIC may touch it
   Deregister, // a = arena offset
   Exit,       // a = exit status; no reply is awaited
+  WaitEither, // a = arena offset, c = expected; b = arena offset, arg64 =
+              //   expected: wait until either word equals its value;
+              //   reply.value: 0 for the first, 1 for the second
 };
 
 enum class Status : int32_t {

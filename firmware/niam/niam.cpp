@@ -4,8 +4,10 @@
 // table, the barrier (also fuzzy) and int32 all-reduce (sum, min, max) over a
 // butterfly, for any number of nodes; remote memory transfers (bcopy,
 // bcopy_notify, sync) split at 4 KiB pages, through a page table in SRAM
-// that every address from the network is checked against. docs/niam.md is
-// the protocol.
+// that every address from the network is checked against; host messages
+// (small and staged) delivered in order into a receive ring in the
+// destination host's memory, for handlers that run on the host (GAM).
+// docs/niam.md is the protocol.
 //
 // Expect (with the host programs tests/e2e/programs/niam_*.cpp): every
 // collective completes on every rank with the same result; nothing printed.
@@ -193,6 +195,7 @@ bool poll_tx() {
     return false;
   tx_busy = false;
   tx_kick();
+  pump(); // starting the next packet may have freed a Tx buffer
   return true;
 }
 
@@ -424,11 +427,15 @@ struct Job {
   uint32_t src, dst, left; // the next chunk
   uint32_t start, bytes;   // the whole destination range
   uint32_t node, issuer, flag, value;
+  bool small; // a small host message in `msg`, not a transfer
+  niam_packet msg;
 };
 constexpr uint32_t kJobs = 8;
 Job jobs[kJobs];
 uint32_t job_head, job_tail;
-uint32_t fetching; // request fetches in flight: each may become a job
+uint32_t fetching;  // request fetches in flight: each may become a job
+uint32_t staging;   // Stage DMAs queued or running: chunks not sent yet
+uint32_t host_sent; // staged host messages read (NIAM_BLOCK_SENT)
 
 // Room for one more job, counting the requests being fetched.
 bool job_room() {
@@ -437,12 +444,30 @@ bool job_room() {
 
 // Starts host DMAs of the next chunks into free Tx buffers. Chunks end at
 // every page boundary of the source and of the destination.
+bool send_small(const niam_packet &p);
+
+// Room in the Tx queue for what one request or job may send. Without it the
+// request waits: spinning on a Tx queue that the network backs up would
+// stop this NIC from serving the Rx packets that its peers wait on.
+bool tx_room() {
+  return tx_tail - tx_head + 4 <= kTxSlots;
+}
+
 void pump() {
-  while (job_head != job_tail && dma_free() >= 4) {
+  while (job_head != job_tail) {
+    Job &j = jobs[job_head % kJobs];
+    if (j.small) {
+      // Behind the chunks still being read, so host messages keep order.
+      if (staging || !tx_room() || !send_small(j.msg))
+        return;
+      ++job_head;
+      continue;
+    }
+    if (dma_free() < 4)
+      return;
     int b = take_buf(kRxBufs, kTxBufs);
     if (b < 0)
       return;
-    Job &j = jobs[job_head % kJobs];
     uint32_t n = j.left;
     uint32_t src_room = NIAM_PAGE_BYTES - (j.src & (NIAM_PAGE_BYTES - 1));
     uint32_t dst_room = NIAM_PAGE_BYTES - (j.dst & (NIAM_PAGE_BYTES - 1));
@@ -457,10 +482,13 @@ void pump() {
     d->card = bufs[b].data;
     d->buf = b;
     d->arg = j.node;
-    dma_kick();
     j.src += n;
     j.dst += n;
     j.left -= n;
+    // The last chunk of a host message: its memory is free once read.
+    d->words[0] = j.left == 0 && (j.issuer & NIAM_DATA_TO_HOST);
+    ++staging;
+    dma_kick();
     if (j.left == 0)
       ++job_head;
   }
@@ -471,29 +499,38 @@ void pump() {
 void accept(const niam_packet &p, uint32_t issuer) {
   uint32_t src = p.arg[0], dst = p.arg[1], bytes = p.arg[2];
   uint32_t node = p.arg[3] & 0xFFFF;
+  // A refused host message is only counted: no one waits for its ack.
+  bool acked_transfer = !(issuer & NIAM_DATA_TO_HOST);
   if (node >= nodes || bytes % 4 || src % 4 || dst % 4 ||
       job_tail - job_head == kJobs) {
     count(NIAM_BOX_STAT_BAD);
-    send_ack(issuer, 1);
+    if (acked_transfer)
+      send_ack(issuer, 1);
     return;
   }
   if (!range_ok(src, bytes)) {
     count(NIAM_BOX_STAT_PROTECTION);
-    send_ack(issuer, 1);
+    if (acked_transfer)
+      send_ack(issuer, 1);
     return;
   }
-  jobs[job_tail++ % kJobs] = {src,  dst,    bytes,    dst,     bytes,
-                              node, issuer, p.arg[4], p.arg[5]};
+  Job &j = jobs[job_tail++ % kJobs];
+  j = {src,    dst,      bytes,    dst,   bytes, node,
+       issuer, p.arg[4], p.arg[5], false, {}};
   pump();
 }
 
 // A bulk packet in buffer `b` with `data` bytes: DMA it into the host at the
 // translated address. False when the host DMA queue has no room yet: the
 // packet waits in its buffer.
+bool deliver_to_host(int b, uint32_t data);
+
 bool deliver(int b, uint32_t data) {
   if (dma_free() < 3)
     return false;
   const niam_packet &h = bufs[b].hdr;
+  if (h.handler == NIAM_H_HOST_AM || (h.arg[3] & NIAM_DATA_TO_HOST))
+    return deliver_to_host(b, data);
   uint32_t v = h.arg[0], start = h.arg[1], bytes = h.arg[2];
   uint32_t off = v - start;
   bool shaped = data && data % 4 == 0 && v % 4 == 0 && v >= start &&
@@ -556,8 +593,16 @@ bool poll_local() {
 
 // A chunk is in a Tx buffer: send it, or deliver it here.
 void staged(const DmaSlot &d, bool ok) {
+  --staging;
   if (!ok) // the host's memory was not readable after all
     bufs[d.buf].hdr.arg[3] |= NIAM_DATA_POISON;
+  if (d.words[0]) {
+    DmaSlot *w = dma_push(Dma::Write, box[NIAM_BOX_BLOCK] + NIAM_BLOCK_SENT, 4);
+    if (w) {
+      w->words[0] = ++host_sent;
+      dma_kick();
+    }
+  }
   if (d.arg != me) {
     send_buf(d.buf, d.arg, d.bytes);
     return;
@@ -566,6 +611,78 @@ void staged(const DmaSlot &d, bool ok) {
   local_bytes[local_tail % kTxBufs] = d.bytes;
   ++local_tail;
   poll_local();
+}
+
+// ---- Host messages --------------------------------------------------------
+
+// The destination host's receive ring (NIAM_H_RING): entries and landing
+// slots in its memory, `ring_seq` entries written so far.
+uint32_t ring_bus, landing_bus, ring_slots, ring_seq;
+bool held_for_ring; // the held Rx packet waits for the host to free a slot
+
+bool ring_full() {
+  return ring_slots == 0 || ring_seq - box[NIAM_BOX_RING_FREED] >= ring_slots;
+}
+
+// Writes the next ring entry (after `data` bytes of buffer `b` into its
+// landing slot, when there are any). False while the ring is full.
+bool deliver_to_host(int b, uint32_t data) {
+  const niam_packet &h = bufs[b].hdr;
+  held_for_ring = ring_full();
+  if (held_for_ring)
+    return false;
+  uint32_t slot = ring_seq % ring_slots;
+  niam_packet e{ring_seq + 1, NIAM_RING_SMALL, {}};
+  memcpy(e.arg, h.arg, sizeof e.arg);
+  if (h.handler != NIAM_H_HOST_AM) {
+    uint32_t off = h.arg[0], bytes = h.arg[2];
+    if ((h.arg[3] & NIAM_DATA_POISON) || data % 4 || data > NIAM_PAGE_BYTES ||
+        off > bytes || data > bytes - off) {
+      count(NIAM_BOX_STAT_BAD); // a message with a hole: dropped
+      release(b);
+      return true;
+    }
+    e = {ring_seq + 1,
+         NIAM_RING_CHUNK,
+         {h.arg[3] & 0xFFFF, off, data, bytes, h.arg[4], 0}};
+    DmaSlot *d =
+        dma_push(Dma::Deliver, landing_bus + slot * NIAM_PAGE_BYTES, data);
+    d->card = bufs[b].data;
+    d->buf = b;
+    d->arg = 0; // no acknowledgement: the sender counts reads, not arrivals
+  } else {
+    release(b);
+  }
+  ++ring_seq;
+  // The engine keeps order: the entry lands after its data.
+  DmaSlot *d = dma_push(Dma::Write, ring_bus + slot * NIAM_PACKET_BYTES,
+                        NIAM_PACKET_BYTES);
+  memcpy(d->words, &e, sizeof e);
+  dma_kick();
+  return true;
+}
+
+// A small host message from this host (arg 0 names the destination), sent
+// or, to this node, queued like a local chunk. False without a buffer.
+bool send_small(const niam_packet &p) {
+  uint32_t node = p.arg[0] & 0xFFFF;
+  niam_packet m = p;
+  m.tag = NIAM_TAG;
+  m.handler = NIAM_H_HOST_AM;
+  m.arg[0] = (p.arg[0] & 0xFFFF0000u) | me;
+  if (node != me) {
+    send_node(node, m);
+    return true;
+  }
+  int b = take_buf(kRxBufs, kTxBufs);
+  if (b < 0)
+    return false;
+  bufs[b].hdr = m;
+  local_ready[local_tail % kTxBufs] = b;
+  local_bytes[local_tail % kTxBufs] = 0;
+  ++local_tail;
+  poll_local();
+  return true;
 }
 
 // ---- Handler table --------------------------------------------------------
@@ -649,16 +766,57 @@ void h_ack(const niam_packet &p) {
   acknowledge(p.arg[0]);
 }
 
+// Host: a small host message. Sent at once unless earlier host messages or
+// transfers are still on their way out, then queued behind them.
+void h_host_send(const niam_packet &p) {
+  if ((p.arg[0] & 0xFFFF) >= nodes || job_tail - job_head == kJobs) {
+    count(NIAM_BOX_STAT_BAD);
+    return;
+  }
+  if (job_head == job_tail && !staging && send_small(p))
+    return;
+  Job &j = jobs[job_tail++ % kJobs];
+  j.small = true;
+  j.msg = p;
+  pump();
+}
+
+// Host: a staged host message, sent like a bcopy whose chunks land in the
+// destination's receive ring.
+void h_host_msg(const niam_packet &p) {
+  uint32_t args[6] = {p.arg[0], 0, p.arg[1], p.arg[2], p.arg[3], 0};
+  niam_packet t{p.tag, NIAM_H_HOST_MSG, {}};
+  memcpy(t.arg, args, sizeof args);
+  accept(t, me | NIAM_DATA_TO_HOST);
+}
+
+// Host: where its receive ring is.
+void h_ring(const niam_packet &p) {
+  ring_bus = p.arg[0];
+  landing_bus = p.arg[1];
+  ring_slots = p.arg[2];
+  ring_seq = 0;
+}
+
+// Small host messages are served by deliver_to_host(); one arriving as a
+// host request is malformed.
+void h_host_am(const niam_packet &) {
+  count(NIAM_BOX_STAT_BAD);
+}
+
 using Handler = void (*)(const niam_packet &);
 constexpr Handler handlers[NIAM_HANDLERS] = {
-    h_nop,   h_round, h_fold_in, h_fold_out, h_collective, h_map,
-    h_bcopy, h_sync,  h_forward, h_data,     h_ack};
+    h_nop, h_round,     h_fold_in, h_fold_out, h_collective,
+    h_map, h_bcopy,     h_sync,    h_forward,  h_data,
+    h_ack, h_host_send, h_host_am, h_host_msg, h_ring};
 
 // Handlers only the local host may name: from the network they would let
 // another node map pages or issue transfers in this host's name.
 bool host_only(uint32_t handler) {
   return handler == NIAM_H_COLLECTIVE || handler == NIAM_H_MAP ||
-         handler == NIAM_H_BCOPY || handler == NIAM_H_SYNC;
+         handler == NIAM_H_BCOPY || handler == NIAM_H_SYNC ||
+         handler == NIAM_H_HOST_SEND || handler == NIAM_H_HOST_MSG ||
+         handler == NIAM_H_RING;
 }
 
 // Runs handler `index`; an index outside the table is counted, never called.
@@ -679,7 +837,7 @@ uint32_t requested; // the last host request number seen in the mailbox
 bool poll_host() {
   uint32_t seq = box[NIAM_BOX_SEQ];
   if (seq == requested || box[NIAM_BOX_BLOCK] == 0 || !job_room() ||
-      dma_free() < 4)
+      dma_free() < 4 || !tx_room())
     return false;
   uint32_t next = requested + 1;
   uint32_t slot = box[NIAM_BOX_BLOCK] + NIAM_BLOCK_RING +
@@ -749,7 +907,7 @@ uint32_t rx_held_len;
 
 bool serve_held() {
   const niam_packet &p = bufs[rx_held].hdr;
-  if (p.handler == NIAM_H_DATA) {
+  if (p.handler == NIAM_H_DATA || p.handler == NIAM_H_HOST_AM) {
     if (!deliver(rx_held, rx_held_len - NIAM_PACKET_BYTES))
       return false;
   } else if (p.handler == NIAM_H_FORWARD && !job_room()) {
@@ -825,7 +983,10 @@ constexpr uint32_t kEngineLines =
 // after the look makes `wait` return at once.
 void idle() {
   fw::irq_clear(kEngineLines);
-  if (box[NIAM_BOX_SEQ] != requested || rx_held >= 0 ||
+  // A packet held for the receive ring waits for the host's PIO (a HOST
+  // interrupt); one held for engine room is retried at once.
+  bool held = rx_held >= 0 && !(held_for_ring && ring_full());
+  if (box[NIAM_BOX_SEQ] != requested || held ||
       (rx_armed >= 0 && (fw::rx_status() & NICEMU_RX_DONE)))
     return;
   if (tx_busy && (fw::tx_status() & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR)))

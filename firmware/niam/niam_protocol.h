@@ -32,7 +32,11 @@ enum niam_handler {
   NIAM_H_FORWARD = 8,    /* issuer -> source NIC: bcopy arguments */
   NIAM_H_DATA = 9,       /* source -> destination: bulk packet */
   NIAM_H_ACK = 10,       /* destination -> issuer: status (0 = done) */
-  NIAM_HANDLERS = 11
+  NIAM_H_HOST_SEND = 11, /* host request: a small host message */
+  NIAM_H_HOST_AM = 12,   /* NIC -> NIC: a small host message */
+  NIAM_H_HOST_MSG = 13,  /* host request: a staged host message */
+  NIAM_H_RING = 14,      /* host request: ring bus, landing bus, slots */
+  NIAM_HANDLERS = 15
 };
 
 /* Remote memory transfers. An address is a NIC virtual address: the byte
@@ -50,9 +54,34 @@ enum niam_handler {
  *   transfer, 2 its length, 3 issuer | NIAM_DATA_POISON, 4 flag | 1 or 0,
  *   5 flag value. */
 #define NIAM_PAGE_BYTES 4096u
-#define NIAM_VIRT_BYTES (64u << 20)  /* 16 K pages: 64 KiB of page table */
-#define NIAM_NOTIFY 1u               /* bit 0 of the flag-address word */
-#define NIAM_DATA_POISON 0x80000000u /* the source could not read the data */
+#define NIAM_VIRT_BYTES (64u << 20)   /* 16 K pages: 64 KiB of page table */
+#define NIAM_NOTIFY 1u                /* bit 0 of the flag-address word */
+#define NIAM_DATA_POISON 0x80000000u  /* the source could not read the data */
+#define NIAM_DATA_TO_HOST 0x40000000u /* a host message: lands in the ring */
+
+/* Host messages: delivered to the destination *host*, whose library runs
+ * the handler (Active Messages with host handlers, GAM). They arrive in
+ * order per sender, in a receive ring in host memory that the host
+ * registers with NIAM_H_RING (args: ring bus address, landing bus address,
+ * slots). Entry n (1, 2, ...) is a niam_packet in ring slot (n - 1) % slots:
+ * tag n, handler NIAM_RING_SMALL or NIAM_RING_CHUNK. A CHUNK's data is in
+ * landing slot (n - 1) % slots (NIAM_PAGE_BYTES each). The host reports
+ * how many entries it has consumed by PIO to NIAM_BOX_RING_FREED; while the
+ * ring is full, the NIC holds the packet and the network backs up behind
+ * it: nothing is dropped.
+ *
+ * Small (NIAM_H_HOST_SEND): arg 0 = destination node | user bits << 16,
+ * arg 1-5 user words. Entry: arg 0 = source node | the same user bits,
+ * arg 1-5 as sent.
+ * Staged (NIAM_H_HOST_MSG): arg 0 = NIC virtual address of the message,
+ * arg 1 = bytes (multiple of 4), arg 2 = destination node, arg 3 = a user
+ * word. Entries, one per chunk of at most a page: arg 0 = source node,
+ * arg 1 = offset of the chunk in the message, arg 2 = its bytes, arg 3 =
+ * message bytes, arg 4 = the user word. Both kinds keep their order with
+ * each other. When the NIC has read a staged message it adds one to the
+ * word at NIAM_BLOCK_SENT (so the host may reuse the memory). */
+#define NIAM_RING_SMALL 1u
+#define NIAM_RING_CHUNK 2u
 
 /* Collective operations (NIAM_H_COLLECTIVE arg 0). A barrier is a reduction
  * that carries nothing. */
@@ -68,6 +97,7 @@ enum niam_op {
  * keeps its counters at STAT_* for the host to read by PIO. */
 #define NIAM_BOX_SEQ 0u
 #define NIAM_BOX_BLOCK 1u
+#define NIAM_BOX_RING_FREED 2u       /* host messages the host has consumed */
 #define NIAM_BOX_STAT_UNKNOWN 8u     /* packets naming an unknown handler */
 #define NIAM_BOX_STAT_BAD 9u         /* bad tag, length or CRC */
 #define NIAM_BOX_STAT_BUSY 10u       /* collective posted while one ran */
@@ -79,10 +109,10 @@ enum niam_op {
  * request slots the NIC reads by DMA. Request s is in slot s % SLOTS. */
 #define NIAM_BLOCK_RESULT 0u /* byte offset: int32 result of collective c */
 #define NIAM_BLOCK_DONE 4u   /* byte offset: c, written with the result */
-#define NIAM_BLOCK_SYNC_FAILED                                                 \
-  8u                             /* transfers issued here that were refused    \
-                                  */
+/* transfers issued here that were refused */
+#define NIAM_BLOCK_SYNC_FAILED 8u
 #define NIAM_BLOCK_SYNC_DONE 12u /* number k of the last sync completed */
+#define NIAM_BLOCK_SENT 16u      /* staged host messages read by the NIC */
 #define NIAM_BLOCK_RING 64u      /* byte offset of slot 0 */
 #define NIAM_RING_SLOTS 8u
 #define NIAM_BLOCK_BYTES (NIAM_BLOCK_RING + NIAM_RING_SLOTS * NIAM_PACKET_BYTES)

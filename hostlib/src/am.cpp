@@ -5,6 +5,8 @@
 // collective's number back into the request block. docs/niam.md.
 #include "nicemu/host.hpp"
 
+#include "am_internal.hpp"
+
 #include "../../firmware/niam/niam_protocol.h"
 #include "host/channel.hpp"
 
@@ -32,6 +34,9 @@ struct AmState {
   std::vector<Region> regions; // what am_alloc entered in the page table
 };
 
+uint32_t post(uint32_t handler, const uint32_t (&args)[6]);
+void map_pages(AmState &s, uint8_t *p, size_t span);
+
 AmState &am() {
   static AmState s = [] {
     AmState made;
@@ -41,6 +46,24 @@ AmState &am() {
     pio_write(mailbox() + 4 * NIAM_BOX_BLOCK, bus_address(made.block));
     return made;
   }();
+  static bool host_messages_ready = false;
+  if (!host_messages_ready) {
+    // Every rank sets these up at its first NI-AM call, before any user
+    // am_alloc, so allocation offsets stay equal across ranks.
+    host_messages_ready = true;
+    detail::HostMessageMemory m = detail::host_message_memory();
+    auto *ring = static_cast<uint8_t *>(alloc(m.ring_bytes));
+    auto *landing = static_cast<uint8_t *>(alloc(m.landing_bytes + 4096 - 64));
+    landing += (4096 - bus_address(landing) % 4096) % 4096;
+    auto *staging = static_cast<uint8_t *>(alloc(m.staging_bytes + 4096 - 64));
+    staging += (4096 - bus_address(staging) % 4096) % 4096;
+    std::memset(ring, 0, m.ring_bytes);
+    map_pages(s, staging, m.staging_bytes);
+    uint32_t args[6] = {
+        bus_address(ring), bus_address(landing), m.slots, 0, 0, 0};
+    post(NIAM_H_RING, args);
+    detail::host_messages_attach(ring, landing, staging);
+  }
   return s;
 }
 
@@ -50,10 +73,27 @@ uint32_t box_word(uint32_t index) {
 
 // Before a ring slot is reused, the request that held it must have been
 // fetched. Collectives prove it by completing; otherwise ask the NIC.
+// Host messages are served meanwhile: the NIC may be waiting for this host
+// to free its receive ring before it can take more requests.
 void wait_for_slot(AmState &s) {
-  while (s.seq + 1 - s.fetched > NIAM_RING_SLOTS)
+  while (s.seq + 1 - s.fetched > NIAM_RING_SLOTS) {
     s.fetched = box_word(NIAM_BOX_STAT_REQUESTS);
+    if (s.seq + 1 - s.fetched > NIAM_RING_SLOTS)
+      detail::serve_messages();
+  }
 }
+
+} // namespace
+
+uint32_t detail::post(uint32_t handler, const uint32_t (&args)[6]) {
+  return nicemu::host::post(handler, args);
+}
+
+const uint8_t *detail::request_block() {
+  return am().block;
+}
+
+namespace {
 
 uint32_t post(uint32_t handler, const uint32_t (&args)[6]) {
   AmState &s = am();
@@ -85,7 +125,7 @@ void post_collective(uint32_t op, int32_t value, bool barrier,
 int32_t wait_collective() {
   AmState &s = am();
   auto *done = reinterpret_cast<volatile uint32_t *>(s.block + NIAM_BLOCK_DONE);
-  wait_word(done, ~0u, s.pending);
+  detail::wait_serving(done, s.pending);
   std::atomic_thread_fence(std::memory_order_acquire);
   int32_t result;
   std::memcpy(&result, s.block + NIAM_BLOCK_RESULT, sizeof result);
@@ -198,16 +238,26 @@ void *am_alloc(size_t bytes) {
   // alloc aligns to 64 bytes: over-allocate by the most alignment can cost,
   // the same on every rank, so offsets stay equal across ranks.
   auto *raw = static_cast<uint8_t *>(alloc(span + NIAM_PAGE_BYTES - 64));
-  uint32_t v = (virt(raw) + NIAM_PAGE_BYTES - 1) & ~(NIAM_PAGE_BYTES - 1);
-  uint8_t *p = raw + (v - virt(raw));
+  uint8_t *p =
+      raw + (NIAM_PAGE_BYTES - virt(raw) % NIAM_PAGE_BYTES) % NIAM_PAGE_BYTES;
+  map_pages(s, p, span);
+  return p;
+}
+
+namespace {
+
+// Enters the page-aligned [p, p + span) into the local NIC's page table.
+void map_pages(AmState &s, uint8_t *p, size_t span) {
+  uint32_t v = virt(p);
   if (v + span > NIAM_VIRT_BYTES)
     refuse("am_alloc", "beyond the NIC's 64 MB page table");
   uint32_t args[6] = {v, uint32_t(span / NIAM_PAGE_BYTES), bus_address(p), 0, 0,
                       0};
   post(NIAM_H_MAP, args);
   s.regions.push_back({v, uint32_t(v + span)});
-  return p;
 }
+
+} // namespace
 
 void bcopy(uint32_t src_node, const void *src, uint32_t dst_node, void *dst,
            size_t bytes) {
@@ -229,7 +279,7 @@ uint32_t sync() {
   uint32_t seq = post(NIAM_H_SYNC, args);
   auto *done =
       reinterpret_cast<volatile uint32_t *>(s.block + NIAM_BLOCK_SYNC_DONE);
-  wait_word(done, ~0u, k);
+  detail::wait_serving(done, k);
   std::atomic_thread_fence(std::memory_order_acquire);
   s.fetched = seq; // the sync was served, so every request before it too
   uint32_t failed;

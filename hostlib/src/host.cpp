@@ -1,6 +1,7 @@
 // The native host API on top of the channel to the emulator.
 #include "nicemu/host.hpp"
 
+#include "am_internal.hpp"
 #include "host/channel.hpp"
 #include "nicemu/error.hpp"
 
@@ -144,6 +145,19 @@ uint32_t wait_word(const volatile uint32_t *word, uint32_t mask,
   r.a = uint32_t(arena_offset(const_cast<const uint32_t *>(word), 4));
   r.b = mask;
   r.c = expected;
+  Reply rep = call(r);
+  check(rep.status, "waiting for a word");
+  return rep.value;
+}
+
+uint32_t detail::wait_either(const volatile uint32_t *a, uint32_t ea,
+                             const volatile uint32_t *b, uint32_t eb) {
+  Request r;
+  r.op = Op::WaitEither;
+  r.a = uint32_t(arena_offset(const_cast<const uint32_t *>(a), 4));
+  r.c = ea;
+  r.b = uint32_t(arena_offset(const_cast<const uint32_t *>(b), 4));
+  r.arg64 = eb;
   Reply rep = call(r);
   check(rep.status, "waiting for a word");
   return rep.value;

@@ -125,3 +125,42 @@ uint32_t am_protection_errors();
 uint32_t am_address(const void *p);
 
 } // namespace nicemu::host
+
+// ---- Active Messages with host handlers (NI-AM host messages) ----
+// Classic Active Messages: a message names a handler function that runs on
+// the destination *host*, inside that host's am_poll() or am_wait() (or
+// while it blocks in a barrier, reduction, sync or send), with the sender's
+// rank. Messages from one sender arrive in the order they were sent; none is
+// lost: when a receiver does not poll, its NIC holds the next message and
+// the network backs up. Handlers are functions of this program or of a
+// library it loaded; a handler travels as its offset in that object, so
+// ranks that load it at different addresses (ASLR) agree, as long as every
+// rank runs the same executable. A message naming no code here is dropped
+// and counted (am_dropped_messages), never called.
+namespace nicemu::host {
+
+using AmHandler = void (*)(uint32_t src, uint32_t a0, uint32_t a1, uint32_t a2,
+                           uint32_t a3);
+// `data` is valid during the call only.
+using AmBulkHandler = void (*)(uint32_t src, void *data, size_t bytes,
+                               uint64_t a0, uint64_t a1);
+
+// Sends four words to `handler` on `node` (any node, this one included).
+void am_send(uint32_t node, AmHandler handler, uint32_t a0 = 0, uint32_t a1 = 0,
+             uint32_t a2 = 0, uint32_t a3 = 0);
+// Sends `bytes` of `data` (any memory; copied before the call returns) and
+// two 64-bit words. At most am_max_bulk() bytes.
+void am_send_bulk(uint32_t node, AmBulkHandler handler, const void *data,
+                  size_t bytes, uint64_t a0 = 0, uint64_t a1 = 0);
+size_t am_max_bulk();
+
+// Runs the handlers of the messages that have arrived; returns how many.
+// Costs one poll of host memory on the virtual clock.
+int am_poll();
+// Waits until at least one message has arrived, then runs as am_poll.
+int am_wait();
+
+// Messages this host dropped because their handler named no code here.
+uint32_t am_dropped_messages();
+
+} // namespace nicemu::host
