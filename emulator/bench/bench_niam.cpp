@@ -183,8 +183,10 @@ std::vector<uint32_t> barrier_node_counts(const NiamBenchOptions &o) {
   if (o.quick)
     return {2, 4};
   std::vector<uint32_t> n = {2, 4, 8, 16, 32, 64};
-  if (o.large)
+  if (o.large || o.huge)
     n.push_back(256);
+  if (o.huge)
+    n.push_back(1024);
   return n;
 }
 
@@ -219,6 +221,14 @@ void measure_bcopy(const BenchContext &c, const NiamBenchOptions &o,
     throw Error("bench: no bcopy figures from the hosts:\n" + run.output);
 }
 
+void measure_am(const BenchContext &c, const NiamBenchOptions &o,
+                NiamBenchFigures &f) {
+  HostRun run = run_hosts(c, 2, {"niam_bench_am", o.quick ? "20" : "100"});
+  f.am_rtt_us = single_value(run, "am_rtt_us");
+  f.am_overhead_us = single_value(run, "am_overhead_us");
+  f.am_gap_us = single_value(run, "am_gap_us");
+}
+
 // Many rounds, so that starting the processes is a small part of the run.
 void measure_speed(const BenchContext &c, const NiamBenchOptions &o,
                    NiamBenchFigures &f) {
@@ -247,6 +257,7 @@ NiamBenchFigures run_niam_bench(const NiamBenchOptions &o) {
     throw Error("bench: no niam_bench_barrier in " + c.programs_dir +
                 " (build the examples, or give --programs-dir)");
   f.barrier_rounds = o.quick ? 20 : 100;
+  measure_am(c, o, f);
   measure_bcopy(c, o, f);
   measure_speed(c, o, f);
   measure_barriers(c, o, f); // last: its largest run sets the memory figure

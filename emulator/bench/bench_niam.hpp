@@ -26,6 +26,10 @@ struct NiamBenchFigures {
   int barrier_rounds = 0;
   std::vector<NiamBarrierFigure> barrier;
   std::vector<NiamBcopyFigure> bcopy; // 2 nodes
+  // Active Messages with host handlers, 2 nodes: round trip, the host's
+  // time in one send (overhead) and the interval between arrivals of
+  // back-to-back sends (gap).
+  double am_rtt_us = 0, am_overhead_us = 0, am_gap_us = 0;
   // The 8-node barrier loop: virtual time of the run over its wall time.
   uint32_t speed_nodes = 0;
   int speed_rounds = 0;
@@ -42,6 +46,7 @@ struct NiamBenchOptions {
   std::string programs_dir; // niam_bench_*; empty: next to nicemu
   bool quick = false;       // 2 and 4 nodes, sizes up to 4 KiB, fewer rounds
   bool large = false;       // also 256 nodes (256 host processes)
+  bool huge = false;        // also 256 and 1024 nodes
 };
 
 NiamBenchFigures run_niam_bench(const NiamBenchOptions &options);

@@ -1,5 +1,5 @@
 // nicemu bench cpu [--json] [--firmware-dir DIR]
-// nicemu bench niam [--json] [--quick] [--large]
+// nicemu bench niam [--json] [--quick] [--large | --huge]
 #include "bench/bench_cpu.hpp"
 #include "bench/bench_niam.hpp"
 #include "cli/commands.hpp"
@@ -76,6 +76,9 @@ void print_table(const NiamBenchFigures &f) {
               "nodes", "latency us", "wall s");
   for (const NiamBarrierFigure &b : f.barrier)
     std::printf("%6u %12.3f %10.2f\n", b.nodes, b.latency_us, b.wall_seconds);
+  std::printf("\nActive Messages with host handlers, 2 nodes\n"
+              "  round trip %.3f us, send overhead %.3f us, gap %.3f us\n",
+              f.am_rtt_us, f.am_overhead_us, f.am_gap_us);
   std::printf("\nbcopy, 2 nodes\n%8s %10s\n", "bytes", "MB/s");
   for (const NiamBcopyFigure &b : f.bcopy)
     std::printf("%8llu %10.2f\n", (unsigned long long)b.bytes, b.mb_per_s);
@@ -101,6 +104,9 @@ nlohmann::json to_json(const NiamBenchFigures &f) {
     j["barrier"].push_back({{"nodes", b.nodes},
                             {"latency_us", b.latency_us},
                             {"wall_seconds", b.wall_seconds}});
+  j["am"] = {{"round_trip_us", f.am_rtt_us},
+             {"send_overhead_us", f.am_overhead_us},
+             {"gap_us", f.am_gap_us}};
   j["bcopy"] = nlohmann::json::array();
   for (const NiamBcopyFigure &b : f.bcopy)
     j["bcopy"].push_back({{"bytes", b.bytes}, {"mb_per_s", b.mb_per_s}});
@@ -123,18 +129,21 @@ void add_niam_bench(CLI::App &bench) {
   auto opts = std::make_shared<NiamBenchOptions>();
   auto json = std::make_shared<bool>(false);
   CLI::App *niam = bench.add_subcommand(
-      "niam", "NI Active Messages: barrier latency vs nodes, bcopy bandwidth "
-              "vs size, virtual/wall time, memory of a large run");
+      "niam", "NI Active Messages: AM round trip, overhead and gap, barrier "
+              "latency vs nodes, bcopy bandwidth vs size, virtual/wall time, "
+              "memory of a large run");
   niam->add_flag("--json", *json,
                  "print the figures as JSON (see docs/benchmarks.md)");
   niam->add_flag("--quick", opts->quick,
                  "2 and 4 nodes, sizes up to 4 KiB, fewer rounds");
   niam->add_flag("--large", opts->large,
                  "also 256 nodes (starts 256 host processes)");
+  niam->add_flag("--huge", opts->huge,
+                 "also 256 and 1024 nodes (starts 1024 host processes)");
   niam->add_option("--firmware", opts->firmware,
                    "the niam image (default: the one shipped)");
   niam->add_option("--programs-dir", opts->programs_dir,
-                   "directory with niam_bench_barrier and niam_bench_bcopy");
+                   "directory with the niam_bench_* host programs");
   niam->callback([opts, json] {
     NiamBenchFigures f = run_niam_bench(*opts);
     if (*json)

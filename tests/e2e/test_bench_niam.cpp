@@ -51,6 +51,16 @@ TEST_CASE("bench niam --quick --json: structure and plausible figures") {
   check_barrier(j.at("barrier"));
   check_bcopy(j.at("bcopy"));
   const auto &speed = j.at("speed");
+  // Host-handler AMs: the send overhead is at least its PIO write (0.51 us
+  // on lanai4) and far below the round trip; the gap is what the NICs need
+  // per message, more than the overhead.
+  const nlohmann::json &am = j.at("am");
+  double rtt = am.at("round_trip_us"), overhead = am.at("send_overhead_us"),
+         gap = am.at("gap_us");
+  CHECK(overhead >= 0.51);
+  CHECK(overhead < rtt / 4);
+  CHECK(gap > overhead);
+  CHECK(gap < rtt);
   CHECK(speed.at("nodes") == 8);
   CHECK(speed.at("virtual_seconds").get<double>() > 0);
   CHECK(speed.at("wall_seconds").get<double>() > 0);
