@@ -19,7 +19,9 @@ namespace {
 int pongs, arrivals;
 double first_arrival, last_arrival;
 
-void pong(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t) { ++pongs; }
+void pong(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t) {
+  ++pongs;
+}
 
 void ping(uint32_t src, uint32_t, uint32_t, uint32_t, uint32_t) {
   host::am_send(src, pong);
@@ -71,9 +73,9 @@ int main(int argc, char **argv) {
     while (arrivals < rounds)
       host::am_wait();
     // The gap is measured where the messages land; rank 0 prints it.
-    host::am_send(0, report_gap,
-                  uint32_t((last_arrival - first_arrival) * 1000 /
-                           (rounds - 1)));
+    host::am_send(
+        0, report_gap,
+        uint32_t((last_arrival - first_arrival) * 1000 / (rounds - 1)));
   }
   host::barrier(); // rank 0 runs report_gap while it waits here
   if (host::rank() == 0)
