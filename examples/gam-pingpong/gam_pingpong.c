@@ -5,9 +5,9 @@
  * and gets it back. Build with -std=gnu89; run with
  *   nicemu run -n 2 --firmware build/firmware/niam/niam.img --
  *   build/examples/gam_pingpong */
+#include <nicemu/am.h>
 #include <stdio.h>
 #include <sys/time.h>
-#include <nicemu/am.h>
 
 #define ROUNDS 100
 #define BLOCK 4096
@@ -15,51 +15,38 @@
 static volatile int replies;
 static volatile int stored;
 static volatile int fetched;
-static char block[BLOCK];  /* the same global on every node */
+static char block[BLOCK]; /* the same global on every node */
 static char back[BLOCK];
 
-static void reply_handler(src, seq)
-     vnn_t src;
-     int seq;
-{
-  replies++;
-}
+static void reply_handler(src, seq) vnn_t src;
+int seq;
+{ replies++; }
 
-static void request_handler(src, seq)
-     vnn_t src;
-     int seq;
-{
-  am_reply_1(src, reply_handler, seq);
-}
+static void request_handler(src, seq) vnn_t src;
+int seq;
+{ am_reply_1(src, reply_handler, seq); }
 
-static void store_handler(src, addr, nbytes, arg)
-     vnn_t src;
-     void *addr;
-     int nbytes;
-     void *arg;
-{
-  stored++;
-}
+static void store_handler(src, addr, nbytes, arg) vnn_t src;
+void *addr;
+int nbytes;
+void *arg;
+{ stored++; }
 
-static void get_handler(src, addr, nbytes, arg)
-     vnn_t src;
-     void *addr;
-     int nbytes;
-     void *arg;
-{
-  fetched++;
-}
+static void get_handler(src, addr, nbytes, arg) vnn_t src;
+void *addr;
+int nbytes;
+void *arg;
+{ fetched++; }
 
-static double now_us()
-{
+static double now_us() {
   struct timeval tv;
   gettimeofday(&tv, 0);
   return tv.tv_sec * 1e6 + tv.tv_usec;
 }
 
 int main(argc, argv)
-     int argc;
-     char **argv;
+int argc;
+char **argv;
 {
   int i, bad = 0;
   double start, rtt;

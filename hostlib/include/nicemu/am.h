@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-typedef int vnn_t;         /* a virtual node number: the rank */
+typedef int vnn_t;           /* a virtual node number: the rank */
 typedef void (*handler_t)(); /* any handler; C++ callers cast to it */
 
 #define AM_OK 0
@@ -52,14 +52,14 @@ int gam_store(vnn_t dest, void *lva, void *rva, int nbytes, handler_t fun,
               void *arg);
 /* As gam_store; endfunc(dest, lva, nbytes, earg) runs here, at the next
  * poll, once lva may be reused. */
-int gam_store_async(vnn_t dest, void *lva, void *rva, int nbytes,
-                    handler_t fun, void *arg, handler_t endfunc, void *earg);
+int gam_store_async(vnn_t dest, void *lva, void *rva, int nbytes, handler_t fun,
+                    void *arg, handler_t endfunc, void *earg);
 /* Copies nbytes from rva on dest to lva here, then runs fun here. */
 int gam_get(vnn_t dest, void *rva, void *lva, int nbytes, handler_t fun,
             void *arg);
 /* From a request handler: stores back to the requester, like gam_store. */
-int gam_reply_xfer(vnn_t dest, void *lva, void *rva, int nbytes,
-                   handler_t fun, void *arg);
+int gam_reply_xfer(vnn_t dest, void *lva, void *rva, int nbytes, handler_t fun,
+                   void *arg);
 
 const char *gam_error(void); /* why the last call returned AM_ERROR */
 
