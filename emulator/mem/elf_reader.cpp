@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 namespace nicemu {
@@ -255,17 +257,45 @@ void read_symtab(const ElfFile &f, Elf_Scn *scn, const GElf_Shdr &sh,
       continue;
     out.push_back(
         {uint32_t(sym.st_value), uint32_t(sym.st_size),
-         type == STT_FUNC ? ImageSymbol::kFunction : ImageSymbol::kObject,
-         name});
+         type == STT_FUNC ? ImageSymbol::kFunction : ImageSymbol::kObject, name,
+         0});
   }
+}
+
+// NICEMU_HANDLER puts functions in .text.nicemu.handler sections, which the
+// linker script (nicemu ldscript) gathers between these two symbols: that is
+// how cycle reports know the handlers (docs/profiling.md).
+void mark_handlers(const ElfFile &f, Elf_Scn *scn, const GElf_Shdr &sh,
+                   std::vector<ImageSymbol> &symbols) {
+  Elf_Data *d = elf_getdata(scn, nullptr);
+  const size_t entry = gelf_fsize(f.get(), ELF_T_SYM, 1, EV_CURRENT);
+  std::optional<uint32_t> start, end;
+  for (size_t i = 0; d && entry && i < d->d_size / entry; ++i) {
+    GElf_Sym sym;
+    const char *name = gelf_getsym(d, int(i), &sym)
+                           ? elf_strptr(f.get(), sh.sh_link, sym.st_name)
+                           : nullptr;
+    if (name && std::string_view(name) == "__nicemu_handlers_start")
+      start = uint32_t(sym.st_value);
+    else if (name && std::string_view(name) == "__nicemu_handlers_end")
+      end = uint32_t(sym.st_value);
+  }
+  if (!start || !end)
+    return;
+  for (ImageSymbol &s : symbols)
+    if (s.kind == ImageSymbol::kFunction && s.address >= *start &&
+        s.address < *end)
+      s.flags |= ImageSymbol::kHandler;
 }
 
 std::vector<ImageSymbol> read_symbols(const ElfFile &f) {
   std::vector<ImageSymbol> symbols;
   for (Elf_Scn *scn = nullptr; (scn = elf_nextscn(f.get(), scn));) {
     GElf_Shdr sh;
-    if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+    if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) {
       read_symtab(f, scn, sh, symbols);
+      mark_handlers(f, scn, sh, symbols);
+    }
   }
   // Sorted by address (the Image contract), by name within one address so
   // that the result does not depend on the symbol table's order.

@@ -170,6 +170,9 @@ void check_encodable(const Image &image) {
     if (sym.kind != ImageSymbol::kFunction && sym.kind != ImageSymbol::kObject)
       throw Error(prefix + "symbol \"" + sym.name + "\" has unknown kind " +
                   std::to_string(sym.kind));
+    if (sym.flags & ~ImageSymbol::kHandler)
+      throw Error(prefix + "symbol \"" + sym.name + "\" has unknown flags " +
+                  std::to_string(sym.flags));
     if (sym.name.empty() || sym.name.size() > kMaxNameLength)
       throw Error(prefix + "symbol at " + hex32(sym.address) +
                   " has an empty or over-long name");
@@ -231,7 +234,8 @@ std::string write_symbols(std::vector<uint8_t> &out, uint64_t symtab,
     put32(out, entry + 4, symbols[i].size);
     put32(out, entry + 8, uint32_t(strings.size()));
     put32(out, entry + 12,
-          uint32_t(symbols[i].name.size()) | uint32_t(symbols[i].kind) << 16);
+          uint32_t(symbols[i].name.size()) | uint32_t(symbols[i].kind) << 16 |
+              uint32_t(symbols[i].flags) << 24);
     strings += symbols[i].name;
     strings += '\0'; // not needed by the decoder; eases hexdump reading
   }
@@ -408,14 +412,19 @@ std::vector<ImageSymbol> read_symbols(Bytes image, const Header &h) {
     const uint64_t at = h.symtab + uint64_t(kSymbolEntrySize) * i;
     const uint32_t name_at = get32(image, at + 8),
                    packed = get32(image, at + 12);
-    ImageSymbol s{
-        get32(image, at), get32(image, at + 4), uint8_t(packed >> 16), {}};
+    ImageSymbol s{get32(image, at),
+                  get32(image, at + 4),
+                  uint8_t(packed >> 16),
+                  {},
+                  uint8_t(packed >> 24)};
     const uint32_t name_len = packed & 0xffff;
     auto which = [&] {
       return prefix + std::to_string(i) + " (" + hex32(s.address) + ")";
     };
     if (s.kind != ImageSymbol::kFunction && s.kind != ImageSymbol::kObject)
       throw Error(which() + " has unknown kind " + std::to_string(s.kind));
+    if (s.flags & ~ImageSymbol::kHandler)
+      throw Error(which() + " has unknown flags " + std::to_string(s.flags));
     if (name_len == 0 || uint64_t(name_at) + name_len > strings.size())
       throw Error(which() + " has its name (" + std::to_string(name_len) +
                   " bytes at " + std::to_string(name_at) +
@@ -629,7 +638,8 @@ void describe_symbols(std::ostream &os, const Image &image) {
     if (s.kind != ImageSymbol::kFunction)
       continue;
     std::snprintf(line, sizeof line, "  0x%08x %6u  ", s.address, s.size);
-    os << line << demangle_symbol(s.name) << "\n";
+    os << line << demangle_symbol(s.name) << (s.handler() ? "  [handler]" : "")
+       << "\n";
   }
 }
 

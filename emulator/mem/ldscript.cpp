@@ -100,6 +100,10 @@ void emit_code(std::ostream &out, const Layout &layout) {
   std::string ro = region_name(layout.rodata->name);
   out << "  .text : {\n"
       << "    KEEP(*(.text.start)) /* crt0: _start comes first */\n"
+      << "    /* NICEMU_HANDLER functions, together: reports find them */\n"
+      << "    __nicemu_handlers_start = .;\n"
+      << "    KEEP(*(.text.nicemu.handler .text.nicemu.handler.*))\n"
+      << "    __nicemu_handlers_end = .;\n"
       << "    *(.text .text.*)\n"
       << "  } > " << code << " :text\n\n"
       << "  .rodata : {\n"

@@ -687,9 +687,9 @@ bool send_small(const niam_packet &p) {
 
 // ---- Handler table --------------------------------------------------------
 
-void h_nop(const niam_packet &) {}
+NICEMU_HANDLER void h_nop(const niam_packet &) {}
 
-void h_round(const niam_packet &p) {
+NICEMU_HANDLER void h_round(const niam_packet &p) {
   uint32_t c = p.arg[0], r = p.arg[1];
   if (r >= kMaxRounds)
     return;
@@ -698,25 +698,25 @@ void h_round(const niam_packet &p) {
   progress();
 }
 
-void h_fold_in(const niam_packet &p) {
+NICEMU_HANDLER void h_fold_in(const niam_packet &p) {
   fold_in_val[p.arg[0] & 1] = p.arg[1];
   fold_in_flag[p.arg[0] & 1] = p.arg[0];
   progress();
 }
 
-void h_fold_out(const niam_packet &p) {
+NICEMU_HANDLER void h_fold_out(const niam_packet &p) {
   fold_out_val[p.arg[0] & 1] = p.arg[1];
   fold_out_flag[p.arg[0] & 1] = p.arg[0];
   progress();
 }
 
-void h_collective(const niam_packet &p) {
+NICEMU_HANDLER void h_collective(const niam_packet &p) {
   start_collective(p.arg[0], p.arg[1]);
 }
 
 // Host: pages [virt, virt + 4 KiB x pages) are registered at bus address
 // `bus` onwards.
-void h_map(const niam_packet &p) {
+NICEMU_HANDLER void h_map(const niam_packet &p) {
   uint32_t virt = p.arg[0], pages = p.arg[1], bus = p.arg[2];
   uint32_t first = virt / NIAM_PAGE_BYTES;
   if (virt % NIAM_PAGE_BYTES || bus % NIAM_PAGE_BYTES || first >= kPages ||
@@ -730,7 +730,7 @@ void h_map(const niam_packet &p) {
 }
 
 // Host: a transfer from node arg[3] >> 16; forwarded when that is not us.
-void h_bcopy(const niam_packet &p) {
+NICEMU_HANDLER void h_bcopy(const niam_packet &p) {
   ++issued;
   uint32_t src_node = p.arg[3] >> 16;
   if (src_node == me) {
@@ -747,28 +747,28 @@ void h_bcopy(const niam_packet &p) {
   }
 }
 
-void h_sync(const niam_packet &p) {
+NICEMU_HANDLER void h_sync(const niam_packet &p) {
   sync_wanted = p.arg[0];
   check_sync();
 }
 
-void h_forward(const niam_packet &p) {
+NICEMU_HANDLER void h_forward(const niam_packet &p) {
   accept(p, p.arg[3] >> 16);
 }
 
 // Bulk packets are served by deliver(); one arriving any other way (a host
 // request naming it) is malformed.
-void h_data(const niam_packet &) {
+NICEMU_HANDLER void h_data(const niam_packet &) {
   count(NIAM_BOX_STAT_BAD);
 }
 
-void h_ack(const niam_packet &p) {
+NICEMU_HANDLER void h_ack(const niam_packet &p) {
   acknowledge(p.arg[0]);
 }
 
 // Host: a small host message. Sent at once unless earlier host messages or
 // transfers are still on their way out, then queued behind them.
-void h_host_send(const niam_packet &p) {
+NICEMU_HANDLER void h_host_send(const niam_packet &p) {
   if ((p.arg[0] & 0xFFFF) >= nodes || job_tail - job_head == kJobs) {
     count(NIAM_BOX_STAT_BAD);
     return;
@@ -783,7 +783,7 @@ void h_host_send(const niam_packet &p) {
 
 // Host: a staged host message, sent like a bcopy whose chunks land in the
 // destination's receive ring.
-void h_host_msg(const niam_packet &p) {
+NICEMU_HANDLER void h_host_msg(const niam_packet &p) {
   uint32_t args[6] = {p.arg[0], 0, p.arg[1], p.arg[2], p.arg[3], 0};
   niam_packet t{p.tag, NIAM_H_HOST_MSG, {}};
   memcpy(t.arg, args, sizeof args);
@@ -791,7 +791,7 @@ void h_host_msg(const niam_packet &p) {
 }
 
 // Host: where its receive ring is.
-void h_ring(const niam_packet &p) {
+NICEMU_HANDLER void h_ring(const niam_packet &p) {
   ring_bus = p.arg[0];
   landing_bus = p.arg[1];
   ring_slots = p.arg[2];
@@ -800,7 +800,7 @@ void h_ring(const niam_packet &p) {
 
 // Small host messages are served by deliver_to_host(); one arriving as a
 // host request is malformed.
-void h_host_am(const niam_packet &) {
+NICEMU_HANDLER void h_host_am(const niam_packet &) {
   count(NIAM_BOX_STAT_BAD);
 }
 
@@ -820,7 +820,7 @@ bool host_only(uint32_t handler) {
 }
 
 // Runs handler `index`; an index outside the table is counted, never called.
-void dispatch(const niam_packet &p) {
+NICEMU_HANDLER void dispatch(const niam_packet &p) {
   if (p.handler >= NIAM_HANDLERS) {
     count(NIAM_BOX_STAT_UNKNOWN);
     return;

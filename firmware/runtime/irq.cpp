@@ -11,7 +11,7 @@ nicemu::fw::IrqHandler installed_handler;
 }
 
 // Called by nicemu_irq_stub with IRQ_MASTER off.
-extern "C" void nicemu_irq_dispatch(uint32_t cause) {
+extern "C" NICEMU_HANDLER void nicemu_irq_dispatch(uint32_t cause) {
   if (installed_handler) {
     installed_handler(cause);
     return;

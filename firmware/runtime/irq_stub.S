@@ -11,7 +11,8 @@
         .equ    ARGS, 16                # o32: callee may spill a0-a3 here
         .equ    FRAME, ARGS + 20 * 4    # 18 GPRs + HI + LO; 8-byte multiple
 
-        .text
+        # A handler section: cycle reports measure every interrupt.
+        .section .text.nicemu.handler, "ax", @progbits
         .set    noreorder
         .set    noat
         .align  2

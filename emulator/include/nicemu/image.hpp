@@ -13,25 +13,30 @@ namespace nicemu {
 struct Model;
 
 struct ImageSegment {
-  uint32_t address = 0;       // load address in card memory
-  uint32_t mem_size = 0;      // bytes in memory (>= data.size(); rest zeroed)
-  uint32_t flags = 0;         // ImageSegment::kExec | kWrite
-  std::vector<uint8_t> data;  // file bytes
+  uint32_t address = 0;      // load address in card memory
+  uint32_t mem_size = 0;     // bytes in memory (>= data.size(); rest zeroed)
+  uint32_t flags = 0;        // ImageSegment::kExec | kWrite
+  std::vector<uint8_t> data; // file bytes
   static constexpr uint32_t kExec = 1, kWrite = 2;
 };
 
 struct ImageSymbol {
   uint32_t address = 0;
   uint32_t size = 0;
-  uint8_t kind = 0; // ImageSymbol::kFunction or kObject
-  std::string name; // demangled C++ name is produced on demand, this is raw
+  uint8_t kind = 0;  // ImageSymbol::kFunction or kObject
+  std::string name;  // demangled C++ name is produced on demand, this is raw
+  uint8_t flags = 0; // ImageSymbol::kHandler
   static constexpr uint8_t kFunction = 1, kObject = 2;
+  // A function the firmware marked as a handler (NICEMU_HANDLER: placed in
+  // a .text.nicemu.handler* section), measured by cycle reports.
+  static constexpr uint8_t kHandler = 1;
+  bool handler() const { return kind == kFunction && (flags & kHandler); }
 };
 
 struct Image {
   static constexpr uint32_t kFormatVersion = 1;
-  std::string model;          // target model name, e.g. "lanai4"
-  uint32_t entry = 0;         // entry point
+  std::string model;             // target model name, e.g. "lanai4"
+  uint32_t entry = 0;            // entry point
   std::vector<uint8_t> build_id; // from the ELF's GNU build-id note
   std::vector<ImageSegment> segments;
   std::vector<ImageSymbol> symbols; // sorted by address

@@ -229,6 +229,14 @@ int vsnprintf(char *buffer, size_t size, const char *format, va_list args);
 
 } // namespace nicemu::fw
 
+// Marks a firmware handler: `NICEMU_HANDLER void on_packet(...)`. The
+// function goes to a .text.nicemu.handler section, which `nicemu image`
+// records in the image's symbols, so `nicemu run --report cycles` measures
+// every call of it without being told its name. It is never inlined (an
+// inlined copy could not be measured).
+#define NICEMU_HANDLER                                                         \
+  __attribute__((section(".text.nicemu.handler"), noinline, used))
+
 // The runtime's C entry points, named for the emulator, benchmarks and the
 // debugger.
 extern "C" {
