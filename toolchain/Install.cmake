@@ -30,7 +30,7 @@ install(TARGETS nicemu_warnings EXPORT nicemuTargets)
 # The clock shim `nicemu run` preloads into host programs.
 install(TARGETS nicemu_clock LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/nicemu)
 # The host programs `nicemu bench niam` runs (found next to nicemu).
-install(TARGETS niam_bench_barrier niam_bench_bcopy niam_bench_am
+install(TARGETS niam_bench_barrier niam_bench_bcopy niam_bench_am niam_bench_logp
   RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR}/nicemu/examples)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/emulator/include/nicemu/

@@ -16,9 +16,13 @@ PACKAGES=(
   libcli11-dev                         # command line
   doctest-dev                          # tests
   libelf-dev                           # reading firmware ELF files
+  libdw-dev                            # DWARF line tables (hotspot reports)
   libtomlplusplus-dev                  # model files
   nlohmann-json3-dev                   # JSON output
   zlib1g-dev                           # CRC-32
+  tshark                               # tests: reading packet captures (--pcap)
+  python3 python3-jsonschema           # tests: report JSON against its schema
+  gdb-multiarch                        # nicemu run --gdb (docs/debugging.md)
 )
 
 install_missing() {
@@ -32,7 +36,9 @@ install_missing() {
   local sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # Through env so that sudo keeps it: tshark asks a debconf question
+  # (wireshark-common/install-setuid) that must not wait for an answer.
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
 install_missing
@@ -53,6 +59,7 @@ echo
 echo "== nicemu run --model lanai4 --flash build/node0.flash"
 $nicemu run --model lanai4 --flash build/node0.flash
 echo
-echo "== an 8-node cluster: NI Active Messages firmware and a host program per node"
-echo "== nicemu run -n 8 --firmware build/firmware/niam/niam.img -- build/examples/niam_barrier"
-$nicemu run -n 8 --firmware build/firmware/niam/niam.img -- build/examples/niam_barrier
+echo "== an 8-node cluster: NI Active Messages firmware and a host program per node,"
+echo "== with the firmware handlers' cycle counts"
+echo "== nicemu run -n 8 --firmware build/firmware/niam/niam.img --report cycles -- build/examples/niam_barrier"
+$nicemu run -n 8 --firmware build/firmware/niam/niam.img --report cycles -- build/examples/niam_barrier

@@ -240,13 +240,10 @@ void measure_speed(const BenchContext &c, const NiamBenchOptions &o,
   f.speed_wall_seconds = run.run_wall;
 }
 
-} // namespace
-
-NiamBenchFigures run_niam_bench(const NiamBenchOptions &o) {
+BenchContext bench_context(const NiamBenchOptions &o, std::string &model) {
   std::string image = o.firmware.empty() ? default_niam_image() : o.firmware;
-  NiamBenchFigures f;
-  std::vector<uint8_t> bytes = read_niam_flash(image, f.model);
-  BenchContext c{load_model(f.model), nullptr,
+  std::vector<uint8_t> bytes = read_niam_flash(image, model);
+  BenchContext c{load_model(model), nullptr,
                  o.programs_dir.empty() ? default_programs_dir()
                                         : o.programs_dir};
   if (bytes.size() > c.model.flash_size)
@@ -256,11 +253,52 @@ NiamBenchFigures run_niam_bench(const NiamBenchOptions &o) {
   if (!fs::exists(c.programs_dir + "/niam_bench_barrier"))
     throw Error("bench: no niam_bench_barrier in " + c.programs_dir +
                 " (build the examples, or give --programs-dir)");
+  return c;
+}
+
+} // namespace
+
+NiamBenchFigures run_niam_bench(const NiamBenchOptions &o) {
+  NiamBenchFigures f;
+  BenchContext c = bench_context(o, f.model);
   f.barrier_rounds = o.quick ? 20 : 100;
   measure_am(c, o, f);
   measure_bcopy(c, o, f);
   measure_speed(c, o, f);
   measure_barriers(c, o, f); // last: its largest run sets the memory figure
+  return f;
+}
+
+LogpFigures run_logp_bench(const NiamBenchOptions &o) {
+  LogpFigures f;
+  BenchContext c = bench_context(o, f.model);
+  f.rounds = o.quick ? 20 : 100;
+  HostRun run = run_hosts(c, 2, {"niam_bench_logp", std::to_string(f.rounds)});
+  f.rtt_us = single_value(run, "logp_rtt_us");
+  f.L_us = single_value(run, "logp_L_us");
+  f.o_send_us = single_value(run, "logp_os_us");
+  f.o_recv_us = single_value(run, "logp_or_us");
+  f.poll_empty_us = single_value(run, "logp_poll_empty_us");
+  f.g_us = single_value(run, "logp_g_us");
+  f.G_ns_per_byte = single_value(run, "logp_G_ns_per_byte");
+  for (const auto &v : values_of(run.output, "logp_bulk_gap_us"))
+    if (v.size() == 2)
+      f.bulk_gap_us.push_back({uint64_t(v[0]), v[1]});
+  const Model &m = c.model;
+  auto us = [&](const char *key) { return double(m.timing(key)) / 1e6; };
+  auto ns_per_byte = [&](const char *key) {
+    return double(m.timing(key)) / 1e3 / 4; // per 32-bit word -> per byte
+  };
+  f.clock_mhz = double(m.clock_hz) / 1e6;
+  f.pio_write_us = us("host.pio_write_word");
+  f.pio_read_us = us("host.pio_read_word");
+  f.poll_us = us("host.poll_own_memory");
+  f.host_dma_to_card_ns_per_byte = ns_per_byte("host_dma.per_word_to_sram");
+  f.host_dma_to_host_ns_per_byte = ns_per_byte("host_dma.per_word_to_host");
+  f.tx_ns_per_byte = ns_per_byte("tx_dma.per_word");
+  f.link_ns_per_byte = 1e3 / m.param("link.bandwidth_MBps");
+  f.link_latency_us = us("link.latency");
+  f.switch_latency_us = us("switch.latency");
   return f;
 }
 

@@ -51,4 +51,22 @@ struct NiamBenchOptions {
 
 NiamBenchFigures run_niam_bench(const NiamBenchOptions &options);
 
+// `nicemu bench logp`: LogP/LogGP parameters of Active Messages with host
+// handlers on 2 nodes (examples/niam-bench/logp_bench.cpp says how each is
+// measured), beside the model inputs they come from.
+struct LogpFigures {
+  std::string model;
+  int rounds = 0;
+  double rtt_us = 0, L_us = 0, o_send_us = 0, o_recv_us = 0, poll_empty_us = 0,
+         g_us = 0, G_ns_per_byte = 0;
+  std::vector<std::pair<uint64_t, double>> bulk_gap_us; // (bytes, interval)
+  // Model inputs (documented in the model file), in us or ns per byte.
+  double clock_mhz = 0, pio_write_us = 0, pio_read_us = 0, poll_us = 0,
+         host_dma_to_card_ns_per_byte = 0, host_dma_to_host_ns_per_byte = 0,
+         tx_ns_per_byte = 0, link_ns_per_byte = 0, link_latency_us = 0,
+         switch_latency_us = 0;
+};
+
+LogpFigures run_logp_bench(const NiamBenchOptions &options);
+
 } // namespace nicemu

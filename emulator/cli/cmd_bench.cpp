@@ -1,5 +1,6 @@
 // nicemu bench cpu [--json] [--firmware-dir DIR]
 // nicemu bench niam [--json] [--quick] [--large | --huge]
+// nicemu bench logp [--json] [--quick]
 #include "bench/bench_cpu.hpp"
 #include "bench/bench_niam.hpp"
 #include "cli/commands.hpp"
@@ -153,6 +154,83 @@ void add_niam_bench(CLI::App &bench) {
   });
 }
 
+void print_table(const LogpFigures &f) {
+  std::printf("nicemu bench logp (model %s, NI Active Messages with host "
+              "handlers, 2 nodes, %d rounds; virtual time)\n\n",
+              f.model.c_str(), f.rounds);
+  std::printf("%-8s %12s   %s\n", "LogP", "measured", "from the model");
+  std::printf("%-8s %9.3f us   one way, NIC firmware included; links %.3f "
+              "us/cable, switch %.3f us\n",
+              "L", f.L_us, f.link_latency_us, f.switch_latency_us);
+  std::printf("%-8s %9.3f us   PIO write of one word %.3f us\n", "o_send",
+              f.o_send_us, f.pio_write_us);
+  std::printf("%-8s %9.3f us   poll of host memory %.3f us (an empty poll "
+              "measured %.3f us)\n",
+              "o_recv", f.o_recv_us, f.poll_us, f.poll_empty_us);
+  std::printf("%-8s %9.3f us   set by the NIC firmware at %.1f MHz\n", "g",
+              f.g_us, f.clock_mhz);
+  std::printf("%-8s %9.3f ns/B host DMA %.3f/%.3f ns/B (to card/to host), "
+              "Tx %.3f ns/B, link %.3f ns/B\n",
+              "G", f.G_ns_per_byte, f.host_dma_to_card_ns_per_byte,
+              f.host_dma_to_host_ns_per_byte, f.tx_ns_per_byte,
+              f.link_ns_per_byte);
+  std::printf("\nround trip %.3f us (= 2 (o_send + L + o_recv))\n", f.rtt_us);
+  for (const auto &[bytes, gap] : f.bulk_gap_us)
+    std::printf("back-to-back %llu-byte messages: one every %.3f us\n",
+                (unsigned long long)bytes, gap);
+}
+
+nlohmann::json to_json(const LogpFigures &f) {
+  nlohmann::json bulk = nlohmann::json::array();
+  for (const auto &[bytes, gap] : f.bulk_gap_us)
+    bulk.push_back({{"bytes", bytes}, {"interval_us", gap}});
+  return {{"bench", "logp"},
+          {"model", f.model},
+          {"rounds", f.rounds},
+          {"measured",
+           {{"L_us", f.L_us},
+            {"o_send_us", f.o_send_us},
+            {"o_recv_us", f.o_recv_us},
+            {"g_us", f.g_us},
+            {"G_ns_per_byte", f.G_ns_per_byte},
+            {"round_trip_us", f.rtt_us},
+            {"empty_poll_us", f.poll_empty_us},
+            {"bulk", bulk}}},
+          {"model_inputs",
+           {{"clock_mhz", f.clock_mhz},
+            {"pio_write_us", f.pio_write_us},
+            {"pio_read_us", f.pio_read_us},
+            {"poll_own_memory_us", f.poll_us},
+            {"host_dma_to_card_ns_per_byte", f.host_dma_to_card_ns_per_byte},
+            {"host_dma_to_host_ns_per_byte", f.host_dma_to_host_ns_per_byte},
+            {"tx_ns_per_byte", f.tx_ns_per_byte},
+            {"link_ns_per_byte", f.link_ns_per_byte},
+            {"link_latency_us", f.link_latency_us},
+            {"switch_latency_us", f.switch_latency_us}}}};
+}
+
+void add_logp_bench(CLI::App &bench) {
+  auto opts = std::make_shared<NiamBenchOptions>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App *logp = bench.add_subcommand(
+      "logp", "LogP/LogGP parameters (L, o_send, o_recv, g, G) of Active "
+              "Messages on the niam firmware, beside the model's inputs");
+  logp->add_flag("--json", *json, "print the figures as JSON");
+  logp->add_flag("--quick", opts->quick, "fewer rounds");
+  logp->add_option("--firmware", opts->firmware,
+                   "the niam image (default: the one shipped; its model is "
+                   "the one measured)");
+  logp->add_option("--programs-dir", opts->programs_dir,
+                   "directory with the niam_bench_* host programs");
+  logp->callback([opts, json] {
+    LogpFigures f = run_logp_bench(*opts);
+    if (*json)
+      std::cout << to_json(f).dump(2) << "\n";
+    else
+      print_table(f);
+  });
+}
+
 } // namespace
 
 void add_bench_command(CLI::App &app, ExitStatus &) {
@@ -180,6 +258,7 @@ void add_bench_command(CLI::App &app, ExitStatus &) {
       print_table(f);
   });
   add_niam_bench(*bench);
+  add_logp_bench(*bench);
 }
 
 } // namespace nicemu::cli

@@ -1,13 +1,20 @@
 // nicemu run --model M (--flash F | --firmware IMG) [--max-time T]
 #include "cli/commands.hpp"
 #include "debug/fault_report.hpp"
+#include "debug/gdb_target.hpp"
 #include "host/cluster_run.hpp"
 #include "mem/flash.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/image.hpp"
 #include "nicemu/model.hpp"
+#include "observe/run_observers.hpp"
+#include "observe/trace_writer.hpp"
+#include "profile/cycle_report.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 
 namespace nicemu::cli {
@@ -15,7 +22,8 @@ namespace nicemu::cli {
 namespace {
 
 // Exit codes besides the firmware's own (documented in README/docs).
-constexpr int kExitFault = 125, kExitMaxTime = 124, kExitDeadlock = 126;
+constexpr int kExitFault = 125, kExitMaxTime = 124, kExitDeadlock = 126,
+              kExitBudget = 122;
 
 struct RunOptions {
   std::string model = "lanai4", flash, firmware, max_time, topology;
@@ -23,7 +31,55 @@ struct RunOptions {
   std::vector<std::string> program; // host program and its arguments
   int64_t watchdog = -1;
   bool quiet = false;
+  ObserveOptions observe; // --trace, --trace-filter, --pcap
+  // Cycle reports (docs/profiling.md).
+  std::vector<std::string> report, measure, budget;
+  std::string report_json, elf;
+  bool per_node = false;
+  size_t top = 15;
+  std::string gdb, gdb_listen; // docs/debugging.md
+  bool profiling() const {
+    return !report.empty() || !report_json.empty() || !measure.empty() ||
+           !budget.empty();
+  }
 };
+
+// What --report asked for, checked before the run starts.
+struct ReportRequest {
+  bool cycles = false, hotspots = false;
+  std::optional<LineTable> lines;
+  std::unique_ptr<std::ofstream> json;
+};
+
+ReportRequest report_request(const RunOptions &o, const Image &image) {
+  ReportRequest r;
+  for (const std::string &what : o.report) {
+    if (what == "cycles")
+      r.cycles = true;
+    else if (what == "hotspots")
+      r.hotspots = true;
+    else
+      throw Error("--report " + what + ": expected cycles or hotspots");
+  }
+  if (!o.measure.empty() || !o.budget.empty())
+    r.cycles = r.cycles || o.report.empty();
+  std::string elf = o.elf;
+  if (elf.empty() && !o.firmware.empty())
+    elf = find_elf_for_image(o.firmware, image.build_id);
+  if (!elf.empty() && (r.hotspots || !o.report_json.empty())) {
+    if (!o.elf.empty() && image_from_elf(elf, "").build_id != image.build_id)
+      throw Error("--elf " + elf +
+                  ": not the ELF file this image was built "
+                  "from (build ids differ)");
+    r.lines = LineTable::read(elf);
+  }
+  if (!o.report_json.empty()) {
+    r.json = std::make_unique<std::ofstream>(o.report_json);
+    if (!*r.json)
+      throw Error("--report-json " + o.report_json + ": cannot write");
+  }
+  return r;
+}
 
 std::vector<uint8_t> boot_flash(const RunOptions &o, const Model &model) {
   if (!o.flash.empty() && !o.firmware.empty())
@@ -96,6 +152,7 @@ int outcome_exit_code(Simulation &sim, const RunResult &r) {
   case RunOutcome::Deadlock:
     return kExitDeadlock;
   case RunOutcome::HostFailed:
+  case RunOutcome::Killed:
     return 1;
   case RunOutcome::Halted:
     break;
@@ -109,6 +166,24 @@ int outcome_exit_code(Simulation &sim, const RunResult &r) {
 int run(const RunOptions &o) {
   Model model = load_model(o.model);
   std::vector<uint8_t> flash = boot_flash(o, model);
+  // Traces and captures: their files are opened before anything starts.
+  RunObservers observers(o.observe);
+  // Report options are checked before anything starts.
+  std::unique_ptr<CycleProfiling> profiling;
+  ReportRequest report;
+  Image image;
+  // Handler spans of a trace come from the cycle profiler.
+  const bool trace_core =
+      !o.observe.trace.empty() &&
+      (parse_trace_categories(
+           o.observe.trace_filter.empty() ? "all" : o.observe.trace_filter) &
+       kTraceCore);
+  if (o.profiling() || trace_core) {
+    image = decode_image(flash);
+    report = report_request(o, image);
+    profiling = std::make_unique<CycleProfiling>(image, model, o.measure,
+                                                 o.budget, observers.events());
+  }
   Time max_time = kTimeNever;
   if (!o.max_time.empty()) {
     auto t = parse_duration_ps(o.max_time);
@@ -121,6 +196,7 @@ int run(const RunOptions &o) {
   spec.nodes = o.nodes;
   spec.topology = o.topology;
   spec.program = o.program;
+  spec.events = observers.events();
   if (o.watchdog >= 0)
     spec.watchdog_cycles = uint64_t(o.watchdog);
   spec.console = [](uint32_t node, const std::string &line) {
@@ -131,9 +207,25 @@ int run(const RunOptions &o) {
       spec);
   Simulation &sim = cluster->sim;
   HostGroup *hosts = cluster->hosts.get();
+  observers.start(sim.scheduler());
+  if (profiling)
+    profiling->attach(sim);
+  std::unique_ptr<gdb::Server> gdb_server; // --gdb: halted at reset
+  std::unique_ptr<GdbTarget> gdb_target;
+  if (!o.gdb.empty() || !o.gdb_listen.empty()) {
+    gdb_server = std::make_unique<gdb::Server>(
+        o.gdb_listen.empty() ? o.gdb : o.gdb_listen);
+    std::cerr << "gdb: listening on " << gdb_server->address() << std::endl;
+    gdb_target = std::make_unique<GdbTarget>(sim, *gdb_server);
+  }
   RunResult r = sim.run(max_time);
+  if (gdb_target)
+    gdb_target->run_ended(r, outcome_exit_code(sim, r));
+  if (profiling)
+    profiling->finish(sim);
   if (hosts)
     hosts->stop();
+  observers.finish(sim.fabric());
   for (auto &n : sim.nodes())
     if (n->state() == NodeState::Faulted)
       std::cerr << "nicemu: " << fault_report(*n);
@@ -145,15 +237,32 @@ int run(const RunOptions &o) {
     std::cerr << "nicemu: stopped: " << r.message << "\n";
   if (!o.quiet)
     print_summary(sim, r, model);
+  int budget_code = 0;
+  if (profiling) {
+    const LineTable *lines = report.lines ? &*report.lines : nullptr;
+    if (report.cycles)
+      profiling->print_cycles(std::cout, o.per_node);
+    if (report.hotspots)
+      profiling->print_hotspots(std::cout, lines, o.top);
+    std::cout << std::flush;
+    if (report.json)
+      *report.json << profiling->to_json(lines, o.top).dump(1) << "\n";
+    for (const std::string &failure : profiling->budget_failures()) {
+      std::cerr << "nicemu: cycle budget exceeded: " << failure << "\n";
+      budget_code = kExitBudget;
+    }
+  }
   if (hosts) {
     if (!o.quiet)
       for (uint32_t i = 0; i < o.nodes; ++i)
         std::fprintf(stderr, "host %u: %s\n", i, hosts->outcomes()[i].c_str());
     if (r.outcome == RunOutcome::Halted || r.outcome == RunOutcome::HostFailed)
-      return hosts->exit_code() ? hosts->exit_code()
-                                : (r.outcome == RunOutcome::HostFailed ? 1 : 0);
+      return hosts->exit_code()
+                 ? hosts->exit_code()
+                 : (r.outcome == RunOutcome::HostFailed ? 1 : budget_code);
   }
-  return outcome_exit_code(sim, r);
+  int code = outcome_exit_code(sim, r);
+  return code ? code : budget_code;
 }
 
 } // namespace
@@ -178,6 +287,41 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
   cmd->add_option("--watchdog", opts->watchdog,
                   "watchdog period in cycles (0 = off; default: the model's)");
   cmd->add_flag("-q,--quiet", opts->quiet, "no summary");
+  cmd->add_option("--trace", opts->observe.trace,
+                  "write a Chrome/Perfetto trace (JSON) of the run: handler "
+                  "spans, DMA transfers, link packets, host calls");
+  cmd->add_option("--trace-filter", opts->observe.trace_filter,
+                  "trace only these categories: a comma list of core, dma, "
+                  "link, host (default: all)");
+  cmd->add_option("--pcap", opts->observe.pcap,
+                  "write one pcap file per cable into this directory "
+                  "(tools/wireshark/nicemu.lua decodes them)");
+  cmd->add_option("--report", opts->report,
+                  "print a report at the end: cycles (handler cycle table), "
+                  "hotspots (self/inclusive cycles per function, hottest "
+                  "source lines)")
+      ->delimiter(',');
+  cmd->add_flag("--per-node", opts->per_node,
+                "cycle report: one table per node, not aggregated");
+  cmd->add_option("--measure", opts->measure,
+                  "also measure every call of this firmware function "
+                  "(repeatable)");
+  cmd->add_option("--budget", opts->budget,
+                  "HANDLER=CYCLES: fail the run (exit 122) if a call of "
+                  "HANDLER takes more cycles (repeatable)");
+  cmd->add_option("--report-json", opts->report_json,
+                  "write the cycle report as JSON "
+                  "(docs/schemas/cycle-report.schema.json)");
+  cmd->add_option("--elf", opts->elf,
+                  "the firmware's ELF file, for source lines (default: "
+                  "FW.elf next to --firmware FW.img, if its build id matches)");
+  cmd->add_option("--top", opts->top, "rows of the hotspot tables")
+      ->capture_default_str();
+  cmd->add_option("--gdb", opts->gdb,
+                  "start halted and serve GDB on this loopback port (0: any "
+                  "free port; the port is printed); docs/debugging.md");
+  cmd->add_option("--gdb-listen", opts->gdb_listen,
+                  "like --gdb, on ADDR:PORT (e.g. 0.0.0.0:1234)");
   cmd->add_option("program", opts->program,
                   "after --: a host program (and its arguments) to run once "
                   "per node, like mpirun");

@@ -18,5 +18,6 @@ void add_bench_command(CLI::App &app, ExitStatus &status);
 void add_models_command(CLI::App &app, ExitStatus &status);
 void add_ldscript_command(CLI::App &app, ExitStatus &status);
 void add_regs_command(CLI::App &app, ExitStatus &status);
+void add_plot_command(CLI::App &app, ExitStatus &status);
 
 } // namespace nicemu::cli

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace nicemu {
 
@@ -52,6 +53,47 @@ public:
                           std::string &why) = 0;
 };
 
+// Sees every basic block the core executes, for profilers. Only installed
+// when someone listens: plain runs pay one pointer test per block.
+class BlockObserver {
+public:
+  virtual ~BlockObserver() = default;
+  // The block at `addr` (`size` bytes) starts executing at cycle `start`
+  // (after the previous block's taken-branch penalty). Called once per
+  // execution: a block that ends a slice before running is not reported.
+  virtual void block_entered(uint32_t addr, uint32_t size, uint64_t start) = 0;
+  // Told by the node: an interrupt is taken at cycle `at`, before the entry
+  // cost; execution resumes at `epc` when the handler returns.
+  virtual void interrupt_taken(uint32_t /*epc*/, uint64_t /*at*/) {}
+  // Told by the node: the core slept (and woke) for `cycles`.
+  virtual void slept(uint64_t /*cycles*/) {}
+};
+
+// A debugger of the core (debug/gdb_target.cpp). The core calls it from
+// inside the emulation; it may block there (the whole run halts with it)
+// and read or change registers and memory before returning, so stopping
+// never splits a block or a slice and never changes timing.
+class CpuDebugger {
+public:
+  virtual ~CpuDebugger() = default;
+  // Before the instruction at `pc` runs (only while instruction hooks are on).
+  virtual void before_instruction(uint32_t pc) = 0;
+  // A load or store of a watched range, before it happens.
+  virtual void memory_access(uint32_t addr, unsigned size, bool write) = 0;
+};
+
+// What the debugger needs hooked: per-instruction calls, and watched ranges
+// [begin, end) of loads and stores. Nothing is hooked by default.
+struct CpuDebugHooks {
+  struct Range {
+    uint32_t begin, end;
+    bool operator==(const Range &) const = default;
+  };
+  bool instructions = false;
+  std::vector<Range> reads, writes;
+  bool operator==(const CpuDebugHooks &) const = default;
+};
+
 enum class StopReason {
   Limit, // reached the cycle limit at a block boundary (or stop requested)
   Sleep, // executed `wait`
@@ -87,6 +129,9 @@ public:
   virtual uint64_t cycles() const = 0;
   virtual void add_cycles(uint64_t n) = 0;
   virtual uint64_t instructions() const = 0;
+  // Device wait states spent so far (part of cycles()).
+  virtual uint64_t device_wait_cycles() const = 0;
+  virtual void set_block_observer(BlockObserver *observer) = 0;
   // Exact cycle of the device access in progress (valid inside CpuBus calls).
   virtual uint64_t access_cycle() const = 0;
 
@@ -98,6 +143,17 @@ public:
   virtual bool read_memory(uint32_t addr, void *out, size_t len) const = 0;
   // Forgets cached block costs (after loading new code).
   virtual void flush_code_cache() = 0;
+
+  // Debugging. Hooks change at once between runs; inside a run (the
+  // debugger holds it from a hook) at the next block boundary, where the
+  // slice ends.
+  virtual void set_debugger(CpuDebugger * /*debugger*/) {}
+  virtual void set_debug_hooks(const CpuDebugHooks & /*hooks*/) {}
+  // Registers 0-31, then 32 = HI, 33 = LO (the PC: set_pc).
+  virtual void write_register(unsigned /*index*/, uint32_t /*value*/) {}
+  // Inside before_instruction(): `pc` is the delay slot of the branch
+  // before it (it runs as one step with the branch).
+  virtual bool in_delay_slot(uint32_t /*pc*/) { return false; }
 };
 
 struct CpuOptions {

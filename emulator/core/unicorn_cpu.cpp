@@ -13,6 +13,12 @@
 //    stores and the current register values.
 //  - kseg2/kseg3 addresses go through a TLB the core does not have; all card
 //    memory and devices live in useg.
+//  - Debugging (tests/unit/test_unicorn_debug_facts.cpp): uc_emu_stop from
+//    an instruction hook stops before that instruction with the PC exact;
+//    with an instruction hook installed, stopping from the block hook breaks
+//    the block, so the first instruction's hook stops instead; deleted hooks
+//    stay until a uc_emu_start ends, and blocks translated with them must
+//    be flushed.
 //  - Each engine reserves a large code buffer; with transparent huge pages it
 //    pins 2 MiB at once, so THP is disabled for the process.
 #include "core/block_cost.hpp"
@@ -127,6 +133,10 @@ public:
   uint64_t cycles() const override { return cycles_; }
   void add_cycles(uint64_t n) override { cycles_ += n; }
   uint64_t instructions() const override { return instructions_; }
+  uint64_t device_wait_cycles() const override { return wait_cycles_; }
+  void set_block_observer(BlockObserver *observer) override {
+    observer_ = observer;
+  }
   uint64_t access_cycle() const override { return access_cycle_; }
   CpuRegisters registers() const override;
   uint32_t pc() const override { return read_reg(UC_MIPS_REG_PC); }
@@ -134,6 +144,10 @@ public:
   const Fault &fault() const override { return fault_; }
   bool read_memory(uint32_t addr, void *out, size_t len) const override;
   void flush_code_cache() override;
+  void set_debugger(CpuDebugger *debugger) override { debugger_ = debugger; }
+  void set_debug_hooks(const CpuDebugHooks &hooks) override;
+  void write_register(unsigned index, uint32_t value) override;
+  bool in_delay_slot(uint32_t pc) override;
 
 private:
   struct RamRegion {
@@ -192,6 +206,25 @@ private:
                       uint32_t(value));
   }
   static void on_exception(uc_engine *uc, uint32_t intno, void *me);
+  void apply_debug_hooks();
+  // The debugger is not told about what runs after the core has stopped.
+  bool stopping() const {
+    return stopped_at_limit_ || halted_ || pending_fault_ || !debugger_;
+  }
+  static void on_debug_code(uc_engine *uc, uint64_t addr, uint32_t, void *me) {
+    auto *self = static_cast<UnicornCpu *>(me);
+    if (self->stopped_at_limit_)
+      uc_emu_stop(uc); // exactly before the block's first instruction
+    else if (!self->stopping())
+      self->debugger_->before_instruction(uint32_t(addr));
+  }
+  static void on_debug_memory(uc_engine *, uc_mem_type type, uint64_t addr,
+                              int size, int64_t, void *me) {
+    auto *self = static_cast<UnicornCpu *>(me);
+    if (!self->stopping())
+      self->debugger_->memory_access(uint32_t(addr), unsigned(size),
+                                     type == UC_MEM_WRITE);
+  }
   static bool on_bad_memory(uc_engine *uc, uc_mem_type type, uint64_t addr,
                             int size, int64_t value, void *me);
 
@@ -206,6 +239,8 @@ private:
 
   uint64_t cycles_ = 0;
   uint64_t instructions_ = 0;
+  uint64_t wait_cycles_ = 0; // device wait states, included in cycles_
+  BlockObserver *observer_ = nullptr;
   uint64_t limit_ = 0;
   bool stopped_at_limit_ = false;
   bool halted_ = false;
@@ -234,7 +269,76 @@ private:
   uint64_t access_cycle_ = 0;
   uint32_t fallthrough_ = 1;     // next address if the previous block's
   uint32_t pending_penalty_ = 0; // ... branch was not taken
+  // Debugging: hooks only while a debugger asks for them.
+  CpuDebugger *debugger_ = nullptr;
+  CpuDebugHooks hooks_wanted_, hooks_on_;
+  std::vector<uc_hook> debug_hooks_;
+  bool in_run_ = false;
 };
+
+void UnicornCpu::set_debug_hooks(const CpuDebugHooks &hooks) {
+  hooks_wanted_ = hooks;
+  if (!in_run_)
+    apply_debug_hooks();
+  else if (!(hooks_wanted_ == hooks_on_))
+    request_stop(); // a slice may end at any block boundary
+}
+
+// Hooks added or removed between runs take effect at once
+// (test_unicorn_debug_facts.cpp).
+void UnicornCpu::apply_debug_hooks() {
+  if (hooks_wanted_ == hooks_on_)
+    return;
+  for (uc_hook h : debug_hooks_)
+    uc_hook_del(uc_, h);
+  debug_hooks_.clear();
+  uc_hook h;
+  if (hooks_wanted_.instructions) {
+    check(
+        uc_hook_add(uc_, &h, UC_HOOK_CODE, (void *)&on_debug_code, this, 1, 0),
+        "add instruction hook");
+    debug_hooks_.push_back(h);
+  }
+  auto add = [&](int type, const CpuDebugHooks::Range &r) {
+    if (r.end <= r.begin)
+      return;
+    check(uc_hook_add(uc_, &h, type, (void *)&on_debug_memory, this, r.begin,
+                      r.end - 1),
+          "add watchpoint hook");
+    debug_hooks_.push_back(h);
+  };
+  for (const auto &r : hooks_wanted_.reads)
+    add(UC_HOOK_MEM_READ, r);
+  for (const auto &r : hooks_wanted_.writes)
+    add(UC_HOOK_MEM_WRITE, r);
+  if (hooks_wanted_.instructions != hooks_on_.instructions && block_size_) {
+    // Deleted hooks stay in place until a uc_emu_start ends: end one at
+    // once. Then blocks translated with an instruction hook, whose exit
+    // checks break stops from the block hook, are translated again.
+    uint32_t here = pc();
+    uc_emu_start(uc_, here, here, 0, 0);
+    uc_ctl_flush_tlb(uc_); // flushes translated blocks (misnamed in 2.0.1)
+  }
+  hooks_on_ = hooks_wanted_;
+}
+
+void UnicornCpu::write_register(unsigned index, uint32_t value) {
+  if (index < 32)
+    write_reg(UC_MIPS_REG_0 + int(index), value);
+  else if (index == 32)
+    write_reg(UC_MIPS_REG_HI, value);
+  else if (index == 33)
+    write_reg(UC_MIPS_REG_LO, value);
+}
+
+// A block never starts in a delay slot (runs never resume in one).
+bool UnicornCpu::in_delay_slot(uint32_t pc) {
+  if (pc == block_addr_ || pc - block_addr_ >= block_size_)
+    return false;
+  uint32_t word = 0;
+  uc_mem_read(uc_, pc - 4, &word, 4);
+  return mips::has_delay_slot(mips::decode(word));
+}
 
 void UnicornCpu::install_hooks() {
   uc_hook h;
@@ -276,7 +380,11 @@ void UnicornCpu::enter_block(uint32_t addr, uint32_t size) {
   if (cycles >= limit_) {
     cycles_ = cycles;
     stopped_at_limit_ = true;
-    uc_emu_stop(uc_); // this block has not run; it runs first on restart
+    // This block has not run; it runs first on restart. With an
+    // instruction hook, stopping here breaks the block: the hook of its
+    // first instruction stops instead (on_debug_code).
+    if (!hooks_on_.instructions)
+      uc_emu_stop(uc_);
     return;
   }
   uint32_t index = (addr - hot_base_) / 4;
@@ -292,6 +400,8 @@ void UnicornCpu::enter_block(uint32_t addr, uint32_t size) {
   block_addr_ = addr;
   block_size_ = size;
   block_start_ = cycles;
+  if (observer_) [[unlikely]]
+    observer_->block_entered(addr, size, cycles);
   cycles_ = cycles + cost;
   instructions_ += size / 4;
   fallthrough_ = addr + size;
@@ -352,6 +462,7 @@ uint32_t UnicornCpu::mmio_access(uint32_t addr, unsigned size, bool store,
   uint32_t wait =
       store ? options_.cycles.mmio_write : options_.cycles.mmio_read;
   cycles_ += wait;
+  wait_cycles_ += wait;
   block_stall_ += wait;
   if (halted_) {
     // Nothing after the halting store counts.
@@ -507,8 +618,11 @@ void UnicornCpu::finish_fault() {
 StopReason UnicornCpu::run(uint64_t cycle_limit) {
   limit_ = cycle_limit;
   stopped_at_limit_ = false;
+  apply_debug_hooks();
   uint32_t start = pc();
+  in_run_ = true;
   uc_err err = uc_emu_start(uc_, start, kNeverReached, 0, 0);
+  in_run_ = false;
   if (pending_fault_) {
     finish_fault();
     return StopReason::Fault;

@@ -12,6 +12,7 @@ namespace nicemu {
 
 class Fabric;
 class HostMemory;
+class RunEvents;
 struct Model;
 
 // What a device may ask of the node it sits in.
@@ -42,6 +43,8 @@ public:
   virtual bool card_write(uint32_t addr, const void *in, uint32_t len) = 0;
   virtual HostMemory *host_memory() = 0; // null: no host attached
   virtual Fabric *fabric() = 0;          // null: no network attached
+  // Observers of the run (traces, captures); null: nobody observes.
+  virtual RunEvents *events() = 0;
 };
 
 class Device {

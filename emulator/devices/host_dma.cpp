@@ -2,6 +2,7 @@
 
 #include "devices/host_memory.hpp"
 #include "nicemu/regs.h"
+#include "observe/run_events.hpp"
 
 #include <vector>
 
@@ -73,7 +74,8 @@ void HostDmaEngine::start(uint32_t ctrl) {
   xfer_length_ = length_;
   status_ = (status_ & ~NICEMU_DMA_DONE) | NICEMU_DMA_BUSY;
   const DmaTiming &t = to_host ? to_host_ : to_card_;
-  Time done = host_.now() + t.gap + t.per_word * (length_ / 4);
+  xfer_start_ = host_.now();
+  Time done = xfer_start_ + t.gap + t.per_word * (length_ / 4);
   host_.scheduler().schedule(done, "hdma: done", [this] { complete(); });
 }
 
@@ -91,6 +93,9 @@ void HostDmaEngine::complete() {
     status_ |= NICEMU_DMA_DONE;
   else // the host deregistered the region while the transfer was in flight
     fail(NICEMU_DMA_EHOST);
+  if (RunEvents *events = host_.events())
+    events->dma_transfer(host_.node_id(), DmaEngineKind::HostDma, xfer_start_,
+                         host_.now(), xfer_length_, to_host_dir_);
   if (irq_)
     host_.raise_irq(NICEMU_IRQ_HDMA);
 }

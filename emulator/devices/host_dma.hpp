@@ -33,6 +33,7 @@ private:
   // The transfer in flight.
   bool to_host_dir_ = false, irq_ = false;
   uint32_t xfer_host_ = 0, xfer_card_ = 0, xfer_length_ = 0;
+  Time xfer_start_ = 0;
 };
 
 } // namespace nicemu

@@ -1,6 +1,7 @@
 #include "devices/network.hpp"
 
 #include "nicemu/regs.h"
+#include "observe/run_events.hpp"
 
 #include <zlib.h>
 
@@ -80,11 +81,16 @@ void TxEngine::start(uint32_t ctrl) {
   p.source_ps_per_byte = timing_.per_word / 4;
   irq_ = (ctrl & NICEMU_DMA_IRQ) != 0;
   status_ = (status_ & ~NICEMU_DMA_DONE) | NICEMU_DMA_BUSY;
-  host_.fabric()->send(std::move(p), host_.now() + timing_.gap,
-                       [this](Time) { sent(); });
+  started_ = host_.now();
+  sending_ = length_;
+  host_.fabric()->send(std::move(p), started_ + timing_.gap,
+                       [this](Time now) { sent(now); });
 }
 
-void TxEngine::sent() {
+void TxEngine::sent(Time now) {
+  if (RunEvents *events = host_.events())
+    events->dma_transfer(host_.node_id(), DmaEngineKind::Tx, started_, now,
+                         sending_, false);
   status_ = (status_ & ~NICEMU_DMA_BUSY) | NICEMU_DMA_DONE;
   if (irq_)
     host_.raise_irq(NICEMU_IRQ_TX);
@@ -136,16 +142,17 @@ void RxEngine::write(uint32_t offset, uint32_t value) {
   }
 }
 
-bool RxEngine::accept_head(const Packet &, Time) {
+bool RxEngine::accept_head(const Packet &, Time now) {
   if (!(status_ & NICEMU_RX_ARMED) || receiving_) {
     head_waiting_ = true;
     return false;
   }
   receiving_ = true;
+  head_time_ = now;
   return true;
 }
 
-void RxEngine::packet_arrived(Packet p, Time) {
+void RxEngine::packet_arrived(Packet p, Time now) {
   receiving_ = false;
   status_ &= ~(NICEMU_RX_ARMED | NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED);
   size_t body = p.payload.size() >= 4 ? p.payload.size() - 4 : 0;
@@ -162,6 +169,9 @@ void RxEngine::packet_arrived(Packet p, Time) {
   if (kept && !host_.card_write(addr_, p.payload.data(), kept))
     status_ |= NICEMU_RX_TRUNCATED; // buffer outside card memory: nothing kept
   length_ = uint32_t(body);
+  if (RunEvents *events = host_.events())
+    events->dma_transfer(host_.node_id(), DmaEngineKind::Rx, head_time_, now,
+                         length_, false);
   status_ |= NICEMU_RX_DONE;
   if (irq_)
     host_.raise_irq(NICEMU_IRQ_RX);

@@ -24,13 +24,16 @@ public:
 
 private:
   void start(uint32_t ctrl);
-  void sent();
+  void sent(Time now);
 
   DeviceHost &host_;
   DmaTiming timing_;
   uint32_t addr_ = 0, length_ = 0, route_len_ = 0, status_ = 0, error_ = 0;
   bool irq_ = false;
   uint64_t sequence_ = 0;
+  // The packet being sent, for observers.
+  Time started_ = 0;
+  uint32_t sending_ = 0;
 };
 
 // RX: one packet per ARM into the buffer at ADDR (SIZE bytes). A packet that
@@ -50,6 +53,7 @@ private:
   DeviceHost &host_;
   uint32_t addr_ = 0, size_ = 0, status_ = 0, length_ = 0;
   bool irq_ = false, receiving_ = false, head_waiting_ = false;
+  Time head_time_ = 0; // when the packet being received was accepted
   uint64_t crc_errors_ = 0;
 };
 

@@ -8,9 +8,11 @@
 #include "fabric/wiring.hpp"
 
 #include "nicemu/error.hpp"
+#include "observe/run_events.hpp"
 
 #include <algorithm>
 #include <cassert>
+#include <deque>
 #include <map>
 #include <utility>
 
@@ -23,6 +25,19 @@ namespace fabric_detail {
 struct Hop {
   uint32_t link; // links are named by the port they leave from
   Time entered;  // the head's moving clock when it entered the link
+};
+
+// A packet's crossing of one link, for observers: kept until its tail has
+// left the link and every crossing whose head entered the link before it has
+// been told, so each link's crossings are told in the order they began.
+struct Crossing {
+  uint32_t source = 0;
+  uint64_t id = 0;
+  Time head = 0, tail = 0;
+  bool tail_known = false;
+  bool told = false; // by flush_events, ahead of its turn
+  uint32_t route_bytes = 0;
+  std::vector<uint8_t> frame; // the remaining route bytes, then the payload
 };
 
 // A packet in the network.
@@ -42,6 +57,10 @@ struct Flight {
   bool finished = false;  // delivered or dropped: its last event ran
   Flight *next = nullptr; // next in a port's queue
   uint32_t slot = 0;      // index in the fabric's flight table
+  // With an observer: one crossing per held link, and how many of them
+  // know their tail's time.
+  std::vector<Crossing *> crossings;
+  size_t tails_known = 0;
 };
 
 // One direction of a cable: who holds it and the heads queued for it.
@@ -80,6 +99,10 @@ struct Fabric::Impl {
   void stream(Flight *f);
   void release(Flight *f, size_t hop);
   void finish(Flight *f);
+  // Observers.
+  void open_crossing(Flight *f, uint32_t link);
+  void note_tails(Flight *f, Time now, Time end);
+  void tell_crossings(uint32_t link, bool all_known = false);
 
   Scheduler &sched;
   FabricParams params;
@@ -95,6 +118,11 @@ struct Fabric::Impl {
   uint64_t next_key = 0;
   FabricStats stats;
   uint64_t misrouted = 0;
+  // Observers (set_events): crossings by link, in the order heads entered.
+  RunEvents *events = nullptr;
+  std::vector<std::deque<Crossing>> crossings;
+  std::vector<uint32_t> cable_of;      // link -> cable index in the topology
+  std::vector<std::string> port_names; // port -> "node3", "switch1.p4"
 };
 
 void Fabric::Impl::post(Time when, std::string name, std::function<void()> fn) {
@@ -142,6 +170,8 @@ void Fabric::Impl::take(Flight *f, uint32_t link) {
   links[link].holder = f;
   stop_waiting(f);
   f->held.push_back({link, f->moved});
+  if (events)
+    open_crossing(f, link);
   move(f, params.link_latency);
   uint32_t to = wiring.peer[link];
   post(sched.now() + params.link_latency, "fabric: head at " + wiring.name(to),
@@ -239,6 +269,8 @@ void Fabric::Impl::move(Flight *f, Time duration, bool all) {
     post(at(passes), "fabric: tail passes " + wiring.name(f->held[hop].link),
          [this, f, hop] { release(f, hop); });
   }
+  if (events)
+    note_tails(f, now, end);
   f->moved = end;
 }
 
@@ -274,6 +306,64 @@ void Fabric::Impl::finish(Flight *f) {
     receivers[f->node]->packet_arrived(std::move(f->packet), sched.now());
   }
   maybe_free(f);
+}
+
+// ---- Observers ---------------------------------------------------------
+
+void Fabric::Impl::open_crossing(Flight *f, uint32_t link) {
+  Crossing c;
+  c.source = f->packet.source;
+  c.id = f->packet.id;
+  c.head = sched.now();
+  c.route_bytes = uint32_t(f->packet.route.size());
+  // The route as on this link: the byte of the switch it leaves is gone.
+  const std::vector<uint8_t> &route = f->packet.route,
+                             &payload = f->packet.payload;
+  c.frame.reserve(route.size() + payload.size());
+  c.frame.insert(c.frame.end(), route.begin(), route.end());
+  c.frame.insert(c.frame.end(), payload.begin(), payload.end());
+  crossings[link].push_back(std::move(c));
+  f->crossings.push_back(&crossings[link].back());
+}
+
+// The tail leaves a link when the head's clock has run one link latency and
+// the packet's length past the head's entry; the head's clock runs from
+// f->moved (at `now`) to `end` in this move.
+void Fabric::Impl::note_tails(Flight *f, Time now, Time end) {
+  for (; f->tails_known < f->crossings.size(); ++f->tails_known) {
+    const Hop &hop = f->held[f->tails_known];
+    Time leaves = hop.entered + params.link_latency + f->length;
+    if (leaves > end)
+      break;
+    Crossing *c = f->crossings[f->tails_known];
+    c->tail = now + (leaves > f->moved ? leaves - f->moved : 0);
+    c->tail_known = true;
+    tell_crossings(hop.link);
+  }
+}
+
+// Tells the crossings at the front of `link`'s queue whose tails have left;
+// `all_known`: also those waiting behind one whose tail has not (end of
+// run). Those stay queued, marked told, as their flights point at them.
+void Fabric::Impl::tell_crossings(uint32_t link, bool all_known) {
+  std::deque<Crossing> &queue = crossings[link];
+  if (queue.empty()) // also every link of an unused switch port
+    return;
+  LinkRef ref{cable_of[link], port_names[link], port_names[wiring.peer[link]]};
+  auto tell = [&](Crossing &c) {
+    ref.route_bytes = c.route_bytes;
+    if (!c.told)
+      events->link_packet(ref, c.source, c.id, c.head, c.tail, c.frame);
+    c.told = true;
+  };
+  while (!queue.empty() && queue.front().tail_known) {
+    tell(queue.front());
+    queue.pop_front();
+  }
+  if (all_known)
+    for (Crossing &c : queue)
+      if (c.tail_known)
+        tell(c);
 }
 
 // ---- Fabric ------------------------------------------------------------
@@ -326,6 +416,40 @@ void Fabric::receiver_ready(uint32_t node) {
            if (f)
              m.offer(f);
          });
+}
+
+void Fabric::set_events(RunEvents *events) {
+  Impl &m = *impl_;
+  // A flight's crossings must match the links it holds from its first hop.
+  assert(m.stats.packets_sent == 0 && "set_events before the first send");
+  m.events = events;
+  if (!events || !m.crossings.empty())
+    return;
+  m.crossings.resize(m.links.size());
+  m.cable_of.assign(m.links.size(), 0);
+  for (uint32_t i = 0; i < m.topology.cables.size(); ++i) {
+    const auto &[a, b] = m.topology.cables[i];
+    m.cable_of[m.wiring.id(a)] = m.cable_of[m.wiring.id(b)] = i;
+  }
+  for (uint32_t port = 0; port < m.links.size(); ++port) {
+    std::string name(m.wiring.is_node(port) ? "node" : "switch");
+    if (m.wiring.is_node(port)) {
+      name += std::to_string(port);
+    } else {
+      name += std::to_string(m.wiring.switch_of(port));
+      name += ".p";
+      name += std::to_string(m.wiring.port_of(port));
+    }
+    m.port_names.push_back(std::move(name));
+  }
+}
+
+void Fabric::flush_events() {
+  Impl &m = *impl_;
+  if (!m.events)
+    return;
+  for (uint32_t link = 0; link < m.crossings.size(); ++link)
+    m.tell_crossings(link, true);
 }
 
 const Topology &Fabric::topology() const {

@@ -23,6 +23,8 @@
 
 namespace nicemu {
 
+class RunEvents;
+
 struct Packet {
   uint32_t source = 0;          // sending node
   uint64_t id = 0;              // unique per run: (source << 40) | sequence
@@ -110,6 +112,14 @@ public:
   void send(Packet p, Time head_leaves, std::function<void(Time)> on_sent);
   // A receiver that refused a head can take it now.
   void receiver_ready(uint32_t node);
+
+  // Tells `events` (null: nobody) each packet's crossing of each cable, per
+  // cable direction in the order the heads entered it, once the tail has
+  // left it. Call before the first send.
+  void set_events(RunEvents *events);
+  // At the end of a run: tells the crossings whose tails have left but that
+  // wait behind one still in the cable (a packet stuck in the network).
+  void flush_events();
 
   const Topology &topology() const;
   const FabricParams &params() const;

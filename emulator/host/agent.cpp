@@ -3,6 +3,7 @@
 #include "nicemu/error.hpp"
 #include "nicemu/regs.h"
 #include "node/node.hpp"
+#include "observe/run_events.hpp"
 
 #include <cstring>
 
@@ -12,6 +13,37 @@ using channel::Op;
 using channel::Reply;
 using channel::Request;
 using channel::Status;
+
+namespace {
+
+// Request kinds as observers name the host's calls.
+const char *op_name(Op op) {
+  switch (op) {
+  case Op::None:
+    return "None";
+  case Op::Hello:
+    return "Hello";
+  case Op::PioWrite:
+    return "PioWrite";
+  case Op::PioRead:
+    return "PioRead";
+  case Op::WaitWord:
+    return "WaitWord";
+  case Op::Advance:
+    return "Advance";
+  case Op::Register:
+    return "Register";
+  case Op::Deregister:
+    return "Deregister";
+  case Op::Exit:
+    return "Exit";
+  case Op::WaitEither:
+    return "WaitEither";
+  }
+  return "?";
+}
+
+} // namespace
 
 HostCosts HostCosts::from(const Model &model) {
   auto get = [&](const char *key) {
@@ -66,6 +98,8 @@ void HostAgent::poll() {
 }
 
 void HostAgent::reply_at(Time t, Reply reply) {
+  if (RunEvents *events = node_ ? node_->events() : nullptr)
+    events->host_call(rank_, op_name(call_op_), call_start_, t);
   reply.time = t;
   scheduler_.schedule(t, "host: reply", [this, reply] {
     clock_ = reply.time;
@@ -94,6 +128,8 @@ Reply HostAgent::immediate(const Request &r) {
 
 void HostAgent::handle(const Request &r) {
   const Time now = r.time;
+  call_op_ = r.op;
+  call_start_ = now;
   switch (r.op) {
   case Op::PioWrite: {
     Reply rep;

@@ -76,6 +76,9 @@ private:
     uint32_t other_expected = 0;
   };
   std::optional<Watch> watch_;
+  // The request being served, for observers.
+  channel::Op call_op_ = channel::Op::None;
+  Time call_start_ = 0;
 };
 
 } // namespace nicemu

@@ -17,6 +17,7 @@ start_cluster(const Model &model,
     auto fabric =
         make_fabric(sim.scheduler(), model, spec.nodes, spec.topology);
     Time lookahead = network_lookahead(model, *fabric);
+    fabric->set_events(spec.events);
     sim.set_fabric(std::move(fabric), lookahead);
   }
   // Host programs: one process per node, each reaching its NIC through its
@@ -33,6 +34,7 @@ start_cluster(const Model &model,
     config.fabric = sim.fabric();
     config.watchdog_cycles = spec.watchdog_cycles;
     config.console = spec.console;
+    config.events = spec.events;
     if (cluster->hosts)
       config.host_memory = &cluster->hosts->agent(i);
     Node &node = sim.add_node(model, config);

@@ -6,6 +6,7 @@
 #include "host/hosts.hpp"
 #include "nicemu/model.hpp"
 #include "node/simulation.hpp"
+#include "observe/run_events.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -24,6 +25,9 @@ struct ClusterSpec {
   std::optional<uint64_t> watchdog_cycles; // overrides the model's default
   // Receives each console line of each node's firmware.
   std::function<void(uint32_t node, const std::string &line)> console;
+  // Observers of the run (traces, packet captures); must outlive the
+  // cluster. Null: none.
+  RunEvents *events = nullptr;
 };
 
 // The hosts are declared after the simulation so they are stopped before the

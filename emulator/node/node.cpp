@@ -226,6 +226,8 @@ void Node::take_interrupt() {
     return;
   }
   irq_->enter(cpu_->pc());
+  if (observer_)
+    observer_->interrupt_taken(cpu_->pc(), cpu_->cycles());
   cpu_->set_pc(irq_->vector());
   cpu_->add_cycles(model_.cycles.interrupt_entry);
 }
@@ -235,6 +237,8 @@ void Node::irq_state_changed() {
     uint64_t now =
         std::max(cpu_->cycles(), clock_.cycle_at_or_after(scheduler_.now()));
     sleep_cycles_ += now - cpu_->cycles();
+    if (observer_)
+      observer_->slept(now - cpu_->cycles() + model_.cycles.wake);
     cpu_->add_cycles(now - cpu_->cycles() + model_.cycles.wake);
     last_progress_ = cpu_->cycles();
     state_ = NodeState::Running;
@@ -304,6 +308,19 @@ bool Node::mmio_write(uint32_t addr, unsigned size, uint32_t value,
   last_progress_ = cpu_->access_cycle();
   d->write(offset, value);
   in_cpu_access_ = false;
+  return true;
+}
+
+bool Node::debug_mmio(uint32_t addr, bool write, uint32_t &value,
+                      std::string &why) {
+  uint32_t offset;
+  Device *d = device_for(addr, offset, why, 4, write);
+  if (!d)
+    return false;
+  if (write)
+    d->write(offset, value);
+  else
+    value = d->read(offset);
   return true;
 }
 

@@ -33,6 +33,7 @@ struct NodeConfig {
   bool accounting = true;
   Fabric *fabric = nullptr;          // the network, if any
   HostMemory *host_memory = nullptr; // the host's registered memory, if any
+  RunEvents *events = nullptr;       // observers of the run, if any
   // Receives each complete console line of the firmware (without '\n').
   std::function<void(uint32_t node, const std::string &line)> console;
 };
@@ -67,7 +68,16 @@ public:
   Cpu &cpu() { return *cpu_; }
   const Cpu &cpu() const { return *cpu_; }
   uint64_t sleep_cycles() const { return sleep_cycles_; }
+  // Installs (or with nullptr removes) a profiler of this node's core.
+  void set_block_observer(BlockObserver *observer) {
+    observer_ = observer;
+    cpu_->set_block_observer(observer);
+  }
   void flush_console();
+  // The debugger reads or writes a device register: 32-bit, checked like the
+  // core's accesses, with the register's side effects, but no wait states
+  // and no watchdog progress. False (with `why`) if refused.
+  bool debug_mmio(uint32_t addr, bool write, uint32_t &value, std::string &why);
 
   // CpuBus
   bool mmio_read(uint32_t addr, unsigned size, uint32_t &value,
@@ -93,6 +103,7 @@ public:
   bool card_write(uint32_t addr, const void *in, uint32_t len) override;
   HostMemory *host_memory() override { return config_.host_memory; }
   Fabric *fabric() override { return config_.fabric; }
+  RunEvents *events() override { return config_.events; }
 
 private:
   struct Memory {
@@ -126,6 +137,7 @@ private:
   uint64_t watchdog_period_ = 0;
   uint64_t last_progress_ = 0; // cycle of the last device access or wake
   uint64_t sleep_cycles_ = 0;  // cycles skipped while asleep
+  BlockObserver *observer_ = nullptr;
   std::string console_line_;
 };
 

@@ -94,6 +94,15 @@ RunResult Simulation::run(Time max_time) {
   auto wall_start = std::chrono::steady_clock::now();
   RunResult result;
   for (;;) {
+    if (debugger_) {
+      debugger_->between_slices();
+      if (debugger_->killed()) {
+        result.outcome = RunOutcome::Killed;
+        result.end_time = scheduler_.now();
+        result.message = "killed by the debugger";
+        break;
+      }
+    }
     if (external_) {
       external_->poll();
       // The hosts are done: firmware that never sleeps must not run on.
@@ -106,7 +115,10 @@ RunResult Simulation::run(Time max_time) {
       if (n->state() != NodeState::Running)
         continue;
       running_ = n.get();
-      n->run_until(slice_end(*n, max_time));
+      Time end = slice_end(*n, max_time);
+      if (debugger_) // a slice may end at any block boundary
+        end = std::min(end, n->time() + debugger_->max_slice());
+      n->run_until(end);
       running_ = nullptr;
     }
     if (finished(result))

@@ -33,12 +33,28 @@ public:
   virtual std::string failure() const = 0;
 };
 
+// A debugger of the whole run (debug/gdb_target.hpp). It sees the run
+// between slices, where every core stands at a block boundary; it stops a
+// core inside a slice through the core's own hooks (CpuDebugger).
+class RunDebugger {
+public:
+  virtual ~RunDebugger() = default;
+  // Between two rounds of slices: may hold the run (block in wall time)
+  // while the debugger looks; virtual time stands still meanwhile.
+  virtual void between_slices() = 0;
+  // The debugger ended the run (GDB's kill).
+  virtual bool killed() const = 0;
+  // The longest slice while debugging, so that an interrupt gets through.
+  virtual Time max_slice() const = 0;
+};
+
 enum class RunOutcome {
   Halted,     // every node halted
   Faulted,    // a node faulted (the run stops at the first fault)
   MaxTime,    // virtual time reached --max-time
   Deadlock,   // every live node sleeps and no event is pending
   HostFailed, // a host process failed
+  Killed,     // the debugger ended the run
 };
 
 struct RunResult {
@@ -60,6 +76,8 @@ public:
   Fabric *fabric() { return fabric_.get(); }
   // The host processes, when the run has them: it ends when they finish.
   void set_external(ExternalActor *external) { external_ = external; }
+  // The debugger, when one may attach (nicemu run --gdb).
+  void set_debugger(RunDebugger *debugger) { debugger_ = debugger; }
   Node &add_node(const Model &model, NodeConfig config);
   std::vector<std::unique_ptr<Node>> &nodes() { return nodes_; }
 
@@ -77,6 +95,7 @@ private:
   Node *running_ = nullptr;     // the node whose core is running a slice
   Time lookahead_ = kTimeNever; // no network: nodes never affect each other
   ExternalActor *external_ = nullptr;
+  RunDebugger *debugger_ = nullptr;
   // The two earliest running cores' times at the start of a round.
   Time earliest_ = kTimeNever, second_earliest_ = kTimeNever;
   const Node *earliest_node_ = nullptr;

@@ -16,11 +16,14 @@ namespace nicemu {
 enum class DmaEngineKind : uint8_t { HostDma, Tx, Rx };
 
 // One cable between two endpoints, as the fabric knows it. `from` and `to`
-// name the ends as "node3" or "switch1.p4"; index is the cable's number in
-// the topology (stable for a given topology).
+// name the ends as "node3" or "switch1.p4" (`from`: where the packet entered
+// the cable); index is the cable's number in the topology (stable for a
+// given topology). route_bytes: how many of the frame's first bytes are
+// route bytes (the route does not say where it ends).
 struct LinkRef {
   uint32_t index = 0;
   std::string_view from, to;
+  uint32_t route_bytes = 0;
 };
 
 class RunEvents {
@@ -42,8 +45,7 @@ public:
   // `tail`. `frame` is what travelled on that cable: the route bytes still
   // ahead of it, then the payload (with its CRC).
   virtual void link_packet(const LinkRef & /*link*/, uint32_t /*source*/,
-                           uint64_t /*packet_id*/, Time /*head*/,
-                           Time /*tail*/,
+                           uint64_t /*packet_id*/, Time /*head*/, Time /*tail*/,
                            std::span<const uint8_t> /*frame*/) {}
 
   // A host library call of rank `node` (by its channel request kind, e.g.

@@ -74,3 +74,40 @@ TEST_CASE("bench niam --quick --json: structure and plausible figures") {
   CHECK(rss.at("total").get<long>() ==
         rss.at("emulator").get<long>() + rss.at("hosts").get<long>());
 }
+
+// `nicemu bench logp`: each LogP parameter is at least what the model's
+// inputs make unavoidable, and the figures are consistent with each other.
+TEST_CASE("bench logp --quick --json: LogP parameters within the model's "
+          "bounds") {
+  CommandResult r = nicemu({"bench", "logp", "--quick", "--json"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  nlohmann::json j;
+  REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));
+  CHECK(j.at("bench") == "logp");
+  CHECK(j.at("model") == "lanai4");
+  const auto &m = j.at("measured");
+  const auto &in = j.at("model_inputs");
+  // A send is at least the PIO write that rings the NIC; a receive at least
+  // the poll of host memory that finds the message.
+  CHECK(m.at("o_send_us").get<double>() >= in.at("pio_write_us").get<double>());
+  CHECK(m.at("o_recv_us").get<double>() >=
+        in.at("poll_own_memory_us").get<double>());
+  CHECK(m.at("o_recv_us").get<double>() >= m.at("empty_poll_us").get<double>());
+  // One way through a switch: two cables and the switch at least.
+  CHECK(m.at("L_us").get<double>() >
+        2 * in.at("link_latency_us").get<double>() +
+            in.at("switch_latency_us").get<double>());
+  // Back-to-back messages cannot come closer than the send overhead, and
+  // bytes no faster than the slowest stage of the path.
+  CHECK(m.at("g_us").get<double>() > m.at("o_send_us").get<double>());
+  double slowest =
+      std::max({in.at("host_dma_to_card_ns_per_byte").get<double>(),
+                in.at("host_dma_to_host_ns_per_byte").get<double>(),
+                in.at("tx_ns_per_byte").get<double>(),
+                in.at("link_ns_per_byte").get<double>()});
+  CHECK(m.at("G_ns_per_byte").get<double>() >= slowest);
+  REQUIRE(m.at("bulk").size() == 2);
+  CHECK(m.at("bulk")[1].at("interval_us").get<double>() >
+        m.at("bulk")[0].at("interval_us").get<double>());
+}

@@ -87,10 +87,11 @@ struct Run {
   RunResult result;
   Run(const std::vector<uint8_t> &flash, Time max_time = kTimeNever,
       std::optional<uint64_t> watchdog = std::nullopt,
-      HostMemory *host = nullptr) {
+      HostMemory *host = nullptr, RunEvents *events = nullptr) {
     NodeConfig config;
     config.watchdog_cycles = watchdog;
     config.host_memory = host;
+    config.events = events;
     config.console = [this](uint32_t n, const std::string &line) {
       console.push_back(std::to_string(n) + ":" + line);
     };

@@ -1,6 +1,7 @@
 // The host DMA engine driven by hand-assembled firmware: timing from the
 // model, data landing at completion, and protection errors that move nothing.
 #include "node_harness.hpp"
+#include "observe/run_events.hpp"
 
 #include <doctest/doctest.h>
 
@@ -115,4 +116,34 @@ TEST_CASE("host DMA on a node with no host attached reports it") {
   Run r(flash_with({{kEntry, one_transfer(kHostBase, NICEMU_DMA_START)}}));
   REQUIRE(r.result.outcome == RunOutcome::Halted);
   CHECK(card_word(r, 0x700c) == NICEMU_DMA_ENOHOST);
+}
+
+TEST_CASE("host DMA tells observers each transfer: node, times, bytes, "
+          "direction") {
+  struct Transfers : RunEvents {
+    struct Seen {
+      uint32_t node;
+      DmaEngineKind engine;
+      Time start, end;
+      uint32_t bytes;
+      bool to_host;
+    };
+    std::vector<Seen> seen;
+    void dma_transfer(uint32_t node, DmaEngineKind engine, Time start, Time end,
+                      uint32_t bytes, bool to_host) override {
+      seen.push_back({node, engine, start, end, bytes, to_host});
+    }
+  } observer;
+  FakeHost host;
+  Run r(flash_with({{kEntry, one_transfer(kHostBase, NICEMU_DMA_START |
+                                                         NICEMU_DMA_TO_HOST)}}),
+        kTimeNever, std::nullopt, &host, &observer);
+  REQUIRE(r.result.outcome == RunOutcome::Halted);
+  REQUIRE(observer.seen.size() == 1);
+  const auto &t = observer.seen[0];
+  CHECK(t.node == 0);
+  CHECK(t.engine == DmaEngineKind::HostDma);
+  CHECK(t.bytes == 16);
+  CHECK(t.to_host);
+  CHECK(t.end - t.start == 2'000'000 + 4 * 20'000); // 2 us + 4 x 20 ns
 }

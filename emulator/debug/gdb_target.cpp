@@ -1,0 +1,439 @@
+#include "debug/gdb_target.hpp"
+
+#include "gdb/mips_tdesc.hpp"
+#include "nicemu/regs.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+namespace nicemu {
+
+namespace {
+
+// Slices end at most this far apart while debugging, so that an interrupt
+// gets through even when no event is pending. Slices may end at any block
+// boundary without changing the run.
+constexpr Time kDebugSlice = 100'000'000; // 100 us
+
+constexpr uint32_t kMmioEnd = 0x20000000;
+
+const char *state_text(NodeState s) {
+  switch (s) {
+  case NodeState::Reset:
+    return "reset";
+  case NodeState::Running:
+    return "running";
+  case NodeState::Sleeping:
+    return "sleeping";
+  case NodeState::Halted:
+    return "halted";
+  case NodeState::Faulted:
+    return "faulted";
+  }
+  return "?";
+}
+
+gdb::Signal fault_signal(FaultKind kind) {
+  switch (kind) {
+  case FaultKind::IllegalInstruction:
+  case FaultKind::NoFpu:
+    return gdb::Signal::Ill;
+  case FaultKind::Break:
+    return gdb::Signal::Trap;
+  case FaultKind::Syscall:
+    return gdb::Signal::Sys;
+  case FaultKind::Overflow:
+  case FaultKind::Trap:
+    return gdb::Signal::Fpe;
+  case FaultKind::BusError:
+  case FaultKind::UnalignedRead:
+  case FaultKind::UnalignedWrite:
+    return gdb::Signal::Bus;
+  case FaultKind::Watchdog:
+    return gdb::Signal::Abrt;
+  default:
+    return gdb::Signal::Segv;
+  }
+}
+
+bool overlaps(uint32_t a, uint32_t alen, uint32_t b, uint32_t blen) {
+  return uint64_t(a) < uint64_t(b) + blen && uint64_t(b) < uint64_t(a) + alen;
+}
+
+} // namespace
+
+class GdbTarget::CoreHook final : public CpuDebugger {
+public:
+  CoreHook(GdbTarget &target, size_t node) : target_(target), node_(node) {}
+  void before_instruction(uint32_t pc) override {
+    target_.before_instruction(node_, pc);
+  }
+  void memory_access(uint32_t addr, unsigned size, bool write) override {
+    target_.memory_access(node_, addr, size, write);
+  }
+
+private:
+  GdbTarget &target_;
+  size_t node_;
+};
+
+GdbTarget::GdbTarget(Simulation &sim, gdb::Server &server)
+    : sim_(sim), server_(server),
+      stub_(*this, [this](std::string_view b) { server_.send(b); }) {
+  debug_.resize(sim_.nodes().size());
+  for (size_t i = 0; i < sim_.nodes().size(); ++i) {
+    hooks_.push_back(std::make_unique<CoreHook>(*this, i));
+    sim_.nodes()[i]->cpu().set_debugger(hooks_.back().get());
+  }
+  sim_.set_debugger(this);
+}
+
+GdbTarget::~GdbTarget() {
+  sim_.set_debugger(nullptr);
+  for (auto &n : sim_.nodes()) {
+    n->cpu().set_debug_hooks({});
+    n->cpu().set_debugger(nullptr);
+  }
+}
+
+Node *GdbTarget::node_of(gdb::ThreadId thread) {
+  if (thread == gdb::kAnyThread || thread == gdb::kAllThreads)
+    thread = 1;
+  if (thread > sim_.nodes().size())
+    return nullptr;
+  return sim_.nodes()[thread - 1].get();
+}
+
+std::vector<gdb::ThreadId> GdbTarget::threads() {
+  std::vector<gdb::ThreadId> out;
+  for (size_t i = 0; i < sim_.nodes().size(); ++i)
+    out.push_back(thread_of(i));
+  return out;
+}
+
+std::string GdbTarget::thread_name(gdb::ThreadId thread) {
+  Node *n = node_of(thread);
+  return n ? "node" + std::to_string(n->id()) : "";
+}
+
+std::string GdbTarget::thread_extra(gdb::ThreadId thread) {
+  Node *n = node_of(thread);
+  return n ? state_text(n->state()) : "";
+}
+
+// ---- Registers and memory -------------------------------------------------
+
+bool GdbTarget::read_register(gdb::ThreadId thread, unsigned regno,
+                              uint32_t &value) {
+  namespace m = gdb::mips;
+  Node *n = node_of(thread);
+  if (!n)
+    return false;
+  CpuRegisters r = n->cpu().registers();
+  bool here = in_hook_ && n == sim_.nodes()[hook_node_].get();
+  if (regno < 32)
+    value = r.gpr[regno];
+  else if (regno == m::kLo)
+    value = r.lo;
+  else if (regno == m::kHi)
+    value = r.hi;
+  else if (regno == m::kPc)
+    value = here ? hook_pc_ : r.pc;
+  else if (regno == m::kStatus || regno == m::kCause || regno == m::kBadVAddr)
+    value = 0; // the core's interrupts and faults are the emulator's
+  else
+    return false; // no FPU
+  return true;
+}
+
+bool GdbTarget::write_register(gdb::ThreadId thread, unsigned regno,
+                               uint32_t value) {
+  namespace m = gdb::mips;
+  Node *n = node_of(thread);
+  if (!n)
+    return false;
+  uint32_t old = 0;
+  bool readable = read_register(thread, regno, old);
+  if (readable && old == value)
+    return true; // G writes every register back
+  Cpu &cpu = n->cpu();
+  bool here = in_hook_ && n == sim_.nodes()[hook_node_].get();
+  if (regno >= 1 && regno < 32)
+    cpu.write_register(regno, value);
+  else if (regno == m::kHi)
+    cpu.write_register(32, value);
+  else if (regno == m::kLo)
+    cpu.write_register(33, value);
+  else if (regno == m::kPc && !here)
+    cpu.set_pc(value); // at a block boundary: the next block starts there
+  else
+    return false; // r0, CP0, FPU, or the PC in the middle of a block
+  return true;
+}
+
+bool GdbTarget::read_memory(gdb::ThreadId thread, uint32_t addr,
+                            std::span<uint8_t> out) {
+  Node *n = node_of(thread);
+  if (!n)
+    return false;
+  if (n->cpu().read_memory(addr, out.data(), out.size()))
+    return true;
+  // Device registers: whole 32-bit registers only.
+  if (addr < NICEMU_MMIO_BASE || addr >= kMmioEnd || addr % 4 ||
+      out.size() % 4 || out.size() > kMmioEnd - addr)
+    return false;
+  for (size_t i = 0; i < out.size(); i += 4) {
+    uint32_t value = 0;
+    std::string why;
+    if (!n->debug_mmio(addr + uint32_t(i), false, value, why))
+      return false;
+    for (int b = 0; b < 4; ++b)
+      out[i + b] = uint8_t(value >> (8 * b));
+  }
+  return true;
+}
+
+bool GdbTarget::write_memory(gdb::ThreadId thread, uint32_t addr,
+                             std::span<const uint8_t> data) {
+  Node *n = node_of(thread);
+  if (!n)
+    return false;
+  if (n->card_write(addr, data.data(), uint32_t(data.size())))
+    return true;
+  if (addr < NICEMU_MMIO_BASE || addr >= kMmioEnd || addr % 4 ||
+      data.size() % 4 || data.size() > kMmioEnd - addr)
+    return false;
+  for (size_t i = 0; i < data.size(); i += 4) {
+    uint32_t value = 0;
+    for (int b = 0; b < 4; ++b)
+      value |= uint32_t(data[i + b]) << (8 * b);
+    std::string why;
+    if (!n->debug_mmio(addr + uint32_t(i), true, value, why))
+      return false;
+  }
+  return true;
+}
+
+// ---- Points -------------------------------------------------------------
+
+gdb::PointResult GdbTarget::insert_breakpoint(gdb::BreakKind kind,
+                                              uint32_t addr) {
+  if (addr % 4)
+    return gdb::PointResult::Failed;
+  (kind == gdb::BreakKind::Software ? soft_breaks_ : hard_breaks_).insert(addr);
+  return gdb::PointResult::Done;
+}
+
+gdb::PointResult GdbTarget::remove_breakpoint(gdb::BreakKind kind,
+                                              uint32_t addr) {
+  (kind == gdb::BreakKind::Software ? soft_breaks_ : hard_breaks_).erase(addr);
+  return gdb::PointResult::Done;
+}
+
+gdb::PointResult GdbTarget::insert_watchpoint(gdb::WatchKind kind,
+                                              uint32_t addr, uint32_t len) {
+  if (len == 0)
+    return gdb::PointResult::Failed;
+  watches_.insert({kind, addr, len});
+  return gdb::PointResult::Done;
+}
+
+gdb::PointResult GdbTarget::remove_watchpoint(gdb::WatchKind kind,
+                                              uint32_t addr, uint32_t len) {
+  watches_.erase({kind, addr, len});
+  return gdb::PointResult::Done;
+}
+
+// Instruction hooks only where needed: on every core while breakpoints or
+// watchpoints exist, else on stepping cores; memory hooks on watched ranges.
+void GdbTarget::update_hooks() {
+  CpuDebugHooks hooks;
+  for (const Watch &w : watches_) {
+    CpuDebugHooks::Range r{w.addr, uint32_t(std::min<uint64_t>(
+                                       uint64_t(w.addr) + w.len, UINT32_MAX))};
+    if (w.kind != gdb::WatchKind::Write)
+      hooks.reads.push_back(r);
+    if (w.kind != gdb::WatchKind::Read)
+      hooks.writes.push_back(r);
+  }
+  bool points =
+      !soft_breaks_.empty() || !hard_breaks_.empty() || !watches_.empty();
+  for (size_t i = 0; i < sim_.nodes().size(); ++i) {
+    hooks.instructions = points || debug_[i].step;
+    sim_.nodes()[i]->cpu().set_debug_hooks(hooks);
+  }
+}
+
+// ---- Execution ----------------------------------------------------------
+
+void GdbTarget::hold(const gdb::StopEvent &event) {
+  interrupt_ = false;
+  stub_.on_stop(event);
+  while (!stub_.running() && !killed_)
+    gdb::pump(server_, stub_, -1); // also waits for a debugger to connect
+}
+
+void GdbTarget::hold_in_hook(size_t node, uint32_t pc,
+                             const gdb::StopEvent &event) {
+  in_hook_ = true;
+  hook_node_ = node;
+  hook_pc_ = pc;
+  hold(event);
+  in_hook_ = false;
+  if (killed_)
+    sim_.nodes()[node]->cpu().request_stop();
+}
+
+void GdbTarget::between_slices() {
+  if (!started_) { // halted at reset until a debugger resumes the run
+    started_ = true;
+    hold(gdb::StopEvent::stepped(thread_of(0)));
+    return;
+  }
+  gdb::pump(server_, stub_, 0);
+  if (interrupt_ && stub_.running())
+    hold(gdb::StopEvent::interrupted(gdb::kAnyThread));
+}
+
+Time GdbTarget::max_slice() const {
+  return kDebugSlice;
+}
+
+void GdbTarget::resume(const gdb::ResumePlan &plan) {
+  // Threads GDB keeps still run on all the same: virtual time moves for all
+  // cores together (`set scheduler-locking` has no effect).
+  for (size_t i = 0; i < debug_.size(); ++i) {
+    bool step = plan.action_for(thread_of(i)) == gdb::Action::Step;
+    debug_[i].step = step;
+    debug_[i].skip_first = step && !(in_hook_ && hook_node_ == i);
+  }
+  update_hooks();
+}
+
+void GdbTarget::before_instruction(size_t node, uint32_t pc) {
+  NodeDebug &d = debug_[node];
+  d.last_pc = pc;
+  if (d.skip_first) {
+    d.skip_first = false;
+    return;
+  }
+  gdb::ThreadId t = thread_of(node);
+  if (d.step) {
+    if (sim_.nodes()[node]->cpu().in_delay_slot(pc))
+      return; // the branch and its delay slot are one step
+    d.step = false;
+    hold_in_hook(node, pc, gdb::StopEvent::stepped(t));
+    return;
+  }
+  if (soft_breaks_.count(pc))
+    hold_in_hook(node, pc,
+                 gdb::StopEvent::breakpoint(t, gdb::BreakKind::Software));
+  else if (hard_breaks_.count(pc))
+    hold_in_hook(node, pc,
+                 gdb::StopEvent::breakpoint(t, gdb::BreakKind::Hardware));
+}
+
+// Stops before the access happens, at the accessing instruction: GDB's MIPS
+// watchpoints are "non-steppable" (it steps over the access itself).
+void GdbTarget::memory_access(size_t node, uint32_t addr, unsigned size,
+                              bool write) {
+  for (const Watch &w : watches_) {
+    bool kind_matches = w.kind == gdb::WatchKind::Access ||
+                        (w.kind == gdb::WatchKind::Write) == write;
+    if (!kind_matches || !overlaps(addr, size, w.addr, w.len))
+      continue;
+    gdb::StopEvent event = gdb::StopEvent::watchpoint(thread_of(node), w.kind,
+                                                      std::max(addr, w.addr));
+    hold_in_hook(node, debug_[node].last_pc, event);
+    return;
+  }
+}
+
+void GdbTarget::detach() {
+  soft_breaks_.clear();
+  hard_breaks_.clear();
+  watches_.clear();
+  for (NodeDebug &d : debug_)
+    d.step = d.skip_first = false;
+  update_hooks();
+}
+
+void GdbTarget::kill() {
+  killed_ = true;
+}
+
+void GdbTarget::run_ended(const RunResult &result, int exit_code) {
+  if (killed_ || !stub_.has_client())
+    return;
+  if (result.outcome == RunOutcome::Faulted) {
+    for (size_t i = 0; i < sim_.nodes().size(); ++i) {
+      Node &n = *sim_.nodes()[i];
+      if (n.state() == NodeState::Faulted) {
+        hold(gdb::StopEvent::fault(thread_of(i), fault_signal(n.fault().kind)));
+        break;
+      }
+    }
+    if (killed_ || !stub_.has_client())
+      return;
+  }
+  stub_.on_stop(gdb::StopEvent::exited(uint8_t(exit_code)));
+  std::string ignored;
+  while (server_.has_client() && !killed_)
+    gdb::pump(server_, stub_, -1);
+}
+
+// ---- monitor ------------------------------------------------------------
+
+std::string GdbTarget::status_text() {
+  char line[160];
+  std::snprintf(line, sizeof line, "virtual time %" PRIu64 " ps (%.3f us)\n",
+                sim_.scheduler().now(), double(sim_.scheduler().now()) / 1e6);
+  std::string out = line;
+  std::snprintf(line, sizeof line, "%-5s %-9s %-10s %14s %14s %14s\n", "node",
+                "state", "pc", "instructions", "cycles", "slept cycles");
+  out += line;
+  for (size_t i = 0; i < sim_.nodes().size(); ++i) {
+    Node &n = *sim_.nodes()[i];
+    uint32_t pc = 0;
+    read_register(thread_of(i), gdb::mips::kPc, pc);
+    std::snprintf(line, sizeof line,
+                  "%-5u %-9s 0x%08x %14" PRIu64 " %14" PRIu64 " %14" PRIu64
+                  "\n",
+                  n.id(), state_text(n.state()), pc, n.cpu().instructions(),
+                  n.cpu().cycles(), n.sleep_cycles());
+    out += line;
+  }
+  return out;
+}
+
+bool GdbTarget::monitor(const std::string &command, std::string &output) {
+  std::string cmd = command;
+  while (!cmd.empty() && cmd.back() == ' ')
+    cmd.pop_back();
+  if (cmd == "help" || cmd.empty()) {
+    output = "monitor commands:\n"
+             "  status        virtual time; per node: state, pc, "
+             "instructions, cycles\n"
+             "  time          the same\n"
+             "  reset         (not available yet)\n"
+             "  trace on|off  (not available yet)\n";
+    return true;
+  }
+  if (cmd == "status" || cmd == "time" || cmd == "cycles" || cmd == "nodes") {
+    output = status_text();
+    return true;
+  }
+  if (cmd.rfind("trace", 0) == 0) {
+    output = "trace: not available yet (use nicemu run --trace FILE)\n";
+    return false;
+  }
+  if (cmd == "reset") {
+    output = "reset: not available yet (restart nicemu run)\n";
+    return false;
+  }
+  output = "unknown monitor command '" + cmd + "' (monitor help)\n";
+  return false;
+}
+
+} // namespace nicemu

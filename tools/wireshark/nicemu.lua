@@ -1,0 +1,246 @@
+-- Wireshark dissector for nicemu packet captures (`nicemu run --pcap DIR`).
+--
+--   tshark -r DIR/link-node0-switch0.p0.pcap -X lua_script:tools/wireshark/nicemu.lua -V
+--   wireshark -X lua_script:tools/wireshark/nicemu.lua DIR/link-node0-switch0.p0.pcap
+--
+-- or copy this file into Wireshark's personal Lua plugins folder. A record
+-- (link type USER0, 147) is a 24-byte pseudo-header, then the frame as it
+-- crossed the cable: the route bytes still ahead of it, the payload, and the
+-- payload's CRC-32 (zlib), little-endian. An NI Active Messages payload
+-- (firmware/niam/niam_protocol.h) is decoded further. The format is in
+-- docs/profiling.md, "Packet captures".
+
+local PSEUDO_HEADER_BYTES = 24
+local CRC_BYTES = 4
+local NIAM_TAG = 0x4D41494E -- "NIAM" in memory order
+local NIAM_PACKET_BYTES = 32
+
+-- firmware/niam/niam_protocol.h, enum niam_handler (a test checks the two
+-- agree).
+local handler_names = {
+  [0] = "NIAM_H_NOP",
+  [1] = "NIAM_H_ROUND",
+  [2] = "NIAM_H_FOLD_IN",
+  [3] = "NIAM_H_FOLD_OUT",
+  [4] = "NIAM_H_COLLECTIVE",
+  [5] = "NIAM_H_MAP",
+  [6] = "NIAM_H_BCOPY",
+  [7] = "NIAM_H_SYNC",
+  [8] = "NIAM_H_FORWARD",
+  [9] = "NIAM_H_DATA",
+  [10] = "NIAM_H_ACK",
+  [11] = "NIAM_H_HOST_SEND",
+  [12] = "NIAM_H_HOST_AM",
+  [13] = "NIAM_H_HOST_MSG",
+  [14] = "NIAM_H_RING",
+}
+
+-- What the arguments mean, for the handlers niam_protocol.h describes.
+local bcopy_args = { "source address", "destination address", "bytes",
+                     "destination | issuer << 16", "flag address | notify",
+                     "flag value" }
+local argument_names = {
+  [1] = { "c", "round", "value" },
+  [2] = { "c", "value" },
+  [3] = { "c", "result" },
+  [8] = bcopy_args,
+  [9] = { "chunk address", "transfer address", "transfer bytes",
+          "issuer | flags", "flag address | notify", "flag value" },
+  [10] = { "status" },
+}
+
+local directions = {
+  [0] = "first end to second end (file name order)",
+  [1] = "second end to first end",
+}
+
+-- Bit operations: Lua 5.2's bit32, else Wireshark's BitOp library. BitOp
+-- results may be negative; `% 2^32` makes them unsigned.
+local bitlib = bit32 or bit
+local band, bxor, rshift = bitlib.band, bitlib.bxor, bitlib.rshift
+local TWO_32 = 4294967296
+
+local crc_table = {}
+for i = 0, 255 do
+  local c = i
+  for _ = 1, 8 do
+    if band(c, 1) ~= 0 then
+      c = bxor(0xEDB88320, rshift(c, 1))
+    else
+      c = rshift(c, 1)
+    end
+  end
+  crc_table[i] = c
+end
+
+-- zlib's CRC-32 of a ByteArray.
+local function crc32(bytes)
+  local crc = 0xFFFFFFFF
+  for i = 0, bytes:len() - 1 do
+    crc = bxor(crc_table[band(bxor(crc, bytes:get_index(i)), 0xFF)],
+               rshift(crc, 8))
+  end
+  return bxor(crc, 0xFFFFFFFF) % TWO_32
+end
+
+-- ---- The link record ------------------------------------------------------
+
+local nicemu = Proto("nicemu", "nicemu link record")
+local f = nicemu.fields
+f.version = ProtoField.uint8("nicemu.version", "Pseudo-header version")
+f.direction = ProtoField.uint8("nicemu.direction", "Direction", base.DEC,
+                               directions)
+f.route_len = ProtoField.uint16("nicemu.route_len", "Route bytes")
+f.source = ProtoField.uint32("nicemu.source", "Source node")
+f.packet_id = ProtoField.uint64("nicemu.packet_id", "Packet id", base.HEX)
+f.cable_ps = ProtoField.uint64("nicemu.cable_ps",
+                               "Time on the cable, head in to tail out (ps)")
+f.route = ProtoField.bytes("nicemu.route", "Route")
+f.route_port = ProtoField.uint8("nicemu.route.port", "Output port")
+f.payload_len = ProtoField.uint32("nicemu.payload_len", "Payload bytes")
+f.payload = ProtoField.bytes("nicemu.payload", "Payload")
+f.crc = ProtoField.uint32("nicemu.crc", "CRC-32", base.HEX)
+f.crc_good = ProtoField.bool("nicemu.crc_good", "CRC-32 correct")
+
+local ef_short = ProtoExpert.new("nicemu.short", "Record too short",
+                                 expert.group.MALFORMED, expert.severity.ERROR)
+local ef_version = ProtoExpert.new("nicemu.version.unknown",
+                                   "Unknown pseudo-header version",
+                                   expert.group.MALFORMED,
+                                   expert.severity.ERROR)
+local ef_bad_crc = ProtoExpert.new("nicemu.crc.bad", "Bad CRC-32",
+                                   expert.group.CHECKSUM,
+                                   expert.severity.ERROR)
+nicemu.experts = { ef_short, ef_version, ef_bad_crc }
+
+-- ---- The NI Active Message -----------------------------------------------
+
+local niam = Proto("niam", "NI Active Message")
+local g = niam.fields
+g.tag = ProtoField.uint32("niam.tag", "Tag", base.HEX)
+g.handler = ProtoField.uint32("niam.handler", "Handler", base.DEC,
+                              handler_names)
+g.handler_name = ProtoField.string("niam.handler_name", "Handler name")
+g.args = {}
+for i = 0, 5 do
+  g.args[i] = ProtoField.uint32("niam.arg" .. i, "Argument " .. i, base.HEX)
+end
+-- ProtoFields in a nested table are not registered: list them flat too.
+for i = 0, 5 do
+  g["arg" .. i] = g.args[i]
+end
+g.args = nil
+g.bulk_len = ProtoField.uint32("niam.bulk_len", "Bulk data bytes")
+g.bulk = ProtoField.bytes("niam.bulk", "Bulk data")
+
+-- Decodes an AM in `range` (the payload without its CRC); returns the text
+-- for the Info column.
+local function dissect_niam(range, tree)
+  local t = tree:add(niam, range)
+  t:add_le(g.tag, range(0, 4))
+  local handler = range(4, 4):le_uint()
+  local name = handler_names[handler] or ("unknown handler " .. handler)
+  t:add_le(g.handler, range(4, 4))
+  t:add(g.handler_name, range(4, 4), name)
+  local names = argument_names[handler] or {}
+  local values = {}
+  for i = 0, 5 do
+    local item = t:add_le(g["arg" .. i], range(8 + 4 * i, 4))
+    if names[i + 1] then
+      item:append_text(" (" .. names[i + 1] .. ")")
+    end
+    values[#values + 1] = string.format("0x%x", range(8 + 4 * i, 4):le_uint())
+  end
+  local info = name .. " " .. table.concat(values, " ")
+  local bulk = range:len() - NIAM_PACKET_BYTES
+  if bulk > 0 then
+    t:add(g.bulk_len, range(NIAM_PACKET_BYTES, bulk), bulk)
+    t:add(g.bulk, range(NIAM_PACKET_BYTES, bulk))
+    info = info .. string.format(" +%d bytes", bulk)
+  end
+  t:append_text(", " .. name)
+  return info
+end
+
+local function is_niam(range)
+  return range:len() >= NIAM_PACKET_BYTES and
+         range(0, 4):le_uint() == NIAM_TAG
+end
+
+function nicemu.dissector(tvb, pinfo, tree)
+  pinfo.cols.protocol = "nicemu"
+  local length = tvb:len()
+  local t = tree:add(nicemu, tvb())
+  if length < PSEUDO_HEADER_BYTES then
+    t:add_proto_expert_info(ef_short, "Shorter than the pseudo-header")
+    return length
+  end
+  local version = tvb(0, 1):uint()
+  local version_item = t:add(f.version, tvb(0, 1))
+  if version ~= 1 then
+    version_item:add_proto_expert_info(ef_version)
+    return length
+  end
+  t:add(f.direction, tvb(1, 1))
+  t:add_le(f.route_len, tvb(2, 2))
+  t:add_le(f.source, tvb(4, 4))
+  t:add_le(f.packet_id, tvb(8, 8))
+  t:add_le(f.cable_ps, tvb(16, 8))
+  local route_len = tvb(2, 2):le_uint()
+  local source = tvb(4, 4):le_uint()
+  local frame = length - PSEUDO_HEADER_BYTES
+  if frame < route_len + CRC_BYTES then
+    t:add_proto_expert_info(ef_short, "Frame shorter than its route and CRC")
+    return length
+  end
+
+  local at = PSEUDO_HEADER_BYTES
+  local ports = {}
+  if route_len > 0 then
+    local route = t:add(f.route, tvb(at, route_len))
+    for i = 0, route_len - 1 do
+      local port = tvb(at + i, 1):uint()
+      route:add(f.route_port, tvb(at + i, 1)):prepend_text(
+        "Switch " .. (i + 1) .. ": ")
+      ports[#ports + 1] = tostring(port)
+    end
+    at = at + route_len
+  end
+
+  local payload_len = frame - route_len - CRC_BYTES
+  local payload = payload_len > 0 and tvb(at, payload_len) or nil
+  local crc_range = tvb(at + payload_len, CRC_BYTES)
+  t:add(f.payload_len, payload or crc_range, payload_len):set_generated()
+  local info
+  if payload and is_niam(payload) then
+    info = dissect_niam(payload, tree)
+    pinfo.cols.protocol = "NIAM"
+  else
+    if payload then
+      t:add(f.payload, payload)
+    end
+    info = string.format("%d payload bytes", payload_len)
+  end
+
+  local carried = crc_range:le_uint()
+  local computed = payload and crc32(payload:bytes()) or 0
+  local crc_item = t:add_le(f.crc, crc_range)
+  local good = carried == computed
+  t:add(f.crc_good, crc_range, good):set_generated()
+  if good then
+    crc_item:append_text(" [correct]")
+  else
+    crc_item:add_proto_expert_info(ef_bad_crc, string.format(
+      "Bad CRC-32 0x%08x (the payload's is 0x%08x)", carried, computed))
+    info = info .. " [BAD CRC]"
+  end
+
+  pinfo.cols.src = "node " .. source
+  local route_text = #ports > 0 and
+                     (" route " .. table.concat(ports, ",")) or ""
+  pinfo.cols.info = info .. route_text
+  return length
+end
+
+local encaps = wtap_encaps or wtap
+DissectorTable.get("wtap_encap"):add(encaps.USER0, nicemu)
