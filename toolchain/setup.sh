@@ -23,6 +23,7 @@ PACKAGES=(
   tshark                               # tests: reading packet captures (--pcap)
   python3 python3-jsonschema           # tests: report JSON against its schema
   gdb-multiarch                        # nicemu run --gdb (docs/debugging.md)
+  libedit-dev                          # nicemu debug: line editing, history
 )
 
 install_missing() {

@@ -1,5 +1,6 @@
 // nicemu run --model M (--flash F | --firmware IMG) [--max-time T]
 #include "cli/commands.hpp"
+#include "cli/run_setup.hpp"
 #include "debug/fault_report.hpp"
 #include "debug/gdb_target.hpp"
 #include "host/cluster_run.hpp"
@@ -21,15 +22,7 @@ namespace nicemu::cli {
 
 namespace {
 
-// Exit codes besides the firmware's own (documented in README/docs).
-constexpr int kExitFault = 125, kExitMaxTime = 124, kExitDeadlock = 126,
-              kExitBudget = 122;
-
-struct RunOptions {
-  std::string model = "lanai4", flash, firmware, max_time, topology;
-  uint32_t nodes = 1;
-  std::vector<std::string> program; // host program and its arguments
-  int64_t watchdog = -1;
+struct RunOptions : ClusterOptions {
   bool quiet = false;
   ObserveOptions observe; // --trace, --trace-filter, --pcap
   // Cycle reports (docs/profiling.md).
@@ -79,88 +72,6 @@ ReportRequest report_request(const RunOptions &o, const Image &image) {
       throw Error("--report-json " + o.report_json + ": cannot write");
   }
   return r;
-}
-
-std::vector<uint8_t> boot_flash(const RunOptions &o, const Model &model) {
-  if (!o.flash.empty() && !o.firmware.empty())
-    throw Error("run: give either --flash or --firmware, not both");
-  if (!o.flash.empty())
-    return read_flash(o.flash, model);
-  if (o.firmware.empty())
-    throw Error("run: give the node's flash (--flash F) or an image "
-                "(--firmware FW.img)");
-  // --firmware: as if the image had been flashed into an erased flash.
-  std::vector<uint8_t> image = read_file_bytes(o.firmware);
-  try {
-    decode_image(image); // say what is wrong with the file itself
-  } catch (const Error &e) {
-    throw Error(o.firmware + ": " + e.what());
-  }
-  if (image.size() > model.flash_size)
-    throw Error(o.firmware + ": larger than the " + model.name + " flash");
-  std::vector<uint8_t> flash(model.flash_size, 0xFF);
-  std::copy(image.begin(), image.end(), flash.begin());
-  return flash;
-}
-
-const char *state_name(NodeState s) {
-  switch (s) {
-  case NodeState::Reset:
-    return "reset";
-  case NodeState::Running:
-    return "running";
-  case NodeState::Sleeping:
-    return "sleeping";
-  case NodeState::Halted:
-    return "halted";
-  case NodeState::Faulted:
-    return "faulted";
-  }
-  return "?";
-}
-
-void print_summary(Simulation &sim, const RunResult &r, const Model &model) {
-  std::fprintf(stderr, "--- nicemu: %s model, %zu node%s ---\n",
-               model.name.c_str(), sim.nodes().size(),
-               sim.nodes().size() == 1 ? "" : "s");
-  std::fprintf(stderr, "%-5s %-9s %5s %14s %14s %14s\n", "node", "state",
-               "exit", "instructions", "cycles", "slept cycles");
-  uint64_t instructions = 0;
-  for (auto &n : sim.nodes()) {
-    instructions += n->cpu().instructions();
-    std::fprintf(stderr, "%-5u %-9s %5s %14llu %14llu %14llu\n", n->id(),
-                 state_name(n->state()),
-                 n->state() == NodeState::Halted
-                     ? std::to_string(n->exit_code()).c_str()
-                     : "-",
-                 (unsigned long long)n->cpu().instructions(),
-                 (unsigned long long)n->cpu().cycles(),
-                 (unsigned long long)n->sleep_cycles());
-  }
-  double mips = r.wall_seconds > 0 ? instructions / r.wall_seconds / 1e6 : 0;
-  std::fprintf(stderr,
-               "virtual time %.3f us, wall time %.3f ms, %.1f emulated MIPS\n",
-               double(r.end_time) / 1e6, r.wall_seconds * 1e3, mips);
-}
-
-int outcome_exit_code(Simulation &sim, const RunResult &r) {
-  switch (r.outcome) {
-  case RunOutcome::Faulted:
-    return kExitFault;
-  case RunOutcome::MaxTime:
-    return kExitMaxTime;
-  case RunOutcome::Deadlock:
-    return kExitDeadlock;
-  case RunOutcome::HostFailed:
-  case RunOutcome::Killed:
-    return 1;
-  case RunOutcome::Halted:
-    break;
-  }
-  for (auto &n : sim.nodes())
-    if (n->exit_code() != 0)
-      return int(n->exit_code() & 0xFF);
-  return 0;
 }
 
 int run(const RunOptions &o) {
@@ -271,21 +182,7 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App *cmd =
       app.add_subcommand("run", "Boot a card from flash and run its firmware");
-  cmd->add_option("--model", opts->model, "model (name or .toml file)")
-      ->capture_default_str();
-  cmd->add_option("--flash", opts->flash, "flash file to boot from");
-  cmd->add_option("--firmware", opts->firmware,
-                  "boot this image directly (as if flashed)");
-  cmd->add_option("-n,--nodes", opts->nodes,
-                  "number of nodes (NICs), all booting the same flash")
-      ->capture_default_str();
-  cmd->add_option("--topology", opts->topology,
-                  "network topology file (default: one crossbar up to its "
-                  "port count, a generated network beyond)");
-  cmd->add_option("--max-time", opts->max_time,
-                  "stop after this much virtual time (e.g. 10ms)");
-  cmd->add_option("--watchdog", opts->watchdog,
-                  "watchdog period in cycles (0 = off; default: the model's)");
+  add_cluster_options(*cmd, *opts);
   cmd->add_flag("-q,--quiet", opts->quiet, "no summary");
   cmd->add_option("--trace", opts->observe.trace,
                   "write a Chrome/Perfetto trace (JSON) of the run: handler "
@@ -322,9 +219,7 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
                   "free port; the port is printed); docs/debugging.md");
   cmd->add_option("--gdb-listen", opts->gdb_listen,
                   "like --gdb, on ADDR:PORT (e.g. 0.0.0.0:1234)");
-  cmd->add_option("program", opts->program,
-                  "after --: a host program (and its arguments) to run once "
-                  "per node, like mpirun");
+  add_program_option(*cmd, *opts);
   cmd->callback([opts, &status] { status.code = run(*opts); });
 }
 

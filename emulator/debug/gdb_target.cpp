@@ -18,22 +18,6 @@ constexpr Time kDebugSlice = 100'000'000; // 100 us
 
 constexpr uint32_t kMmioEnd = 0x20000000;
 
-const char *state_text(NodeState s) {
-  switch (s) {
-  case NodeState::Reset:
-    return "reset";
-  case NodeState::Running:
-    return "running";
-  case NodeState::Sleeping:
-    return "sleeping";
-  case NodeState::Halted:
-    return "halted";
-  case NodeState::Faulted:
-    return "faulted";
-  }
-  return "?";
-}
-
 gdb::Signal fault_signal(FaultKind kind) {
   switch (kind) {
   case FaultKind::IllegalInstruction:
@@ -78,9 +62,37 @@ private:
   size_t node_;
 };
 
-GdbTarget::GdbTarget(Simulation &sim, gdb::Server &server)
-    : sim_(sim), server_(server),
-      stub_(*this, [this](std::string_view b) { server_.send(b); }) {
+// GDB: the stub over the server.
+class GdbTarget::StubFrontend final : public DebugFrontend {
+public:
+  StubFrontend(GdbTarget &target, gdb::Server &server)
+      : target_(target), server_(server),
+        stub_(target, [this](std::string_view b) { server_.send(b); }) {}
+  void stopped(const gdb::StopEvent &event) override {
+    stub_.on_stop(event);
+    while (!stub_.running() && !target_.killed())
+      gdb::pump(server_, stub_, -1); // also waits for a debugger to connect
+  }
+  void poll() override { gdb::pump(server_, stub_, 0); }
+  bool attached() const override { return stub_.has_client(); }
+  void ended(const gdb::StopEvent &event) override {
+    stub_.on_stop(event);
+    while (server_.has_client() && !target_.killed())
+      gdb::pump(server_, stub_, -1);
+  }
+
+private:
+  GdbTarget &target_;
+  gdb::Server &server_;
+  gdb::Stub stub_;
+};
+
+GdbTarget::GdbTarget(Simulation &sim, gdb::Server &server) : GdbTarget(sim) {
+  stub_frontend_ = std::make_unique<StubFrontend>(*this, server);
+  frontend_ = stub_frontend_.get();
+}
+
+GdbTarget::GdbTarget(Simulation &sim) : sim_(sim) {
   debug_.resize(sim_.nodes().size());
   for (size_t i = 0; i < sim_.nodes().size(); ++i) {
     hooks_.push_back(std::make_unique<CoreHook>(*this, i));
@@ -119,7 +131,7 @@ std::string GdbTarget::thread_name(gdb::ThreadId thread) {
 
 std::string GdbTarget::thread_extra(gdb::ThreadId thread) {
   Node *n = node_of(thread);
-  return n ? state_text(n->state()) : "";
+  return n ? state_name(n->state()) : "";
 }
 
 // ---- Registers and memory -------------------------------------------------
@@ -269,9 +281,7 @@ void GdbTarget::update_hooks() {
 
 void GdbTarget::hold(const gdb::StopEvent &event) {
   interrupt_ = false;
-  stub_.on_stop(event);
-  while (!stub_.running() && !killed_)
-    gdb::pump(server_, stub_, -1); // also waits for a debugger to connect
+  frontend_->stopped(event);
 }
 
 void GdbTarget::hold_in_hook(size_t node, uint32_t pc,
@@ -291,8 +301,8 @@ void GdbTarget::between_slices() {
     hold(gdb::StopEvent::stepped(thread_of(0)));
     return;
   }
-  gdb::pump(server_, stub_, 0);
-  if (interrupt_ && stub_.running())
+  frontend_->poll();
+  if (interrupt_ && !killed_)
     hold(gdb::StopEvent::interrupted(gdb::kAnyThread));
 }
 
@@ -364,7 +374,7 @@ void GdbTarget::kill() {
 }
 
 void GdbTarget::run_ended(const RunResult &result, int exit_code) {
-  if (killed_ || !stub_.has_client())
+  if (killed_ || !frontend_->attached())
     return;
   if (result.outcome == RunOutcome::Faulted) {
     for (size_t i = 0; i < sim_.nodes().size(); ++i) {
@@ -374,13 +384,10 @@ void GdbTarget::run_ended(const RunResult &result, int exit_code) {
         break;
       }
     }
-    if (killed_ || !stub_.has_client())
+    if (killed_ || !frontend_->attached())
       return;
   }
-  stub_.on_stop(gdb::StopEvent::exited(uint8_t(exit_code)));
-  std::string ignored;
-  while (server_.has_client() && !killed_)
-    gdb::pump(server_, stub_, -1);
+  frontend_->ended(gdb::StopEvent::exited(uint8_t(exit_code)));
 }
 
 // ---- monitor ------------------------------------------------------------
@@ -400,7 +407,7 @@ std::string GdbTarget::status_text() {
     std::snprintf(line, sizeof line,
                   "%-5u %-9s 0x%08x %14" PRIu64 " %14" PRIu64 " %14" PRIu64
                   "\n",
-                  n.id(), state_text(n.state()), pc, n.cpu().instructions(),
+                  n.id(), state_name(n.state()), pc, n.cpu().instructions(),
                   n.cpu().cycles(), n.sleep_cycles());
     out += line;
   }

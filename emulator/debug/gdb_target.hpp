@@ -28,10 +28,29 @@
 
 namespace nicemu {
 
+// Who the user talks to while the run is held: GDB through the stub over a
+// gdb::Server, or the built-in debugger (debug/debugger_cli.hpp).
+class DebugFrontend {
+public:
+  virtual ~DebugFrontend() = default;
+  // The run stopped for `event`: serve the user (blocking; virtual time
+  // stands still) until the target is resumed or killed.
+  virtual void stopped(const gdb::StopEvent &event) = 0;
+  // While the run goes on, between slices: look for input, never block.
+  virtual void poll() {}
+  // Whether a user is there to be told how the run ended.
+  virtual bool attached() const = 0;
+  // The run ended (an Exited event): serve the user until they leave.
+  virtual void ended(const gdb::StopEvent &event) = 0;
+};
+
 class GdbTarget final : public gdb::Target, public RunDebugger {
 public:
   // Serves GDB on `server` for the nodes of `sim` (all added already).
   GdbTarget(Simulation &sim, gdb::Server &server);
+  // Serves `frontend` (set before the run starts) instead.
+  explicit GdbTarget(Simulation &sim);
+  void set_frontend(DebugFrontend &frontend) { frontend_ = &frontend; }
   ~GdbTarget() override;
   GdbTarget(const GdbTarget &) = delete;
   GdbTarget &operator=(const GdbTarget &) = delete;
@@ -77,6 +96,7 @@ public:
 
 private:
   class CoreHook;
+  class StubFrontend;
   struct Watch {
     gdb::WatchKind kind;
     uint32_t addr, len;
@@ -100,8 +120,8 @@ private:
   std::string status_text();
 
   Simulation &sim_;
-  gdb::Server &server_;
-  gdb::Stub stub_;
+  std::unique_ptr<StubFrontend> stub_frontend_; // --gdb
+  DebugFrontend *frontend_ = nullptr;
   std::vector<std::unique_ptr<CoreHook>> hooks_;
   std::vector<NodeDebug> debug_;
   std::set<uint32_t> soft_breaks_, hard_breaks_;

@@ -356,4 +356,20 @@ void Node::kick_watchdog() {
   last_progress_ = in_cpu_access_ ? cpu_->access_cycle() : cpu_->cycles();
 }
 
+const char *state_name(NodeState s) {
+  switch (s) {
+  case NodeState::Reset:
+    return "reset";
+  case NodeState::Running:
+    return "running";
+  case NodeState::Sleeping:
+    return "sleeping";
+  case NodeState::Halted:
+    return "halted";
+  case NodeState::Faulted:
+    return "faulted";
+  }
+  return "?";
+}
+
 } // namespace nicemu

@@ -25,6 +25,8 @@
 namespace nicemu {
 
 enum class NodeState { Reset, Running, Sleeping, Halted, Faulted };
+// "reset", "running", ... for summaries and debuggers.
+const char *state_name(NodeState state);
 
 struct NodeConfig {
   uint32_t node = 0;

@@ -156,16 +156,21 @@ bool CoreProfiler::returns_to(uint32_t addr, uint64_t at) {
   return false;
 }
 
+// The previous block ran from its start to `end`, less any sleep.
+void CoreProfiler::charge_previous(uint64_t end) {
+  uint64_t spent = end - prev_start_ - sleep_since_prev_;
+  prev_->executions++;
+  prev_->cycles += spent;
+  if (prev_->function != FunctionMap::kNone)
+    profiles_[prev_->function].self += spent;
+  else
+    outside_ += spent;
+}
+
 void CoreProfiler::block_entered(uint32_t addr, uint32_t size, uint64_t start) {
   bool called = false, tail_called = false;
   if (prev_) {
-    uint64_t spent = start - prev_start_ - sleep_since_prev_;
-    prev_->executions++;
-    prev_->cycles += spent;
-    if (prev_->function != FunctionMap::kNone)
-      profiles_[prev_->function].self += spent;
-    else
-      outside_ += spent;
+    charge_previous(start);
     called = prev_->ends_in_call;
     tail_called = prev_->ends_in_jump;
   }
@@ -213,15 +218,8 @@ void CoreProfiler::slept(uint64_t cycles) {
 }
 
 void CoreProfiler::finish(uint64_t end) {
-  if (prev_ && end >= prev_start_ + sleep_since_prev_) {
-    uint64_t spent = end - prev_start_ - sleep_since_prev_;
-    prev_->executions++;
-    prev_->cycles += spent;
-    if (prev_->function != FunctionMap::kNone)
-      profiles_[prev_->function].self += spent;
-    else
-      outside_ += spent;
-  }
+  if (prev_ && end >= prev_start_ + sleep_since_prev_)
+    charge_previous(end);
   prev_ = nullptr;
   // Calls still open (main, the polling loop) count their inclusive time
   // but are not complete calls.

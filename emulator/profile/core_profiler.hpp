@@ -107,6 +107,7 @@ private:
   void push(uint32_t function, uint32_t ret, uint64_t start);
   void pop(uint64_t at);
   bool returns_to(uint32_t addr, uint64_t at);
+  void charge_previous(uint64_t end);
   uint64_t stall_now() const {
     return sleep_total_ + cpu_.device_wait_cycles();
   }

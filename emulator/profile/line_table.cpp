@@ -72,6 +72,45 @@ LineTable LineTable::read(const std::string &elf_path) {
   return table;
 }
 
+namespace {
+
+bool file_matches(const std::string &recorded, const std::string &file) {
+  if (recorded == file)
+    return true;
+  return recorded.size() > file.size() &&
+         recorded.compare(recorded.size() - file.size(), file.size(), file) ==
+             0 &&
+         recorded[recorded.size() - file.size() - 1] == '/';
+}
+
+} // namespace
+
+std::vector<uint32_t> LineTable::addresses_of(const std::string &file,
+                                              uint32_t line,
+                                              uint32_t *found) const {
+  uint32_t best = 0; // the smallest line >= `line` with code
+  for (const Row &r : rows_)
+    if (!r.end && r.line >= line && (best == 0 || r.line < best) &&
+        file_matches(files_[r.file], file))
+      best = r.line;
+  std::vector<uint32_t> out;
+  if (best == 0)
+    return out;
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const Row &r = rows_[i];
+    if (r.end || r.line != best || !file_matches(files_[r.file], file))
+      continue;
+    const Row *prev = i ? &rows_[i - 1] : nullptr;
+    bool continues =
+        prev && !prev->end && prev->line == r.line && prev->file == r.file;
+    if (!continues && (out.empty() || out.back() != r.addr))
+      out.push_back(r.addr);
+  }
+  if (found)
+    *found = best;
+  return out;
+}
+
 std::optional<SourceLine> LineTable::at(uint32_t addr) const {
   auto it =
       std::upper_bound(rows_.begin(), rows_.end(), addr,

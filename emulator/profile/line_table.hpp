@@ -23,6 +23,12 @@ public:
   // The line of the instruction at `addr`, if the table covers it.
   std::optional<SourceLine> at(uint32_t addr) const;
   size_t rows() const { return rows_.size(); }
+  // Where `line` of `file` starts: the first address of each run of rows of
+  // that line, in a file whose name is `file` or ends with "/" + `file`. If
+  // the line has no code, the next line of that file that has; `found` gets
+  // the line used. Empty if the file has no code at or after `line`.
+  std::vector<uint32_t> addresses_of(const std::string &file, uint32_t line,
+                                     uint32_t *found = nullptr) const;
 
 private:
   struct Row {

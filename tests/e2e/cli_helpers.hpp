@@ -165,6 +165,15 @@ inline std::string firmware(const std::string &name) {
   return path.string();
 }
 
+// A run's summary on stderr up to its wall time: what must not change when
+// the run is observed or debugged.
+inline std::string run_summary(const std::string &err) {
+  size_t at = err.find("--- nicemu:");
+  REQUIRE_MESSAGE(at != std::string::npos, "no summary:\n" << err);
+  std::string s = err.substr(at);
+  return s.substr(0, s.find(", wall time"));
+}
+
 // The lines of `text` that contain `needle`.
 inline std::vector<std::string> lines_with(const std::string &text,
                                            const std::string &needle) {

@@ -15,14 +15,6 @@ namespace {
 
 const char *kGdb = "/usr/bin/gdb-multiarch";
 
-// The summary lines that must not depend on debugging.
-std::string summary(const std::string &err) {
-  size_t at = err.find("--- nicemu:");
-  REQUIRE_MESSAGE(at != std::string::npos, "no summary:\n" << err);
-  std::string s = err.substr(at);
-  return s.substr(0, s.find(", wall time"));
-}
-
 struct Debugged {
   CommandResult gdb, nicemu;
 };
@@ -91,10 +83,8 @@ std::string demo_elf() {
 
 TEST_CASE("gdb: break, step across a delay slot, locals, threads, device "
           "registers; the run is unchanged") {
-  if (!fs::exists(kGdb)) {
-    MESSAGE("gdb-multiarch is not installed (toolchain/setup.sh)");
-    return;
-  }
+  REQUIRE_MESSAGE(fs::exists(kGdb),
+                  "gdb-multiarch is not installed (toolchain/setup.sh)");
   CommandResult plain =
       nicemu({"run", "-n", "2", "--firmware", firmware("demo.img")});
   REQUIRE(plain.status == 0);
@@ -143,13 +133,13 @@ continue
   CHECK(contains(d.gdb.out, "on_interrupt (cause="));
   CHECK(contains(d.gdb.out, "exited normally"));
   CHECK(d.nicemu.status == 0);
-  CHECK(summary(d.nicemu.err) == summary(plain.err));
+  CHECK(run_summary(d.nicemu.err) == run_summary(plain.err));
   CHECK(d.nicemu.out == plain.out);
 }
 
 TEST_CASE("gdb: a watchpoint stops where the variable changes") {
-  if (!fs::exists(kGdb))
-    return;
+  REQUIRE_MESSAGE(fs::exists(kGdb),
+                  "gdb-multiarch is not installed (toolchain/setup.sh)");
   CommandResult plain = nicemu({"run", "--firmware", firmware("demo.img")});
   Debugged d = debug_run({"--firmware", firmware("demo.img")}, demo_elf(),
                          R"(break main
@@ -165,5 +155,5 @@ continue
   CHECK(contains(d.gdb.out, "Old value = 0"));
   CHECK(contains(d.gdb.out, "New value = 1"));
   CHECK(contains(d.gdb.out, "New value = 2"));
-  CHECK(summary(d.nicemu.err) == summary(plain.err));
+  CHECK(run_summary(d.nicemu.err) == run_summary(plain.err));
 }

@@ -1,0 +1,132 @@
+#include "cli/run_setup.hpp"
+
+#include "mem/flash.hpp"
+#include "nicemu/error.hpp"
+#include "nicemu/image.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+namespace nicemu::cli {
+
+void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
+  cmd.add_option("--model", o.model, "model (name or .toml file)")
+      ->capture_default_str();
+  cmd.add_option("--flash", o.flash, "flash file to boot from");
+  cmd.add_option("--firmware", o.firmware,
+                 "boot this image directly (as if flashed)");
+  cmd.add_option("-n,--nodes", o.nodes,
+                 "number of nodes (NICs), all booting the same flash")
+      ->capture_default_str();
+  cmd.add_option("--topology", o.topology,
+                 "network topology file (default: one crossbar up to its "
+                 "port count, a generated network beyond)");
+  cmd.add_option("--max-time", o.max_time,
+                 "stop after this much virtual time (e.g. 10ms)");
+  cmd.add_option("--watchdog", o.watchdog,
+                 "watchdog period in cycles (0 = off; default: the model's)");
+}
+
+void add_program_option(CLI::App &cmd, ClusterOptions &o) {
+  cmd.add_option("program", o.program,
+                 "after --: a host program (and its arguments) to run once "
+                 "per node, like mpirun");
+}
+
+std::vector<uint8_t> boot_flash(const ClusterOptions &o, const Model &model) {
+  if (!o.flash.empty() && !o.firmware.empty())
+    throw Error("run: give either --flash or --firmware, not both");
+  if (!o.flash.empty())
+    return read_flash(o.flash, model);
+  if (o.firmware.empty())
+    throw Error("run: give the node's flash (--flash F) or an image "
+                "(--firmware FW.img)");
+  // --firmware: as if the image had been flashed into an erased flash.
+  std::vector<uint8_t> image = read_file_bytes(o.firmware);
+  try {
+    decode_image(image); // say what is wrong with the file itself
+  } catch (const Error &e) {
+    throw Error(o.firmware + ": " + e.what());
+  }
+  if (image.size() > model.flash_size)
+    throw Error(o.firmware + ": larger than the " + model.name + " flash");
+  std::vector<uint8_t> flash(model.flash_size, 0xFF);
+  std::copy(image.begin(), image.end(), flash.begin());
+  return flash;
+}
+
+Time max_run_time(const ClusterOptions &o) {
+  if (o.max_time.empty())
+    return kTimeNever;
+  auto t = parse_duration_ps(o.max_time);
+  if (!t)
+    throw Error("run: --max-time '" + o.max_time +
+                "' is not a duration (e.g. 10ms, 1.5s, 200us)");
+  return *t;
+}
+
+std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
+                                           const Model &model,
+                                           std::vector<uint8_t> flash,
+                                           RunEvents *events) {
+  ClusterSpec spec;
+  spec.nodes = o.nodes;
+  spec.topology = o.topology;
+  spec.program = o.program;
+  spec.events = events;
+  if (o.watchdog >= 0)
+    spec.watchdog_cycles = uint64_t(o.watchdog);
+  spec.console = [](uint32_t node, const std::string &line) {
+    std::cout << "[node" << node << "] " << line << "\n" << std::flush;
+  };
+  return start_cluster(
+      model, std::make_shared<const std::vector<uint8_t>>(std::move(flash)),
+      spec);
+}
+
+void print_summary(Simulation &sim, const RunResult &r, const Model &model) {
+  std::fprintf(stderr, "--- nicemu: %s model, %zu node%s ---\n",
+               model.name.c_str(), sim.nodes().size(),
+               sim.nodes().size() == 1 ? "" : "s");
+  std::fprintf(stderr, "%-5s %-9s %5s %14s %14s %14s\n", "node", "state",
+               "exit", "instructions", "cycles", "slept cycles");
+  uint64_t instructions = 0;
+  for (auto &n : sim.nodes()) {
+    instructions += n->cpu().instructions();
+    std::fprintf(stderr, "%-5u %-9s %5s %14llu %14llu %14llu\n", n->id(),
+                 state_name(n->state()),
+                 n->state() == NodeState::Halted
+                     ? std::to_string(n->exit_code()).c_str()
+                     : "-",
+                 (unsigned long long)n->cpu().instructions(),
+                 (unsigned long long)n->cpu().cycles(),
+                 (unsigned long long)n->sleep_cycles());
+  }
+  double mips = r.wall_seconds > 0 ? instructions / r.wall_seconds / 1e6 : 0;
+  std::fprintf(stderr,
+               "virtual time %.3f us, wall time %.3f ms, %.1f emulated MIPS\n",
+               double(r.end_time) / 1e6, r.wall_seconds * 1e3, mips);
+}
+
+int outcome_exit_code(Simulation &sim, const RunResult &r) {
+  switch (r.outcome) {
+  case RunOutcome::Faulted:
+    return kExitFault;
+  case RunOutcome::MaxTime:
+    return kExitMaxTime;
+  case RunOutcome::Deadlock:
+    return kExitDeadlock;
+  case RunOutcome::HostFailed:
+  case RunOutcome::Killed:
+    return 1;
+  case RunOutcome::Halted:
+    break;
+  }
+  for (auto &n : sim.nodes())
+    if (n->exit_code() != 0)
+      return int(n->exit_code() & 0xFF);
+  return 0;
+}
+
+} // namespace nicemu::cli

@@ -1,0 +1,48 @@
+// What `nicemu run` and `nicemu debug` share: the options that describe a
+// run (model, flash, nodes, network, limits, host program), booting the
+// cluster, and the summary and exit code at the end.
+#pragma once
+
+#include "host/cluster_run.hpp"
+#include "nicemu/model.hpp"
+#include "sim/time.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nicemu::cli {
+
+// Exit codes besides the firmware's own (documented in README/docs).
+constexpr int kExitFault = 125, kExitMaxTime = 124, kExitDeadlock = 126,
+              kExitBudget = 122;
+
+struct ClusterOptions {
+  std::string model = "lanai4", flash, firmware, max_time, topology;
+  uint32_t nodes = 1;
+  std::vector<std::string> program; // host program and its arguments
+  int64_t watchdog = -1;
+};
+
+// --model, --flash, --firmware, -n, --topology, --max-time, --watchdog.
+void add_cluster_options(CLI::App &cmd, ClusterOptions &o);
+// `program` after --: call last, after the subcommand's own options.
+void add_program_option(CLI::App &cmd, ClusterOptions &o);
+
+// The flash the nodes boot: --flash, or --firmware as if flashed.
+std::vector<uint8_t> boot_flash(const ClusterOptions &o, const Model &model);
+// --max-time, or kTimeNever.
+Time max_run_time(const ClusterOptions &o);
+// Boots the cluster; firmware console lines go to stdout as "[nodeN] ...".
+std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
+                                           const Model &model,
+                                           std::vector<uint8_t> flash,
+                                           RunEvents *events);
+
+void print_summary(Simulation &sim, const RunResult &r, const Model &model);
+int outcome_exit_code(Simulation &sim, const RunResult &r);
+
+} // namespace nicemu::cli
