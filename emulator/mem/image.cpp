@@ -519,13 +519,36 @@ const ImageSymbol *Image::symbol_at(uint32_t addr) const {
   return nearest_below(symbols, addr, ImageSymbol::kFunction);
 }
 
+std::string short_function_name(const std::string &raw) {
+  std::string name = demangle_symbol(raw);
+  const std::string anon = "(anonymous namespace)::";
+  for (size_t at; (at = name.find(anon)) != std::string::npos;)
+    name.erase(at, anon.size());
+  // The parameter list is the last balanced (...) group, so that function
+  // pointer parameters and "operator()" keep their parentheses.
+  if (size_t close = name.rfind(')');
+      close != std::string::npos && name.find('(') != std::string::npos) {
+    int depth = 0;
+    for (size_t i = close + 1; i-- > 0;) {
+      if (name[i] == ')')
+        ++depth;
+      else if (name[i] == '(' && --depth == 0) {
+        if (i > 0)
+          name.erase(i);
+        break;
+      }
+    }
+  }
+  return name;
+}
+
 const ImageSymbol *Image::find_symbol(const std::string &name) const {
   for (const ImageSymbol &s : symbols)
     if (s.name == name)
       return &s;
   for (const ImageSymbol &s : symbols) {
     const std::string d = demangle_symbol(s.name);
-    if (d == name || d.substr(0, d.find('(')) == name)
+    if (d == name || short_function_name(s.name) == name)
       return &s;
   }
   return nullptr;

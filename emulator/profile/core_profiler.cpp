@@ -6,33 +6,6 @@
 
 namespace nicemu {
 
-namespace {
-
-// "ns::f(int) const" -> "ns::f"; "(anonymous namespace)::" is dropped, as
-// people never write it.
-std::string short_name(const std::string &raw) {
-  std::string name = demangle_symbol(raw);
-  const std::string anon = "(anonymous namespace)::";
-  for (size_t at; (at = name.find(anon)) != std::string::npos;)
-    name.erase(at, anon.size());
-  if (size_t close = name.rfind(')');
-      close != std::string::npos && name.find('(') != std::string::npos) {
-    int depth = 0;
-    for (size_t i = close + 1; i-- > 0;) {
-      if (name[i] == ')')
-        ++depth;
-      else if (name[i] == '(' && --depth == 0) {
-        if (i > 0)
-          name.erase(i);
-        break;
-      }
-    }
-  }
-  return name;
-}
-
-} // namespace
-
 FunctionMap::FunctionMap(const Image &image) {
   std::vector<const ImageSymbol *> symbols;
   for (const ImageSymbol &s : image.symbols)
@@ -51,7 +24,7 @@ FunctionMap::FunctionMap(const Image &image) {
     if (!functions_.empty() && functions_.back().hi > s.address)
       functions_.back().hi = s.address;
     functions_.push_back({s.address, std::max(hi, s.address + 4),
-                          short_name(s.name), s.name, s.handler()});
+                          short_function_name(s.name), s.name, s.handler()});
   }
 }
 

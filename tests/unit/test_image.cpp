@@ -432,6 +432,20 @@ TEST_CASE("image: symbol lookup") {
   CHECK(demangle_symbol("_Zbroken") == "_Zbroken");
 }
 
+TEST_CASE("image: short function names, as people write them") {
+  // (anonymous namespace)::h_round(niam_packet const&)
+  CHECK(short_function_name("_ZN12_GLOBAL__N_17h_roundERK11niam_packet") ==
+        "h_round");
+  CHECK(short_function_name("_ZN2fw9handle_amEj") == "fw::handle_am");
+  // A function pointer parameter keeps nothing of the parameter list.
+  CHECK(short_function_name("_Z3runPFviE") == "run");
+  CHECK(short_function_name("main") == "main");
+  Image im;
+  im.symbols = {{0x100, 8, ImageSymbol::kFunction,
+                 "_ZN12_GLOBAL__N_17h_roundERK11niam_packet"}};
+  CHECK(im.find_symbol("h_round") == &im.symbols[0]);
+}
+
 TEST_CASE("image: labels without a size cover up to the next symbol") {
   Image im;
   im.symbols = {{0x100, 0, ImageSymbol::kFunction, "_start"},

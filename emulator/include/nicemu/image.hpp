@@ -44,7 +44,7 @@ struct Image {
   // The function symbol covering addr (or the nearest one below), or nullptr.
   const ImageSymbol *symbol_at(uint32_t addr) const;
   // The symbol named `name`, or nullptr. `name` may be the raw name, the
-  // demangled one, or the demangled one without its parameter list.
+  // demangled one, or short_function_name's.
   const ImageSymbol *find_symbol(const std::string &name) const;
   // "name+0x1c" or "0x000001c0" when no symbol covers addr. The name is
   // demangled; at a symbol's first byte it is just "name". A symbol of size 0
@@ -79,5 +79,9 @@ void write_file_bytes(const std::string &path, std::span<const uint8_t> bytes);
 
 // "fw::handle_am(unsigned int)" for "_ZN2fw9handle_amEj"; other names as is.
 std::string demangle_symbol(const std::string &raw);
+// "h_round" for "_ZN12_GLOBAL__N_17h_roundERK11niam_packet": demangled,
+// without the parameter list and without "(anonymous namespace)::", as
+// people write a function's name.
+std::string short_function_name(const std::string &raw);
 
 } // namespace nicemu
