@@ -5,8 +5,11 @@
 
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
 #include <fstream>
+#include <netinet/in.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 using namespace e2e;
@@ -19,12 +22,33 @@ struct Debugged {
   CommandResult gdb, nicemu;
 };
 
-// Starts `nicemu run --gdb 0 ARGS`, learns its port from stderr, runs gdb
-// with `script` on `elf`, then waits for nicemu to end.
-Debugged debug_run(const std::vector<std::string> &args, const std::string &elf,
-                   const std::string &script) {
-  TempDir dir;
-  std::string out = dir.file("nicemu.out"), err = dir.file("nicemu.err");
+// `nicemu run --gdb 0 ARGS` in the background, its output in files.
+struct GdbServer {
+  pid_t pid = 0;
+  std::string port, out, err;
+
+  // Waits (at most `seconds`) for nicemu to end; returns its exit code, or
+  // kills it and returns -1.
+  int wait(int seconds) {
+    int status = 0;
+    for (int i = 0; i < seconds * 100 && ::waitpid(pid, &status, WNOHANG) == 0;
+         ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (::waitpid(pid, &status, WNOHANG) == 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  }
+};
+
+// Starts nicemu and learns its port from stderr.
+GdbServer start_server(const std::vector<std::string> &args,
+                       const TempDir &dir) {
+  GdbServer server;
+  server.out = dir.file("nicemu.out");
+  server.err = dir.file("nicemu.err");
   std::vector<std::string> all = {NICEMU_TOOL_PATH, "run", "--gdb", "0"};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char *> argv;
@@ -34,45 +58,97 @@ Debugged debug_run(const std::vector<std::string> &args, const std::string &elf,
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(),
+  posix_spawn_file_actions_addopen(&fa, 1, server.out.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(),
+  posix_spawn_file_actions_addopen(&fa, 2, server.err.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  REQUIRE(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0);
+  REQUIRE(posix_spawn(&server.pid, argv[0], &fa, nullptr, argv.data(),
+                      environ) == 0);
   posix_spawn_file_actions_destroy(&fa);
-  std::string port;
   const std::string tag = "gdb: listening on 127.0.0.1:";
-  for (int i = 0; i < 1000 && port.empty(); ++i) {
+  for (int i = 0; i < 1000 && server.port.empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    std::string text = read_text(err);
+    std::string text = read_text(server.err);
     size_t at = text.find(tag);
     size_t eol = at == std::string::npos ? at : text.find('\n', at);
     if (eol != std::string::npos)
-      port = text.substr(at + tag.size(), eol - at - tag.size());
+      server.port = text.substr(at + tag.size(), eol - at - tag.size());
   }
-  if (port.empty())
-    ::kill(pid, SIGKILL);
-  REQUIRE_MESSAGE(!port.empty(), "nicemu did not say its port");
+  if (server.port.empty())
+    ::kill(server.pid, SIGKILL);
+  REQUIRE_MESSAGE(!server.port.empty(), "nicemu did not say its port");
+  return server;
+}
+
+// Starts `nicemu run --gdb 0 ARGS`, runs gdb with `script` on `elf`, then
+// waits for nicemu to end.
+Debugged debug_run(const std::vector<std::string> &args, const std::string &elf,
+                   const std::string &script) {
+  TempDir dir;
+  GdbServer server = start_server(args, dir);
   std::string script_path = dir.file("script.gdb");
   std::ofstream(script_path) << "set pagination off\nset confirm off\n"
-                             << "target remote :" << port << "\n"
+                             << "target remote :" << server.port << "\n"
                              << script;
   Debugged d;
   d.gdb = run_command(kGdb, {"-batch", "-nx", "-x", script_path, elf});
-  int status = 0;
-  for (int i = 0; i < 6000 && ::waitpid(pid, &status, WNOHANG) == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (::waitpid(pid, &status, WNOHANG) == 0) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-    FAIL_CHECK("nicemu did not end after gdb left");
-  }
-  d.nicemu.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  d.nicemu.out = read_text(out);
-  d.nicemu.err = read_text(err);
+  d.nicemu.status = server.wait(60);
+  CHECK_MESSAGE(d.nicemu.status != -1, "nicemu did not end after gdb left");
+  d.nicemu.out = read_text(server.out);
+  d.nicemu.err = read_text(server.err);
   return d;
 }
+
+// A bare remote-protocol client: what gdb sends, byte for byte.
+class RspClient {
+public:
+  explicit RspClient(const std::string &port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(uint16_t(std::stoi(port)));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd_, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
+    timeval tv{20, 0}; // no reply in 20 s: fail, never hang
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~RspClient() { ::close(fd_); }
+  RspClient(const RspClient &) = delete;
+  RspClient &operator=(const RspClient &) = delete;
+
+  void send_raw(const std::string &bytes) {
+    REQUIRE(::write(fd_, bytes.data(), bytes.size()) == ssize_t(bytes.size()));
+  }
+  void send(const std::string &body) {
+    unsigned sum = 0;
+    for (unsigned char c : body)
+      sum += c;
+    char tail[4];
+    std::snprintf(tail, sizeof tail, "#%02x", sum & 0xff);
+    send_raw("$" + body + tail);
+  }
+  // The next packet's body (acks skipped, acknowledged); "" on timeout.
+  std::string reply() {
+    std::string body;
+    char c;
+    while (::read(fd_, &c, 1) == 1 && c != '$') {
+    }
+    while (::read(fd_, &c, 1) == 1 && c != '#')
+      body += c;
+    char sum[2];
+    if (::read(fd_, sum, 2) != 2)
+      return "";
+    send_raw("+");
+    return body;
+  }
+  std::string ask(const std::string &body) {
+    send(body);
+    return reply();
+  }
+
+private:
+  int fd_ = -1;
+};
 
 std::string demo_elf() {
   std::string img = firmware("demo.img");
@@ -156,4 +232,52 @@ continue
   CHECK(contains(d.gdb.out, "New value = 1"));
   CHECK(contains(d.gdb.out, "New value = 2"));
   CHECK(run_summary(d.nicemu.err) == run_summary(plain.err));
+}
+
+TEST_CASE("gdb: Ctrl-C stops a spinning core, detach lets it run, a new "
+          "debugger can attach, kill ends the run") {
+  TempDir dir;
+  // hang spins forever without a device access: only an interrupt stops it.
+  GdbServer server = start_server(
+      {"--firmware", firmware("hang.img"), "--watchdog", "0"}, dir);
+  {
+    RspClient gdb(server.port);
+    CHECK(gdb.ask("?").rfind("T05", 0) == 0); // halted at reset
+    gdb.send("c");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    gdb.send_raw("\x03");
+    std::string stop = gdb.reply();
+    CHECK(stop.rfind("T02", 0) == 0); // SIGINT
+    std::string pc = gdb.ask("p25");  // register 37: pc
+    CHECK(pc.size() == 8);
+    CHECK(pc != "00000000");
+    CHECK(gdb.ask("D") == "OK");
+  }
+  // Detached, the core runs on; a new debugger stops it again.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  {
+    RspClient gdb(server.port);
+    std::string stop = gdb.ask("?");
+    CHECK((stop.rfind("T02", 0) == 0 || stop.rfind("T05", 0) == 0));
+    std::string monitor;
+    for (char c : std::string("status")) {
+      char hex[3];
+      std::snprintf(hex, sizeof hex, "%02x", unsigned(c));
+      monitor += hex;
+    }
+    gdb.send("qRcmd," + monitor);
+    std::string output; // O packets (hex text), then OK
+    std::string packet = gdb.reply();
+    for (int i = 0; i < 100 && packet != "OK" && packet.rfind("O", 0) == 0;
+         ++i) {
+      for (size_t at = 1; at + 1 < packet.size(); at += 2)
+        output += char(std::stoi(packet.substr(at, 2), nullptr, 16));
+      packet = gdb.reply();
+    }
+    CHECK(packet == "OK");
+    CHECK(contains(output, "virtual time"));
+    gdb.send("k");
+  }
+  CHECK(server.wait(30) == 1);
+  CHECK(contains(read_text(server.err), "--- nicemu:"));
 }
