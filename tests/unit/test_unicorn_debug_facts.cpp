@@ -1,6 +1,7 @@
 // Facts about Debian's Unicorn 2.0.1 that the debug hooks of
 // core/unicorn_cpu.cpp rely on (nicemu run --gdb, docs/debugging.md).
 #include "mips_asm.hpp"
+#include "unicorn_engine.hpp"
 
 #include <doctest/doctest.h>
 #include <unicorn/unicorn.h>
@@ -11,22 +12,8 @@ using namespace mips_asm;
 
 namespace {
 
-constexpr uint32_t kCode = 0x1000;
-
-struct Engine {
-  uc_engine *uc = nullptr;
-  explicit Engine(const std::vector<uint32_t> &code) {
-    uc_open(UC_ARCH_MIPS, uc_mode(UC_MODE_MIPS32 | UC_MODE_LITTLE_ENDIAN), &uc);
-    uc_mem_map(uc, 0, 0x10000, UC_PROT_ALL);
-    uc_mem_write(uc, kCode, code.data(), code.size() * 4);
-  }
-  ~Engine() { uc_close(uc); }
-  uint32_t reg(int r) {
-    uint32_t v = 0;
-    uc_reg_read(uc, r, &v);
-    return v;
-  }
-};
+using unicorn_test::Engine;
+using unicorn_test::kCode;
 
 struct State {
   uint32_t stop_at = 0, pc_in_hook = 0;

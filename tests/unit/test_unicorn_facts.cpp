@@ -2,6 +2,7 @@
 // (see core/unicorn_cpu.cpp). If an upgrade changes one, these tests say
 // which design decision to revisit.
 #include "mips_asm.hpp"
+#include "unicorn_engine.hpp"
 
 #include <doctest/doctest.h>
 #include <unicorn/unicorn.h>
@@ -13,22 +14,8 @@ using namespace mips_asm;
 
 namespace {
 
-constexpr uint32_t kCode = 0x1000;
-
-struct Engine {
-  uc_engine *uc = nullptr;
-  explicit Engine(const std::vector<uint32_t> &code) {
-    uc_open(UC_ARCH_MIPS, uc_mode(UC_MODE_MIPS32 | UC_MODE_LITTLE_ENDIAN), &uc);
-    uc_mem_map(uc, 0, 0x10000, UC_PROT_ALL);
-    uc_mem_write(uc, kCode, code.data(), code.size() * 4);
-  }
-  ~Engine() { uc_close(uc); }
-  uint32_t reg(int r) {
-    uint32_t v = 0;
-    uc_reg_read(uc, r, &v);
-    return v;
-  }
-};
+using unicorn_test::Engine;
+using unicorn_test::kCode;
 
 // Sums 1..n with the add in the delay slot of the loop branch; ends at `end`.
 std::vector<uint32_t> delay_slot_loop(int n) {
