@@ -13,7 +13,7 @@
 #   share/nicemu/firmware/              the sample firmware images and
 #                                       niam.img
 #   lib/nicemu/examples/                the host programs `nicemu bench niam`
-#                                       runs
+#                                       and `nicemu bench via` run
 include(CMakePackageConfigHelpers)
 
 set(NICEMU_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/nicemu)
@@ -29,8 +29,10 @@ install(TARGETS nicemu_host EXPORT nicemuTargets
 install(TARGETS nicemu_warnings EXPORT nicemuTargets)
 # The clock shim `nicemu run` preloads into host programs.
 install(TARGETS nicemu_clock LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/nicemu)
-# The host programs `nicemu bench niam` runs (found next to nicemu).
+# The host programs `nicemu bench niam` and `nicemu bench via` run (found
+# next to nicemu).
 install(TARGETS niam_bench_barrier niam_bench_bcopy niam_bench_am niam_bench_logp
+                vipl_pingpong fm_pingpong
   RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR}/nicemu/examples)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/emulator/include/nicemu/

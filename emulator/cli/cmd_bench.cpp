@@ -1,8 +1,10 @@
 // nicemu bench cpu [--json] [--firmware-dir DIR]
 // nicemu bench niam [--json] [--quick] [--large | --huge]
 // nicemu bench logp [--json] [--quick]
+// nicemu bench via [--json] [--quick] [--only vipl|fm]
 #include "bench/bench_cpu.hpp"
 #include "bench/bench_niam.hpp"
+#include "bench/bench_via.hpp"
 #include "cli/commands.hpp"
 
 #include <nlohmann/json.hpp>
@@ -231,6 +233,121 @@ void add_logp_bench(CLI::App &bench) {
   });
 }
 
+void print_series(const ViaBenchFigures &f, const ViaSeries &s) {
+  std::printf("%8s %11s %9s %9s %11s %7s %7s %7s\n", "bytes", "latency us",
+              "wire us", "MB/s", "bound MB/s", "% bound", "% line", "frames");
+  for (const ViaSizeFigure &z : s.sizes)
+    std::printf("%8llu %11.2f %9.2f %9.3f %11.3f %7.1f %7.1f %7u\n",
+                (unsigned long long)z.bytes, z.latency_us, z.wire_us,
+                z.mb_per_s, z.bound_mb_per_s,
+                100 * z.mb_per_s / z.bound_mb_per_s,
+                100 * z.mb_per_s / f.line_rate_mb_per_s, z.frames);
+}
+
+void print_table(const ViaBenchFigures &f) {
+  std::printf("nicemu bench via (model %s, VI provider firmware, 2 nodes; "
+              "virtual time)\n\n",
+              f.model.c_str());
+  std::printf("line rate %.3f MB/s (%.0f Mb/s); a frame on the wire: "
+              "preamble+SFD %u, header %u, FCS %u, padded to %u, gap %u "
+              "bytes\n",
+              f.line_rate_mb_per_s, f.line_rate_mb_per_s * 8, f.preamble_bytes,
+              f.ethernet_header_bytes, f.fcs_bytes, f.min_frame_bytes,
+              f.interframe_gap_bytes);
+  std::printf("bound: the best goodput the framing allows at line rate, "
+              "message bytes / wire bytes x line rate;\n"
+              "wire us: the message's frames at line rate (latency is at "
+              "least that)\n");
+  if (!f.vipl.sizes.empty()) {
+    std::printf("\nVIPL, reliable delivery: %u-byte VI header, fragments of "
+                "%u bytes (one-way latency: mean of %d round trips; MB/s: "
+                "streams of %d)\n",
+                f.vi_header_bytes, f.vi_fragment_bytes, f.vipl.rounds,
+                f.vipl.stream);
+    print_series(f, f.vipl);
+  }
+  if (!f.fm.sizes.empty()) {
+    std::printf("\nComet-FM over IP: IPv4 + UDP + FM headers %u bytes, one "
+                "datagram per message (one-way latency: mean of %d round "
+                "trips; MB/s: streams of %d)\n",
+                f.fm_headers_bytes, f.fm.rounds, f.fm.stream);
+    print_series(f, f.fm);
+  }
+  std::printf("\nwall time of the runs:");
+  if (!f.vipl.sizes.empty())
+    std::printf(" VIPL %.2f s%s", f.vipl.wall_seconds,
+                f.fm.sizes.empty() ? "" : ",");
+  if (!f.fm.sizes.empty())
+    std::printf(" FM %.2f s", f.fm.wall_seconds);
+  std::printf("\n");
+}
+
+nlohmann::json to_json(const ViaSeries &s) {
+  nlohmann::json sizes = nlohmann::json::array();
+  for (const ViaSizeFigure &z : s.sizes)
+    sizes.push_back({{"bytes", z.bytes},
+                     {"latency_us", z.latency_us},
+                     {"mb_per_s", z.mb_per_s},
+                     {"frames", z.frames},
+                     {"wire_bytes", z.wire_bytes},
+                     {"wire_us", z.wire_us},
+                     {"bound_mb_per_s", z.bound_mb_per_s}});
+  return {{"rounds", s.rounds},
+          {"stream", s.stream},
+          {"wall_seconds", s.wall_seconds},
+          {"sizes", sizes}};
+}
+
+nlohmann::json to_json(const ViaBenchFigures &f) {
+  nlohmann::json j = {{"bench", "via"},
+                      {"model", f.model},
+                      {"line_rate_mb_per_s", f.line_rate_mb_per_s},
+                      {"framing",
+                       {{"ethernet_header_bytes", f.ethernet_header_bytes},
+                        {"fcs_bytes", f.fcs_bytes},
+                        {"preamble_bytes", f.preamble_bytes},
+                        {"interframe_gap_bytes", f.interframe_gap_bytes},
+                        {"min_frame_bytes", f.min_frame_bytes},
+                        {"max_payload_bytes", f.max_payload_bytes},
+                        {"vi_header_bytes", f.vi_header_bytes},
+                        {"vi_fragment_bytes", f.vi_fragment_bytes},
+                        {"fm_headers_bytes", f.fm_headers_bytes},
+                        {"fm_max_message", f.fm_max_message}}}};
+  if (!f.vipl.sizes.empty())
+    j["vipl"] = to_json(f.vipl);
+  if (!f.fm.sizes.empty())
+    j["fm"] = to_json(f.fm);
+  return j;
+}
+
+void add_via_bench(CLI::App &bench) {
+  auto opts = std::make_shared<ViaBenchOptions>();
+  auto json = std::make_shared<bool>(false);
+  auto only = std::make_shared<std::string>();
+  CLI::App *via = bench.add_subcommand(
+      "via", "VIPL and Comet-FM on the via firmware (comet): one-way latency "
+             "and bandwidth vs message size, beside the line rate and the "
+             "best goodput Ethernet framing allows");
+  via->add_flag("--json", *json,
+                "print the figures as JSON (see docs/benchmarks.md)");
+  via->add_flag("--quick", opts->quick, "every fourth size, fewer rounds");
+  via->add_option("--only", *only, "measure one protocol only")
+      ->check(CLI::IsMember({"vipl", "fm"}));
+  via->add_option("--firmware", opts->firmware,
+                  "the via image (default: the one shipped)");
+  via->add_option("--programs-dir", opts->programs_dir,
+                  "directory with vipl_pingpong and fm_pingpong");
+  via->callback([opts, json, only] {
+    opts->vipl = *only != "fm";
+    opts->fm = *only != "vipl";
+    ViaBenchFigures f = run_via_bench(*opts);
+    if (*json)
+      std::cout << to_json(f).dump(2) << "\n";
+    else
+      print_table(f);
+  });
+}
+
 } // namespace
 
 void add_bench_command(CLI::App &app, ExitStatus &) {
@@ -259,6 +376,7 @@ void add_bench_command(CLI::App &app, ExitStatus &) {
   });
   add_niam_bench(*bench);
   add_logp_bench(*bench);
+  add_via_bench(*bench);
 }
 
 } // namespace nicemu::cli

@@ -63,9 +63,12 @@ void TxEngine::start(uint32_t ctrl) {
   };
   if (status_ & NICEMU_DMA_BUSY)
     return fail(NICEMU_DMA_EBUSY);
-  if (length_ == 0 || length_ > kMaxLength || route_len_ > length_)
+  if (ethernet_ ? route_len_ != 0 || length_ < ethernet_->min_length() ||
+                      length_ > ethernet_->max_length()
+                : length_ == 0 || length_ > kMaxLength || route_len_ > length_)
     return fail(NICEMU_DMA_ELENGTH);
-  if (!host_.fabric())
+  Fabric *fabric = host_.fabric();
+  if (!fabric)
     return fail(NICEMU_DMA_ENOLINK);
   std::vector<uint8_t> bytes(length_);
   if (!host_.card_read(addr_, bytes.data(), length_))
@@ -73,8 +76,20 @@ void TxEngine::start(uint32_t ctrl) {
   Packet p;
   p.source = host_.node_id();
   p.id = (uint64_t(p.source) << 40) | sequence_++;
-  p.route.assign(bytes.begin(), bytes.begin() + route_len_);
-  p.payload.assign(bytes.begin() + route_len_, bytes.end());
+  if (ethernet_) {
+    // Padded to the minimum frame; the switches forward by destination MAC.
+    p.payload = std::move(bytes);
+    if (p.payload.size() < ethernet_->padded_length())
+      p.payload.resize(ethernet_->padded_length(), 0);
+    std::optional<uint32_t> to = node_of_mac(p.payload.data());
+    if (to && *to != p.source && *to < fabric->topology().nodes)
+      p.route = fabric->route(p.source, *to);
+    else
+      p.filtered = true;
+  } else {
+    p.route.assign(bytes.begin(), bytes.begin() + route_len_);
+    p.payload.assign(bytes.begin() + route_len_, bytes.end());
+  }
   uint32_t crc = packet_crc(p.payload.data(), p.payload.size());
   for (int i = 0; i < 4; ++i)
     p.payload.push_back(uint8_t(crc >> (8 * i)));
@@ -83,8 +98,8 @@ void TxEngine::start(uint32_t ctrl) {
   status_ = (status_ & ~NICEMU_DMA_DONE) | NICEMU_DMA_BUSY;
   started_ = host_.now();
   sending_ = length_;
-  host_.fabric()->send(std::move(p), started_ + timing_.gap,
-                       [this](Time now) { sent(now); });
+  fabric->send(std::move(p), started_ + timing_.gap,
+               [this](Time now) { sent(now); });
 }
 
 void TxEngine::sent(Time now) {
@@ -186,6 +201,13 @@ uint32_t RouteTable::read(uint32_t offset) {
       v |= uint32_t(route_[first + i]) << (8 * i);
     return v;
   };
+  auto mac_bytes = [this](size_t first) {
+    MacAddress mac = mac_of(dest_);
+    uint32_t v = 0;
+    for (size_t i = 0; i < 4 && first + i < mac.size(); ++i)
+      v |= uint32_t(mac[first + i]) << (8 * i);
+    return v;
+  };
   switch (offset) {
   case NICEMU_ROUTE_DEST:
     return dest_;
@@ -195,6 +217,14 @@ uint32_t RouteTable::read(uint32_t offset) {
     return bytes(0);
   case NICEMU_ROUTE_BYTES_HI:
     return bytes(4);
+  // Addresses are functions of the node number (0 beyond the numbers that
+  // have one), whether or not DEST is in this run.
+  case NICEMU_ROUTE_MAC_LO:
+    return dest_ > kMaxMacNode ? 0 : mac_bytes(0);
+  case NICEMU_ROUTE_MAC_HI:
+    return dest_ > kMaxMacNode ? 0 : mac_bytes(4);
+  case NICEMU_ROUTE_IPV4:
+    return dest_ > kMaxMacNode ? 0 : ipv4_of(dest_);
   default:
     return 0;
   }

@@ -4,6 +4,7 @@
 
 #include "devices/device.hpp"
 #include "devices/host_dma.hpp"
+#include "fabric/ethernet.hpp"
 #include "fabric/fabric.hpp"
 
 #include <optional>
@@ -14,13 +15,26 @@ namespace nicemu {
 // TX: sends one packet per start. The head leaves after the engine's gap;
 // the engine then feeds the link at its per-word rate (or the link's, if
 // slower). DONE when the tail has left the card.
+//
+// On an Ethernet model (fabric/ethernet.hpp) the packet is an Ethernet
+// frame without FCS (ROUTE_LEN must be 0; LENGTH 14..1514): the engine pads
+// it with zeros to the minimum frame, appends the FCS and, standing in for
+// the switches' static forwarding table, gives it the route to the node
+// that owns its destination MAC. A frame no switch port leads to (unknown
+// MAC, the sender's own, a group address) is filtered by the first switch;
+// the send still completes.
 class TxEngine final : public Device {
 public:
-  TxEngine(DeviceHost &host, DmaTiming timing) : host_(host), timing_(timing) {}
+  TxEngine(DeviceHost &host, DmaTiming timing)
+      : host_(host), timing_(timing),
+        ethernet_(ethernet_framing(host.model())) {}
   uint32_t read(uint32_t offset) override;
   void write(uint32_t offset, uint32_t value) override;
 
   static constexpr uint32_t kMaxLength = 1u << 16;
+
+  // The model's Ethernet framing; empty for Myrinet-style packets.
+  const std::optional<EthernetFraming> &ethernet() const { return ethernet_; }
 
 private:
   void start(uint32_t ctrl);
@@ -28,6 +42,7 @@ private:
 
   DeviceHost &host_;
   DmaTiming timing_;
+  std::optional<EthernetFraming> ethernet_;
   uint32_t addr_ = 0, length_ = 0, route_len_ = 0, status_ = 0, error_ = 0;
   bool irq_ = false;
   uint64_t sequence_ = 0;
@@ -57,7 +72,8 @@ private:
   uint64_t crc_errors_ = 0;
 };
 
-// ROUTE: the route bytes to each node, from the fabric's topology.
+// ROUTE: the route bytes to each node, from the fabric's topology, and the
+// node's Ethernet and IPv4 addresses (fabric/ethernet.hpp; on every model).
 class RouteTable final : public Device {
 public:
   explicit RouteTable(DeviceHost &host) : host_(host) {}

@@ -2,7 +2,9 @@
 // events; the tail trails each head by the packet's length in time, counted
 // on the head's own clock ("moved": time spent moving, not waiting), so a
 // head that waits holds back its tail. A link is released once the tail has
-// entered it and the head has left it.
+// entered it and the head has left it (and, on Ethernet, the interframe gap
+// after the tail has passed). A store-and-forward switch holds the head until
+// the whole packet is in; the cable it came by is then free.
 #include "fabric/fabric.hpp"
 #include "fabric/routing.hpp"
 #include "fabric/wiring.hpp"
@@ -14,6 +16,7 @@
 #include <cassert>
 #include <deque>
 #include <map>
+#include <span>
 #include <utility>
 
 namespace nicemu {
@@ -54,7 +57,11 @@ struct Flight {
   bool waited = false;   // ... or ever was
   Time wait_since = 0;
   bool dropped = false;
-  bool finished = false;  // delivered or dropped: its last event ran
+  bool finished = false; // delivered or dropped: its last event ran
+  // Store-and-forward: the switch port the head last arrived at, and whether
+  // the packet waits there for its output port, filling that input.
+  uint32_t in_port = kNoPort;
+  bool blocking = false;
   Flight *next = nullptr; // next in a port's queue
   uint32_t slot = 0;      // index in the fabric's flight table
   // With an observer: one crossing per held link, and how many of them
@@ -69,13 +76,22 @@ struct Link {
   Flight *first = nullptr, *last = nullptr;
 };
 
+// A store-and-forward switch's input port: it holds one packet that waits
+// for its output port; a head that arrives behind it waits on its cable.
+struct Input {
+  Flight *occupant = nullptr; // in the switch, waiting for an output port
+  Flight *parked = nullptr;   // head waiting at the end of the cable
+};
+
 } // namespace fabric_detail
 
 struct Fabric::Impl {
   Impl(Scheduler &s, FabricParams p, Topology t)
       : sched(s), params(p), topology(std::move(t)), wiring(wire(topology)),
         router(wiring), links(wiring.peer.size()),
-        receivers(topology.nodes, nullptr), refused(topology.nodes, nullptr) {}
+        inputs(p.store_and_forward ? wiring.peer.size() : 0),
+        receivers(topology.nodes, nullptr), refused(topology.nodes, nullptr),
+        gap(Time(p.interframe_gap_bytes) * p.link_ps_per_byte) {}
   ~Impl() {
     for (const auto &[key, id] : pending)
       sched.cancel(id);
@@ -88,12 +104,14 @@ struct Fabric::Impl {
   void request(Flight *f, uint32_t link);
   void take(Flight *f, uint32_t link);
   void arrive(Flight *f, uint32_t port);
+  void cross_switch(Flight *f, uint32_t port);
+  void unblock(Flight *f);
   void leave_switch(Flight *f, uint32_t sw);
   void at_node(Flight *f, uint32_t node);
   void offer(Flight *f);
   void wait(Flight *f);
   void stop_waiting(Flight *f);
-  void drop(Flight *f);
+  void drop(Flight *f, bool filtered = false);
   // The tail.
   void move(Flight *f, Time duration, bool all = false);
   void stream(Flight *f);
@@ -109,7 +127,8 @@ struct Fabric::Impl {
   Topology topology;
   Wiring wiring;
   Router router;
-  std::vector<Link> links; // by the port each leaves from
+  std::vector<Link> links;   // by the port each leaves from
+  std::vector<Input> inputs; // by switch port; store-and-forward only
   std::vector<PacketReceiver *> receivers;
   std::vector<Flight *> refused; // node -> head its receiver refused
   std::vector<std::unique_ptr<Flight>> flights;
@@ -118,6 +137,7 @@ struct Fabric::Impl {
   uint64_t next_key = 0;
   FabricStats stats;
   uint64_t misrouted = 0;
+  Time gap; // the interframe gap: a link stays idle that long after a tail
   // Observers (set_events): crossings by link, in the order heads entered.
   RunEvents *events = nullptr;
   std::vector<std::deque<Crossing>> crossings;
@@ -176,22 +196,57 @@ void Fabric::Impl::take(Flight *f, uint32_t link) {
   uint32_t to = wiring.peer[link];
   post(sched.now() + params.link_latency, "fabric: head at " + wiring.name(to),
        [this, f, to] { arrive(f, to); });
+  if (f->blocking)
+    unblock(f);
 }
 
+// Store-and-forward: a head arriving behind a packet that still waits in
+// this input for its output port waits on its cable (holding it, and so the
+// path back to its sender) until that packet leaves.
 void Fabric::Impl::arrive(Flight *f, uint32_t port) {
   if (wiring.is_node(port))
     return at_node(f, port);
+  if (params.store_and_forward) {
+    f->in_port = port;
+    Input &in = inputs[port];
+    if (in.occupant) {
+      in.parked = f;
+      return wait(f);
+    }
+  }
+  cross_switch(f, port);
+}
+
+// The head spends the switch's latency; store-and-forward, first the
+// packet's length, until all of it is in: the cable it came by is then
+// free (released once the tail and the interframe gap have passed).
+void Fabric::Impl::cross_switch(Flight *f, uint32_t port) {
   uint32_t sw = wiring.switch_of(port);
-  move(f, params.switch_latency);
-  post(sched.now() + params.switch_latency,
-       "fabric: s" + std::to_string(sw) + " routes",
+  Time hold = params.switch_latency;
+  if (params.store_and_forward)
+    hold += f->length;
+  move(f, hold, params.store_and_forward);
+  post(sched.now() + hold, "fabric: s" + std::to_string(sw) + " routes",
        [this, f, sw] { leave_switch(f, sw); });
+}
+
+// `f` has its output port: its input takes the packet behind, if any.
+void Fabric::Impl::unblock(Flight *f) {
+  f->blocking = false;
+  Input &in = inputs[f->in_port];
+  in.occupant = nullptr;
+  if (Flight *next = std::exchange(in.parked, nullptr)) {
+    stop_waiting(next);
+    cross_switch(next, f->in_port);
+  }
 }
 
 // A route byte naming no port, or a port with no cable, drops the packet;
 // so does a loop back onto a link the packet holds (it would wait for
-// itself forever).
+// itself forever). An Ethernet frame no port leads to is filtered.
 void Fabric::Impl::leave_switch(Flight *f, uint32_t sw) {
+  if (f->packet.filtered)
+    return drop(f, true);
   std::vector<uint8_t> &route = f->packet.route;
   if (route.empty() || route[0] >= wiring.ports)
     return drop(f);
@@ -200,9 +255,15 @@ void Fabric::Impl::leave_switch(Flight *f, uint32_t sw) {
     return drop(f);
   route.erase(route.begin());
   request(f, out);
+  if (params.store_and_forward && f->waiting) {
+    inputs[f->in_port].occupant = f;
+    f->blocking = true;
+  }
 }
 
 void Fabric::Impl::at_node(Flight *f, uint32_t node) {
+  if (f->packet.filtered) // two nodes back to back: the NIC filters it
+    return drop(f, true);
   if (!f->packet.route.empty() || !receivers[node])
     return drop(f);
   f->node = node;
@@ -236,8 +297,11 @@ void Fabric::Impl::stop_waiting(Flight *f) {
   stats.blocked_time += sched.now() - f->wait_since;
 }
 
-void Fabric::Impl::drop(Flight *f) {
-  ++misrouted;
+void Fabric::Impl::drop(Flight *f, bool filtered) {
+  if (filtered)
+    ++stats.packets_filtered;
+  else
+    ++misrouted;
   f->dropped = true;
   stream(f); // the bytes drain where the head stopped, freeing the path
 }
@@ -245,10 +309,10 @@ void Fabric::Impl::drop(Flight *f) {
 // ---- The tail ----------------------------------------------------------
 
 // The head starts moving for `duration`. A link is released once the tail
-// has entered it and the head has left it (so a head waiting at the end of
-// a link keeps it: nothing can pile up behind); the head has left all held
-// links but the last (`all`: and the last too). on_sent runs when the tail
-// enters the first link.
+// has entered it (and the interframe gap passed) and the head has left it
+// (so a head waiting at the end of a link keeps it: nothing can pile up
+// behind); the head has left all held links but the last (`all`: and the
+// last too). on_sent runs when the tail enters the first link.
 void Fabric::Impl::move(Flight *f, Time duration, bool all) {
   Time now = sched.now(), end = f->moved + duration;
   auto at = [&](Time moved) { // real time when the head's clock is `moved`
@@ -262,7 +326,7 @@ void Fabric::Impl::move(Flight *f, Time duration, bool all) {
   }
   size_t left = all ? f->held.size() : f->held.size() - 1;
   for (; f->scheduled < left; ++f->scheduled) {
-    Time passes = f->held[f->scheduled].entered + f->length;
+    Time passes = f->held[f->scheduled].entered + f->length + gap;
     if (passes > end)
       break;
     size_t hop = f->scheduled;
@@ -275,9 +339,10 @@ void Fabric::Impl::move(Flight *f, Time duration, bool all) {
 }
 
 // The head has stopped for good (taken, or dropped): the rest of the packet
-// streams in behind it, releasing the links it still holds.
+// streams in behind it, releasing the links it still holds (the last one
+// once the interframe gap after the tail has passed too).
 void Fabric::Impl::stream(Flight *f) {
-  move(f, f->length, true);
+  move(f, f->length + gap, true);
   std::string name = f->dropped ? "fabric: dropped packet drained"
                                 : "fabric: tail at " + wiring.name(f->node);
   post(sched.now() + f->length, std::move(name), [this, f] { finish(f); });
@@ -315,10 +380,13 @@ void Fabric::Impl::open_crossing(Flight *f, uint32_t link) {
   c.source = f->packet.source;
   c.id = f->packet.id;
   c.head = sched.now();
-  c.route_bytes = uint32_t(f->packet.route.size());
-  // The route as on this link: the byte of the switch it leaves is gone.
-  const std::vector<uint8_t> &route = f->packet.route,
-                             &payload = f->packet.payload;
+  // The route as on this link: the byte of the switch it leaves is gone. An
+  // Ethernet frame's route is the switches' decisions, not on the wire.
+  std::span<const uint8_t> route;
+  if (!params.ethernet)
+    route = f->packet.route;
+  const std::vector<uint8_t> &payload = f->packet.payload;
+  c.route_bytes = uint32_t(route.size());
   c.frame.reserve(route.size() + payload.size());
   c.frame.insert(c.frame.end(), route.begin(), route.end());
   c.frame.insert(c.frame.end(), payload.begin(), payload.end());
@@ -350,6 +418,7 @@ void Fabric::Impl::tell_crossings(uint32_t link, bool all_known) {
   if (queue.empty()) // also every link of an unused switch port
     return;
   LinkRef ref{cable_of[link], port_names[link], port_names[wiring.peer[link]]};
+  ref.ethernet = params.ethernet;
   auto tell = [&](Crossing &c) {
     ref.route_bytes = c.route_bytes;
     if (!c.told)
@@ -398,7 +467,8 @@ void Fabric::send(Packet p, Time head_leaves,
   ++m.stats.packets_sent;
   Flight *f = m.new_flight();
   Time rate = std::max(p.source_ps_per_byte, m.params.link_ps_per_byte);
-  f->length = Time(p.payload.size()) * rate;
+  size_t bytes = std::max<size_t>(p.payload.size(), m.params.min_frame_bytes);
+  f->length = Time(m.params.preamble_bytes + bytes) * rate;
   f->packet = std::move(p);
   f->on_sent = std::move(on_sent);
   uint32_t source = f->packet.source;
@@ -463,7 +533,10 @@ Time Fabric::min_path_latency() const {
   for (const auto &[a, b] : impl_->topology.cables)
     if (!a.is_switch && !b.is_switch)
       return p.link_latency;
-  return 2 * p.link_latency + p.switch_latency;
+  Time through = 2 * p.link_latency + p.switch_latency;
+  if (p.store_and_forward) // the shortest packet's length, at the fastest
+    through += Time(p.preamble_bytes + p.min_frame_bytes) * p.link_ps_per_byte;
+  return through;
 }
 std::vector<uint8_t> Fabric::route(uint32_t from, uint32_t to) const {
   return impl_->router.route(from, to);

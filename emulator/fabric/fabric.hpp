@@ -1,5 +1,7 @@
 // The network between NICs: full-duplex links and Myrinet-style crossbar
-// switches (8 ports, cut-through, source routed, backpressure, no loss).
+// switches (8 ports, cut-through, source routed, backpressure, no loss), or
+// Ethernet switches (store-and-forward, frames forwarded by destination MAC;
+// fabric/ethernet.hpp).
 //
 // Packet model (docs/fabric.md): a packet is the route (one byte per switch,
 // each naming the output port, consumed as the head passes) followed by the
@@ -10,6 +12,15 @@
 // backpressure). When the destination NIC accepts the head, the rest of the
 // packet streams at the bottleneck rate (the source's pacing or the links'),
 // and each link is released as the tail passes it.
+//
+// Ethernet (FabricParams::ethernet): the sender's NIC looks the destination
+// MAC up in the switches' forwarding table (static: every node's MAC is
+// known) and gives the packet the route to it; the route bytes are then the
+// switches' forwarding decisions and take no place on the wire. With
+// store_and_forward, a switch forwards a frame only once all of it has
+// arrived. Contention is still modelled by the path being held (as if each
+// switch input buffered one frame and paused the link behind it): no frame
+// is ever dropped for congestion.
 #pragma once
 
 #include "sim/scheduler.hpp"
@@ -31,6 +42,10 @@ struct Packet {
   std::vector<uint8_t> route;   // remaining route bytes (output ports)
   std::vector<uint8_t> payload; // everything after the route (incl. CRC)
   Time source_ps_per_byte = 0;  // how fast the source can feed the link
+  // Ethernet: no switch port leads to the frame's destination MAC (unknown,
+  // the sender's own, or a group address). The first switch drops it and
+  // counts it (FabricStats::packets_filtered); `route` is empty.
+  bool filtered = false;
 };
 
 // The receiving side of a NIC, implemented by its Rx engine.
@@ -48,8 +63,22 @@ public:
 struct FabricParams {
   Time link_ps_per_byte = 6250; // 160 MB/s
   Time link_latency = 0;        // propagation along one cable
-  Time switch_latency = 0;      // head in -> head out, cut-through
+  Time switch_latency = 0;      // head in -> head out, cut-through; with
+                                // store_and_forward, after the whole packet
+                                // has arrived
   uint32_t switch_ports = 8;
+  // Ethernet networks (docs/fabric.md, "Ethernet (comet)"). The defaults
+  // are Myrinet's: no framing overhead, cut-through.
+  bool ethernet = false;             // packets are Ethernet frames: observers
+                                     // see no route bytes
+  bool store_and_forward = false;    // a switch takes all of a packet in
+                                     // before its head goes on
+  uint32_t preamble_bytes = 0;       // wire time ahead of each packet
+                                     // (preamble + SFD), part of its length
+  uint32_t interframe_gap_bytes = 0; // idle wire time after each packet: a
+                                     // link is free that long after a tail
+  uint32_t min_frame_bytes = 0;      // a shorter payload takes this long on
+                                     // the wire (Ethernet pads to 64 bytes)
 };
 
 // Where things are plugged in. Built by make_topology or read from a file.
@@ -92,6 +121,9 @@ struct FabricStats {
   uint64_t packets_delivered = 0;
   uint64_t packets_blocked = 0; // heads that had to wait at least once
   Time blocked_time = 0;        // total time heads spent waiting
+  // Ethernet frames a switch dropped because none of its ports leads to
+  // their destination MAC (Packet::filtered). Not counted as misrouted.
+  uint64_t packets_filtered = 0;
 };
 
 class Fabric {
@@ -125,7 +157,8 @@ public:
   const FabricParams &params() const;
   // The least time from a head entering the network to its arrival at
   // another node: one cable if two nodes are cabled directly, else two
-  // cables and a switch.
+  // cables and a switch (store-and-forward: and the shortest frame's time,
+  // preamble included, which the switch waits for).
   Time min_path_latency() const;
   // topology().route(from, to), but each switch's search is kept: use this
   // when many routes are asked for (every node's table).

@@ -1,5 +1,6 @@
 #include "host/agent.hpp"
 
+#include "devices/doorbell.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/regs.h"
 #include "node/node.hpp"
@@ -39,6 +40,10 @@ const char *op_name(Op op) {
     return "Exit";
   case Op::WaitEither:
     return "WaitEither";
+  case Op::Doorbell:
+    return "Doorbell";
+  case Op::WaitWordUntil:
+    return "WaitWordUntil";
   }
   return "?";
 }
@@ -53,8 +58,13 @@ HostCosts HostCosts::from(const Model &model) {
                   " cannot run host programs: [timing] " + key + " is missing");
     return it->second;
   };
-  return {get("host.pio_write_word"), get("host.pio_read_word"),
-          get("host.poll_own_memory")};
+  HostCosts costs{get("host.pio_write_word"), get("host.pio_read_word"),
+                  get("host.poll_own_memory")};
+  // A model without its own figure: a doorbell is one PIO write.
+  auto doorbell = model.timing_ps.find("host.doorbell_write");
+  costs.doorbell_write =
+      doorbell != model.timing_ps.end() ? doorbell->second : costs.pio_write;
+  return costs;
 }
 
 HostAgent::HostAgent(uint32_t rank, uint32_t size, uint64_t arena_bytes,
@@ -153,43 +163,99 @@ void HostAgent::handle(const Request &r) {
   case Op::WaitWord:
     if (!word_in_arena(r.a))
       return reply_at(now, Reply{Status::BadArgument, 0, 0});
-    watch_ = Watch{r.a, r.b, r.c, std::nullopt, 0};
+    watch_ = Watch{r.a, r.b, r.c, std::nullopt, 0, false};
     return check_watch();
   case Op::WaitEither:
     if (!word_in_arena(r.a) || !word_in_arena(r.b))
       return reply_at(now, Reply{Status::BadArgument, 0, 0});
-    watch_ = Watch{r.a, ~0u, r.c, r.b, uint32_t(r.arg64)};
+    watch_ = Watch{r.a, ~0u, r.c, r.b, uint32_t(r.arg64), false};
     return check_watch();
+  case Op::WaitWordUntil:
+    if (!word_in_arena(r.a))
+      return reply_at(now, Reply{Status::BadArgument, 0, 0});
+    watch_ = Watch{r.a, r.b, r.c, std::nullopt, 0, true};
+    check_watch();
+    // No match yet: the host gives up at the deadline (at once if it has
+    // passed; kTimeNever: it waits as long as WaitWord).
+    if (watch_ && r.arg64 != kTimeNever)
+      watch_deadline(std::max<Time>(r.arg64, now));
+    return;
+  case Op::Doorbell:
+    return ring_doorbell(r);
   default:
     return reply_at(now, immediate(r));
   }
+}
+
+// A doorbell write lands in its FIFO at once and costs the host the model's
+// doorbell_write. A full FIFO refuses it, as a PCI target retries a write
+// it cannot take: the write is held until the firmware pops an entry of
+// that FIFO, lands at that pop, and completes no earlier than it would
+// have without the retry.
+void HostAgent::ring_doorbell(const Request &r) {
+  const Time now = r.time;
+  DoorbellDevice *bell = node_ ? node_->doorbell() : nullptr;
+  if (!bell || r.a >= bell->fifos())
+    return reply_at(now, Reply{Status::BadArgument, 0, 0});
+  const Time done = now + costs_.doorbell_write;
+  if (bell->push(r.a, r.b))
+    return reply_at(done, Reply{});
+  bell->when_space(
+      r.a, [this, bell, fifo = r.a, value = r.b, done](Time popped) {
+        if (phase_ == Phase::Exited) // the process is gone: drop its write
+          return;
+        bell->push(fifo, value); // the pop just freed an entry
+        reply_at(std::max(done, popped), Reply{});
+      });
 }
 
 bool HostAgent::word_in_arena(uint64_t offset) const {
   return offset % 4 == 0 && offset + 4 <= channel_->arena_size();
 }
 
+uint32_t HostAgent::arena_word(uint64_t offset) const {
+  uint32_t word;
+  std::memcpy(&word, channel_->arena() + offset, 4);
+  return word;
+}
+
 // A waiting host notices a change in its own memory one poll later.
 void HostAgent::check_watch() {
   if (!watch_)
     return;
-  auto word_at = [&](uint64_t offset) {
-    uint32_t word;
-    std::memcpy(&word, channel_->arena() + offset, 4);
-    return word;
-  };
-  uint32_t word = word_at(watch_->offset);
+  uint32_t word = arena_word(watch_->offset);
   uint32_t value;
   if ((word & watch_->mask) == watch_->expected)
-    value = watch_->other_offset ? 0 : word;
+    value = watch_->other_offset || watch_->until ? 0 : word;
   else if (watch_->other_offset &&
-           word_at(*watch_->other_offset) == watch_->other_expected)
+           arena_word(*watch_->other_offset) == watch_->other_expected)
     value = 1;
   else
     return;
   watch_.reset();
+  if (deadline_) {
+    scheduler_.cancel(*deadline_);
+    deadline_.reset();
+  }
   reply_at(scheduler_.now() + costs_.poll_own_memory,
-           Reply{Status::Ok, value, 0});
+           Reply{Status::Ok, value, 0, word});
+}
+
+// WaitWordUntil: if the word has not matched by `deadline`, the host gives
+// up then. After any write landing at the deadline itself (priority 1: the
+// other events at that time run first), so a match at the deadline counts.
+void HostAgent::watch_deadline(Time deadline) {
+  deadline_ = scheduler_.schedule(
+      deadline, "host: wait deadline",
+      [this, deadline] {
+        deadline_.reset();
+        if (!watch_ || phase_ == Phase::Exited)
+          return;
+        uint32_t word = arena_word(watch_->offset);
+        watch_.reset();
+        reply_at(deadline, Reply{Status::Ok, 1, 0, word});
+      },
+      1);
 }
 
 bool HostAgent::registered(uint64_t addr, size_t len) const {

@@ -19,6 +19,7 @@ class Node;
 
 struct HostCosts {
   Time pio_write = 0, pio_read = 0, poll_own_memory = 0;
+  Time doorbell_write = 0; // host.doorbell_write, else host.pio_write_word
   static HostCosts from(const Model &model);
 };
 
@@ -55,7 +56,10 @@ private:
   void handle(const channel::Request &r);
   void reply_at(Time t, channel::Reply r);
   void check_watch();
+  void watch_deadline(Time deadline);
+  void ring_doorbell(const channel::Request &r);
   bool word_in_arena(uint64_t offset) const;
+  uint32_t arena_word(uint64_t offset) const;
   channel::Reply immediate(const channel::Request &r);
 
   uint32_t rank_;
@@ -74,8 +78,10 @@ private:
     uint32_t mask, expected;
     std::optional<uint64_t> other_offset; // WaitEither: the second word
     uint32_t other_expected = 0;
+    bool until = false; // WaitWordUntil: reply.value says matched (0)
   };
   std::optional<Watch> watch_;
+  std::optional<EventId> deadline_; // WaitWordUntil's timeout event
   // The request being served, for observers.
   channel::Op call_op_ = channel::Op::None;
   Time call_start_ = 0;

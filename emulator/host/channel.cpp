@@ -265,14 +265,22 @@ bool EmulatorEnd::registered(uint64_t bus_addr, size_t len) const {
 Status EmulatorEnd::add_region(uint64_t offset, uint64_t length) {
   if (length == 0 || offset > arena_size_ || length > arena_size_ - offset)
     return Status::BadArgument;
-  Region *free_slot = nullptr;
+  Region *free_slot = nullptr, *before = nullptr;
   for (Region &region : control_->regions) {
     if (region.length == 0) {
       if (!free_slot)
         free_slot = &region;
     } else if (ranges_overlap(offset, length, region.offset, region.length)) {
       return Status::BadArgument;
+    } else if (region.offset + region.length == offset) {
+      before = &region;
     }
+  }
+  // Memory registered right after a region grows it: a host's allocations
+  // follow each other, and one region lets a DMA span two of them.
+  if (before) {
+    before->length += length;
+    return Status::Ok;
   }
   if (!free_slot)
     return Status::Exhausted;

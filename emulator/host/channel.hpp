@@ -19,7 +19,8 @@
 namespace nicemu::channel {
 
 constexpr uint32_t kMagic = 0x4E4D4348; // 'NMCH'
-constexpr uint32_t kVersion = 1;
+// 2: Op::Doorbell, Op::WaitWordUntil and Reply::word.
+constexpr uint32_t kVersion = 2;
 // Bus address of arena offset 0 as the NIC's DMA engines see it (0 is never
 // a valid host address).
 constexpr uint64_t kArenaBusBase = 0x10000000;
@@ -27,23 +28,31 @@ constexpr uint32_t kMaxRegions = 64;
 
 enum class Op : uint32_t {
   None = 0,
-  Hello,      // first call: the host is running; reply: its start time
-  PioWrite,   // a = card address, b = value
-  PioRead,    // a = card address; reply.value
-  WaitWord,   // a = arena offset, b = mask, c = expected: wait until
-              //   (word & mask) == expected in the host's own memory
-  Advance,    // arg64 = picoseconds the host computed (e.g. a clock shim)
-  Register,   // a = arena offset, b = length: the NIC may touch it
-  Deregister, // a = arena offset
-  Exit,       // a = exit status; no reply is awaited
-  WaitEither, // a = arena offset, c = expected; b = arena offset, arg64 =
-              //   expected: wait until either word equals its value;
-              //   reply.value: 0 for the first, 1 for the second
+  Hello,         // first call: the host is running; reply: its start time
+  PioWrite,      // a = card address, b = value
+  PioRead,       // a = card address; reply.value
+  WaitWord,      // a = arena offset, b = mask, c = expected: wait until
+                 //   (word & mask) == expected in the host's own memory
+  Advance,       // arg64 = picoseconds the host computed (e.g. a clock shim)
+  Register,      // a = arena offset, b = length: the NIC may touch it
+  Deregister,    // a = arena offset
+  Exit,          // a = exit status; no reply is awaited
+  WaitEither,    // a = arena offset, c = expected; b = arena offset, arg64 =
+                 //   expected: wait until either word equals its value;
+                 //   reply.value: 0 for the first, 1 for the second
+  Doorbell,      // a = FIFO index, b = value: a doorbell write; a full FIFO
+                 //   holds it until the firmware pops an entry (a PCI retry)
+  WaitWordUntil, // a = arena offset, b = mask, c = expected, arg64 =
+                 //   absolute virtual deadline (ps): as WaitWord, but
+                 //   reply.value is 0 if the word matched by the deadline, 1
+                 //   if not (the reply then comes at the deadline);
+                 //   reply.word is the word as the host saw it last
 };
 
 enum class Status : int32_t {
   Ok = 0,
-  BadArgument = -1,   // unaligned, out of the arena, unknown card address
+  BadArgument = -1,   // unaligned, out of the arena, unknown card address,
+                      //   no such doorbell FIFO
   NotRegistered = -2, // WaitWord/Deregister on memory never registered
   Exhausted = -3,     // no free registration slot
   Shutdown = -4,      // the cluster is stopping (another host died, a fault)
@@ -60,6 +69,7 @@ struct Reply {
   Status status = Status::Ok;
   uint32_t value = 0;
   uint64_t time = 0; // virtual time (ps) when the call completed
+  uint32_t word = 0; // WaitWordUntil: the watched word
 };
 
 struct Region {
@@ -174,6 +184,10 @@ public:
   uint64_t time() const { return control_->host_time.load(); }
   uint8_t *arena() { return base_ + control_->arena_offset; }
   uint64_t arena_size() const { return control_->arena_size; }
+  // The shared object and where the arena starts in it, for mapping arena
+  // pages elsewhere in the process (hostlib/src/pinned.cpp).
+  int fd() const { return fd_; }
+  uint64_t arena_file_offset() const { return control_->arena_offset; }
 
 private:
   void map(int channel_fd);

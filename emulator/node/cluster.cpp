@@ -1,8 +1,10 @@
 #include "node/cluster.hpp"
 
+#include "fabric/ethernet.hpp"
 #include "nicemu/error.hpp"
 
 #include <cmath>
+#include <optional>
 
 namespace nicemu {
 
@@ -35,6 +37,14 @@ FabricParams fabric_params(const Model &model) {
   p.link_latency = required_timing(model, "link.latency");
   p.switch_latency = required_timing(model, "switch.latency");
   p.switch_ports = uint32_t(required_param(model, "switch.ports"));
+  auto saf = model.params.find("switch.store_and_forward");
+  p.store_and_forward = saf != model.params.end() && saf->second != 0;
+  if (std::optional<EthernetFraming> eth = ethernet_framing(model)) {
+    p.ethernet = true;
+    p.preamble_bytes = eth->preamble_bytes;
+    p.interframe_gap_bytes = eth->interframe_gap_bytes;
+    p.min_frame_bytes = eth->min_frame_bytes;
+  }
   return p;
 }
 

@@ -1,6 +1,7 @@
 #include "node/node.hpp"
 
 #include "devices/console.hpp"
+#include "devices/doorbell.hpp"
 #include "devices/host_dma.hpp"
 #include "devices/network.hpp"
 #include "devices/registers.hpp"
@@ -50,8 +51,13 @@ Node::~Node() = default;
 // The devices a model has: the core's own always; the DMA engines when the
 // model gives their timing.
 void Node::add_devices() {
-  devices_.resize(8);
+  devices_.resize(9);
   caps_ = NICEMU_CAP_TIMER | NICEMU_CAP_IRQ | NICEMU_CAP_WATCHDOG;
+  if (auto doorbell = DoorbellDevice::from_model(*this, model_)) {
+    doorbell_ = doorbell.get();
+    devices_[8] = std::move(doorbell); // [params.doorbell]
+    caps_ |= NICEMU_CAP_DOORBELL;
+  }
   auto timing = [this](const std::string &key) {
     auto it = model_.timing_ps.find(key);
     return it == model_.timing_ps.end() ? std::optional<Time>() : it->second;
@@ -75,6 +81,8 @@ void Node::add_devices() {
     devices_[6] = std::move(rx);
     devices_[7] = std::make_unique<RouteTable>(*this);
     caps_ |= NICEMU_CAP_NETWORK;
+    if (ethernet_framing(model_)) // [params.ethernet]: links carry Ethernet
+      caps_ |= NICEMU_CAP_ETHERNET;
   }
   NodeIdentity id{config_.node,
                   config_.nodes,

@@ -40,6 +40,8 @@ struct NodeConfig {
   std::function<void(uint32_t node, const std::string &line)> console;
 };
 
+class DoorbellDevice;
+
 class Node final : public CpuBus, public DeviceHost {
 public:
   Node(const Model &model, Scheduler &scheduler, NodeConfig config);
@@ -106,6 +108,8 @@ public:
   HostMemory *host_memory() override { return config_.host_memory; }
   Fabric *fabric() override { return config_.fabric; }
   RunEvents *events() override { return config_.events; }
+  // The doorbell FIFOs the host writes; null when the model has none.
+  DoorbellDevice *doorbell() { return doorbell_; }
 
 private:
   struct Memory {
@@ -131,6 +135,7 @@ private:
   std::vector<std::unique_ptr<Device>> devices_; // by window index
   uint32_t caps_ = 0;
   IrqController *irq_ = nullptr;
+  DoorbellDevice *doorbell_ = nullptr;
   NodeState state_ = NodeState::Reset;
   Image image_;
   uint32_t exit_code_ = 0;

@@ -67,8 +67,7 @@ bool PcapWriter::forward(std::string_view from, std::string_view to) {
   return !endpoint_before(to, from);
 }
 
-PcapWriter::PcapWriter(const std::string &dir, LinkType type)
-    : dir_(dir), type_(type) {
+PcapWriter::PcapWriter(const std::string &dir) : dir_(dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec)
@@ -139,6 +138,8 @@ void PcapWriter::link_packet(const LinkRef &link, uint32_t source,
   if (!capture) {
     capture = std::make_unique<Capture>();
     capture->path = (fs::path(dir_) / file_name(link.from, link.to)).string();
+    capture->type =
+        link.ethernet ? LinkType::Ethernet : LinkType::NicemuMyrinet;
     out = &capture->pending;
     put32(*out, kMagicNanoseconds);
     put16(*out, 2); // version 2.4
@@ -146,25 +147,32 @@ void PcapWriter::link_packet(const LinkRef &link, uint32_t source,
     put32(*out, 0); // thiszone: the virtual clock's zero
     put32(*out, 0); // sigfigs
     put32(*out, kSnapLength);
-    put32(*out, uint32_t(type_));
+    put32(*out, uint32_t(capture->type));
   }
   out = &capture->pending;
   uint64_t ns = uint64_t(head) / 1000;
-  size_t length = kPseudoHeaderBytes + frame.size();
+  bool ethernet = capture->type == LinkType::Ethernet;
+  // Ethernet: as a NIC captures a frame, without preamble and FCS.
+  std::span<const uint8_t> data =
+      ethernet ? frame.first(frame.size() - std::min<size_t>(frame.size(), 4))
+               : frame;
+  size_t header = ethernet ? 0 : kPseudoHeaderBytes;
+  size_t length = header + data.size();
   size_t kept = std::min<size_t>(length, kSnapLength);
   put32(*out, uint32_t(ns / 1'000'000'000));
   put32(*out, uint32_t(ns % 1'000'000'000));
   put32(*out, uint32_t(kept));
   put32(*out, uint32_t(length));
-  // The pseudo-header (docs/profiling.md), little-endian.
-  out->push_back(kPseudoHeaderVersion);
-  out->push_back(forward(link.from, link.to) ? 0 : 1);
-  put16(*out, std::min<uint32_t>(link.route_bytes, 0xFFFF));
-  put32(*out, source);
-  put64(*out, packet_id);
-  put64(*out, uint64_t(std::max(head, tail) - head));
-  out->insert(out->end(), frame.begin(),
-              frame.begin() + (kept - kPseudoHeaderBytes));
+  if (!ethernet) {
+    // The pseudo-header (docs/profiling.md), little-endian.
+    out->push_back(kPseudoHeaderVersion);
+    out->push_back(forward(link.from, link.to) ? 0 : 1);
+    put16(*out, std::min<uint32_t>(link.route_bytes, 0xFFFF));
+    put32(*out, source);
+    put64(*out, packet_id);
+    put64(*out, uint64_t(std::max(head, tail) - head));
+  }
+  out->insert(out->end(), data.begin(), data.begin() + long(kept - header));
   if (out->size() >= kFlushBytes)
     write_out(*capture);
 }

@@ -4,7 +4,9 @@
 // clock. Each packet is recorded once per cable, when its head entered,
 // behind a small pseudo-header (direction, route length, source, packet id,
 // time on the cable). tools/wireshark/nicemu.lua decodes the records. Format:
-// docs/profiling.md, "Packet captures".
+// docs/profiling.md, "Packet captures". On an Ethernet network the files are
+// standard LINKTYPE_ETHERNET captures: each record is the frame as on the
+// wire, without preamble and FCS (docs/fabric.md, "Ethernet (comet)").
 #pragma once
 
 #include "observe/run_events.hpp"
@@ -19,11 +21,14 @@ namespace nicemu {
 
 class PcapWriter final : public RunEvents {
 public:
-  // How frames are encoded. Myrinet-style frames (route bytes, payload,
-  // CRC-32) use the first user link type behind the pseudo-header. An
-  // Ethernet model would add LINKTYPE_ETHERNET (1) here, its frames written
-  // as they are.
-  enum class LinkType : uint32_t { NicemuMyrinet = 147 /* LINKTYPE_USER0 */ };
+  // How frames are encoded, per file, from the crossings told
+  // (LinkRef::ethernet). Myrinet-style frames (route bytes, payload, CRC-32)
+  // use the first user link type behind the pseudo-header; Ethernet frames
+  // are written as captured from a NIC: destination MAC to payload, no FCS.
+  enum class LinkType : uint32_t {
+    Ethernet = 1,        // LINKTYPE_ETHERNET
+    NicemuMyrinet = 147, // LINKTYPE_USER0
+  };
 
   static constexpr uint32_t kMagicNanoseconds = 0xA1B23C4D;
   static constexpr uint32_t kSnapLength = 1u << 18; // > any Tx frame
@@ -32,8 +37,7 @@ public:
 
   // Creates `dir` if needed and removes the link-*.pcap files an earlier run
   // left there. Throws nicemu::Error if the directory cannot be written.
-  explicit PcapWriter(const std::string &dir,
-                      LinkType type = LinkType::NicemuMyrinet);
+  explicit PcapWriter(const std::string &dir);
   ~PcapWriter() override; // finishes, ignoring errors, if finish() was not
   PcapWriter(const PcapWriter &) = delete;
   PcapWriter &operator=(const PcapWriter &) = delete;
@@ -56,11 +60,11 @@ private:
     std::string path;
     std::vector<uint8_t> pending; // records not yet in the file
     bool created = false;
+    LinkType type = LinkType::NicemuMyrinet;
   };
   void write_out(Capture &capture);
 
   std::string dir_;
-  LinkType type_;
   // By cable index. Buffered so that a network of a thousand cables needs
   // one open file at a time.
   std::vector<std::unique_ptr<Capture>> captures_;

@@ -19,11 +19,13 @@ enum class DmaEngineKind : uint8_t { HostDma, Tx, Rx };
 // name the ends as "node3" or "switch1.p4" (`from`: where the packet entered
 // the cable); index is the cable's number in the topology (stable for a
 // given topology). route_bytes: how many of the frame's first bytes are
-// route bytes (the route does not say where it ends).
+// route bytes (the route does not say where it ends). ethernet: the frame is
+// an Ethernet frame, FCS included (no route bytes, no preamble).
 struct LinkRef {
   uint32_t index = 0;
   std::string_view from, to;
   uint32_t route_bytes = 0;
+  bool ethernet = false;
 };
 
 class RunEvents {
@@ -43,7 +45,8 @@ public:
 
   // A packet crossed one cable: its head entered at `head`, its tail left at
   // `tail`. `frame` is what travelled on that cable: the route bytes still
-  // ahead of it, then the payload (with its CRC).
+  // ahead of it, then the payload (with its CRC); on Ethernet, the frame
+  // from its destination MAC to its FCS (`head` is the preamble's start).
   virtual void link_packet(const LinkRef & /*link*/, uint32_t /*source*/,
                            uint64_t /*packet_id*/, Time /*head*/, Time /*tail*/,
                            std::span<const uint8_t> /*frame*/) {}

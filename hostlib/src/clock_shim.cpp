@@ -1,6 +1,8 @@
 // libnicemu_clock.so: preloaded by `nicemu run` into host programs so that
 // clock_gettime, gettimeofday and time report the host's virtual time, and
-// existing benchmarks print emulated microseconds. Outside `nicemu run`
+// existing benchmarks print emulated microseconds; and gethostname names
+// the emulated node ("node3"), so programs that look themselves up by host
+// name (VIPL's name service) find their node. Outside `nicemu run`
 // (no NICEMU_CHANNEL_FD) every call goes to the C library unchanged.
 //
 // Each clock read costs the host NICEMU_CLOCK_COST_PS of virtual time (set
@@ -14,7 +16,10 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 
 namespace {
@@ -97,6 +102,23 @@ int gettimeofday(timeval *tv, void *tz) {
   uint64_t ps = read_virtual();
   tv->tv_sec = time_t(ps / 1'000'000'000'000ull) + kEpochOffset;
   tv->tv_usec = suseconds_t(ps / 1'000'000 % 1'000'000);
+  return 0;
+}
+
+int gethostname(char *name, size_t len) {
+  const char *rank = std::getenv("NICEMU_RANK");
+  if (!rank || !shim().control) {
+    using Real = int (*)(char *, size_t);
+    static auto real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "gethostname"));
+    return real ? real(name, len) : -1;
+  }
+  char host[32];
+  int n = std::snprintf(host, sizeof host, "node%s", rank);
+  if (n < 0 || size_t(n) >= len) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  std::memcpy(name, host, size_t(n) + 1);
   return 0;
 }
 

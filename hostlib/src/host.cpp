@@ -104,10 +104,12 @@ void *alloc(size_t bytes) {
   if (bytes == 0 || start + len > s.end->arena_size())
     throw Error("nicemu: out of registered memory (" + std::to_string(bytes) +
                 " bytes asked)");
+  // Registered from the end of the previous allocation (alignment padding
+  // included), so the emulator keeps all of them as one region.
   Request r;
   r.op = Op::Register;
-  r.a = uint32_t(start);
-  r.b = uint32_t(len);
+  r.a = uint32_t(s.next_free);
+  r.b = uint32_t(start + len - s.next_free);
   check(call(r).status, "registering memory");
   s.next_free = start + len;
   return s.end->arena() + start;
@@ -148,6 +150,35 @@ uint32_t wait_word(const volatile uint32_t *word, uint32_t mask,
   Reply rep = call(r);
   check(rep.status, "waiting for a word");
   return rep.value;
+}
+
+bool wait_word_until(const volatile uint32_t *word, uint32_t mask,
+                     uint32_t expected, uint64_t deadline_ps,
+                     uint32_t *value_out) {
+  Request r;
+  r.op = Op::WaitWordUntil;
+  r.a = uint32_t(arena_offset(const_cast<const uint32_t *>(word), 4));
+  r.b = mask;
+  r.c = expected;
+  r.arg64 = deadline_ps;
+  Reply rep = call(r);
+  check(rep.status, "waiting for a word");
+  if (value_out)
+    *value_out = rep.word;
+  return rep.value == 0;
+}
+
+void doorbell(uint32_t fifo, uint32_t value) {
+  Request r;
+  r.op = Op::Doorbell;
+  r.a = fifo;
+  r.b = value;
+  Status s = call(r).status;
+  if (s == Status::BadArgument)
+    throw Error("nicemu: doorbell write failed (status -1): the NIC has no "
+                "doorbell FIFO " +
+                std::to_string(fifo));
+  check(s, "doorbell write");
 }
 
 uint32_t detail::wait_either(const volatile uint32_t *a, uint32_t ea,

@@ -174,6 +174,26 @@ int nicemu_wait_word(const volatile uint32_t *word, uint32_t mask,
   });
 }
 
+int nicemu_wait_word_until(const volatile uint32_t *word, uint32_t mask,
+                           uint32_t expected, uint64_t deadline_ps,
+                           uint32_t *value_out, int *matched) noexcept {
+  if (!word)
+    return fail(__func__, NICEMU_EINVAL, "the word pointer is NULL");
+  if (!matched)
+    return null_out(__func__);
+  return guard(__func__, [&] {
+    uint32_t seen = 0;
+    bool hit = host::wait_word_until(word, mask, expected, deadline_ps, &seen);
+    if (value_out)
+      *value_out = seen;
+    *matched = hit ? 1 : 0;
+  });
+}
+
+int nicemu_doorbell(uint32_t fifo, uint32_t value) noexcept {
+  return guard(__func__, [&] { host::doorbell(fifo, value); });
+}
+
 int nicemu_barrier(void) noexcept {
   return guard(__func__, [] { host::barrier(); });
 }

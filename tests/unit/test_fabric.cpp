@@ -409,3 +409,103 @@ TEST_CASE("a route that loops back onto its own path is dropped") {
   CHECK(*net.arrival(good) == Arrival{1, good, 14000, 24000, 0, 100});
   CHECK(net.sched.empty());
 }
+
+// ---- Ethernet: store-and-forward, framing overhead, filtering ------------
+// The same round figures, plus an 8-byte preamble, a 12-byte interframe gap
+// (1200 ps) and a 64-byte minimum frame.
+
+namespace {
+
+FabricParams ethernet_params() {
+  FabricParams p = test_params();
+  p.ethernet = true;
+  p.store_and_forward = true;
+  p.preamble_bytes = 8;
+  p.interframe_gap_bytes = 12;
+  p.min_frame_bytes = 64;
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("store-and-forward: the head waits at the switch for the whole "
+          "packet; the gap spaces packets on a cable") {
+  Net net(make_topology(4, 8), ethernet_params());
+  // 92 bytes + the preamble: 10000 ps long. Head at s0 at 1000, out at
+  // 1000 + 500 + 10000 = 11500, at node 2 at 12500; tail 10000 later.
+  uint64_t a = net.send(0, {2}, 92, 0);
+  // Sent as a's tail leaves node 0: the cable is free once the gap after
+  // a's tail has passed (11200), so b's head waits 1200 ps.
+  uint64_t b = net.send(0, {3}, 92, 10000);
+  // A 10-byte packet takes a 64-byte frame's time: (8 + 64) x 100.
+  uint64_t c = net.send(1, {3}, 10, 0);
+  net.sched.run_until(kTimeNever);
+  CHECK(*net.arrival(a) == Arrival{2, a, 12500, 22500, 0, 92});
+  CHECK(net.sent[a] == 10000);
+  CHECK(*net.arrival(b) == Arrival{3, b, 11200 + 12500, 11200 + 22500, 0, 92});
+  CHECK(net.sent[b] == 21200);
+  CHECK(*net.arrival(c) == Arrival{3, c, 1000 + 500 + 7200 + 1000,
+                                   1000 + 500 + 7200 + 1000 + 7200, 0, 10});
+  CHECK(net.sent[c] == 7200);
+  CHECK(net.fabric.stats().packets_blocked == 1);
+  CHECK(net.fabric.stats().blocked_time == 1200);
+  // Lookahead: two cables, the switch, and the shortest frame's time.
+  CHECK(net.fabric.min_path_latency() == 2 * 1000 + 500 + (8 + 64) * 100);
+}
+
+TEST_CASE("store-and-forward: a packet waiting for its output port holds "
+          "its input; the next one on that input waits on its cable") {
+  Net net(make_topology(4, 8), ethernet_params());
+  uint64_t a = net.send(0, {2}, 92, 0);
+  uint64_t b = net.send(1, {2}, 92, 0);     // waits for s0:2 from 11500
+  uint64_t c = net.send(1, {3}, 92, 10000); // behind b, for a free port
+  net.sched.run_until(kTimeNever);
+  CHECK(*net.arrival(a) == Arrival{2, a, 12500, 22500, 0, 92});
+  // s0:2 frees when a's tail has left it (21500) and the gap has passed.
+  CHECK(*net.arrival(b) == Arrival{2, b, 23700, 33700, 0, 92});
+  // b's tail is in the switch: its sender is not held back.
+  CHECK(net.sent[b] == 10000);
+  // c takes node 1's cable after the gap (11200) and reaches s0 at 12200,
+  // where b still fills the input: c waits on the cable until b leaves
+  // (22700), then the switch receives it (10500). Its own tail was held
+  // back meanwhile: it leaves node 1 at 22700 + 10000 - 1000.
+  CHECK(*net.arrival(c) == Arrival{3, c, 22700 + 10500 + 1000,
+                                   22700 + 10500 + 1000 + 10000, 0, 92});
+  CHECK(net.sent[c] == 31700);
+  CHECK(net.fabric.stats().packets_blocked == 2);
+  CHECK(net.fabric.stats().blocked_time == 11200 + 1200 + 10500);
+}
+
+TEST_CASE("store-and-forward through a tree of 16-port switches") {
+  // 17 nodes: leaves s0 (nodes 0-14) and s1 (15-16) under the root s2.
+  Net net(make_topology(17, 16), [] {
+    FabricParams p = ethernet_params();
+    p.switch_ports = 16;
+    return p;
+  }());
+  REQUIRE(net.fabric.route(0, 16) == std::vector<uint8_t>{15, 1, 1});
+  uint64_t a = net.send_to(0, 16, 92, 0);
+  net.sched.run_until(kTimeNever);
+  // Four cables, three switches each holding the head 500 + 10000.
+  Time head = 4 * 1000 + 3 * (500 + 10000);
+  CHECK(*net.arrival(a) == Arrival{16, a, head, head + 10000, 0, 92});
+}
+
+TEST_CASE("filtered frames are dropped by the first switch and counted") {
+  Net net(make_topology(4, 8), ethernet_params());
+  Packet p;
+  p.source = 0;
+  p.id = 99;
+  p.payload.assign(92, 0xFF);
+  p.filtered = true;
+  Time done = 0;
+  net.fabric.send(std::move(p), 0, [&](Time t) { done = t; });
+  uint64_t after = net.send(0, {1}, 92, 10000);
+  net.sched.run_until(kTimeNever);
+  CHECK(done == 10000); // the sender is not stuck
+  CHECK(net.log.size() == 1);
+  CHECK(net.arrival(after) != nullptr);
+  CHECK(net.fabric.stats().packets_filtered == 1);
+  CHECK(net.fabric.misrouted() == 0);
+  CHECK(net.fabric.stats().packets_delivered == 1);
+}

@@ -1,6 +1,7 @@
 // The capture writer (--pcap): one classic nanosecond pcap file per cable,
 // link type USER0, each record a 24-byte pseudo-header and the frame as it
-// crossed the cable (docs/profiling.md, "Packet captures").
+// crossed the cable (docs/profiling.md, "Packet captures"); on Ethernet,
+// link type ETHERNET, each record the frame without its FCS.
 #include "observe/pcap_writer.hpp"
 
 #include "nicemu/error.hpp"
@@ -111,6 +112,40 @@ TEST_CASE("a capture: nanosecond pcap header, link type USER0") {
   CHECK(r.packet_id == 7);
   CHECK(r.cable_ps == 76'544);
   CHECK(r.frame == kFrame);
+}
+
+TEST_CASE("Ethernet crossings: LINKTYPE_ETHERNET, the frame without FCS") {
+  TempDir dir;
+  std::vector<uint8_t> frame(64, 0x11); // 60 bytes and a 4-byte FCS
+  frame[60] = 0xAA;
+  frame[63] = 0xBB;
+  {
+    PcapWriter w(dir.path.string());
+    LinkRef ethernet{0, "node0", "switch0.p0"};
+    ethernet.ethernet = true;
+    w.link_packet(ethernet, 0, 7, Time(2'000'000'123'456),
+                  Time(2'000'000'200'000), frame);
+    w.link_packet(ethernet, 0, 8, Time(3'000'000'000'000),
+                  Time(3'000'000'100'000), frame);
+    // Another cable of the same writer stays Myrinet-style.
+    w.link_packet(LinkRef{1, "node1", "switch0.p1", 2}, 1, 9, 1000, 2000,
+                  kFrame);
+    w.finish();
+  }
+  std::vector<uint8_t> file = dir.bytes("link-node0-switch0.p0.pcap");
+  CHECK(le(file, 0, 4) == 0xA1B23C4D);
+  CHECK(le(file, 20, 4) == 1); // LINKTYPE_ETHERNET
+  CHECK(uint32_t(PcapWriter::LinkType::Ethernet) == 1);
+  // Two records of 16 + 60 bytes: no pseudo-header, no FCS.
+  REQUIRE(file.size() == 24 + 2 * (16 + 60));
+  CHECK(le(file, 24, 4) == 2);   // seconds
+  CHECK(le(file, 28, 4) == 123); // nanoseconds
+  CHECK(le(file, 32, 4) == 60);  // captured
+  CHECK(le(file, 36, 4) == 60);  // on the wire, without FCS
+  CHECK(std::vector<uint8_t>(file.begin() + 40, file.begin() + 100) ==
+        std::vector<uint8_t>(frame.begin(), frame.begin() + 60));
+  CHECK(le(file, 100, 4) == 3);
+  CHECK(le(dir.bytes("link-node1-switch0.p1.pcap"), 20, 4) == 147);
 }
 
 TEST_CASE("one file per cable, both directions in it, in the order told") {

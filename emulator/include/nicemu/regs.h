@@ -28,7 +28,8 @@ extern "C" {
   X(HDMA, 4)                                                                   \
   X(TX, 5)                                                                     \
   X(RX, 6)                                                                     \
-  X(ROUTE, 7)
+  X(ROUTE, 7)                                                                   \
+  X(DOORBELL, 8)
 
 #define NICEMU_DEVICE_BASE(index)                                              \
   (NICEMU_MMIO_BASE + (index)*NICEMU_DEVICE_WINDOW)
@@ -101,7 +102,20 @@ extern "C" {
   X(ROUTE, DEST, 0x00, RW, "node to route to")                                 \
   X(ROUTE, LENGTH, 0x04, R, "route bytes to DEST (0: DEST is this node)")      \
   X(ROUTE, BYTES_LO, 0x08, R, "route bytes 0-3 (byte 0 = first switch)")       \
-  X(ROUTE, BYTES_HI, 0x0C, R, "route bytes 4-7")
+  X(ROUTE, BYTES_HI, 0x0C, R, "route bytes 4-7")                              \
+  X(ROUTE, MAC_LO, 0x10, R, "Ethernet MAC of DEST, bytes 0-3 (byte 0 first)")  \
+  X(ROUTE, MAC_HI, 0x14, R, "Ethernet MAC of DEST, bytes 4-5")                 \
+  X(ROUTE, IPV4, 0x18, R, "IPv4 address of DEST (a.b.c.d as 0xaabbccdd)")
+
+/* Doorbells: FIFOs of 32-bit words that the host writes (on `comet`, the
+ * physical address of a posted descriptor). The firmware pops them. */
+#define NICEMU_DOORBELL_REGS(X)                                                \
+  X(DOORBELL, NONEMPTY, 0x00, R, "bit i: FIFO i holds at least one entry")     \
+  X(DOORBELL, FIFOS, 0x04, R, "number of FIFOs")                              \
+  X(DOORBELL, DEPTH, 0x08, R, "entries each FIFO holds")                      \
+  X(DOORBELL, SELECT, 0x0C, RW, "FIFO that COUNT and POP act on")             \
+  X(DOORBELL, COUNT, 0x10, R, "entries in the selected FIFO")                 \
+  X(DOORBELL, POP, 0x14, R, "take the oldest entry of the selected FIFO (0: empty)")
 
 #define NICEMU_ALL_REGS(X)                                                     \
   NICEMU_SYS_REGS(X)                                                           \
@@ -111,7 +125,8 @@ extern "C" {
   NICEMU_HDMA_REGS(X)                                                          \
   NICEMU_TX_REGS(X)                                                            \
   NICEMU_RX_REGS(X)                                                            \
-  NICEMU_ROUTE_REGS(X)
+  NICEMU_ROUTE_REGS(X)                                                         \
+  NICEMU_DOORBELL_REGS(X)
 
 /* Offsets within each window (NICEMU_<DEV>_<NAME>) and window bases
  * (NICEMU_<DEV>_BASE), in one enumeration so that `base + offset` is plain
@@ -139,6 +154,8 @@ enum nicemu_register {
 /* A host wrote the mailbox page (the last 4 KiB of data memory) by PIO:
  * firmware can sleep until its host asks for something. */
 #define NICEMU_IRQ_HOST (1u << 5)
+/* A doorbell FIFO went from empty to non-empty. */
+#define NICEMU_IRQ_DOORBELL (1u << 6)
 
 /* DMA engines (HDMA, TX): CTRL and STATUS bits, error codes. */
 #define NICEMU_DMA_START (1u << 0)
@@ -170,6 +187,8 @@ enum nicemu_register {
 #define NICEMU_CAP_WATCHDOG (1u << 2)
 #define NICEMU_CAP_HDMA (1u << 3)
 #define NICEMU_CAP_NETWORK (1u << 4)
+#define NICEMU_CAP_DOORBELL (1u << 5)
+#define NICEMU_CAP_ETHERNET (1u << 6) /* links carry Ethernet frames */
 
 #ifdef __cplusplus
 }

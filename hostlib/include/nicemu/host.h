@@ -94,6 +94,22 @@ int nicemu_mailbox(uint32_t *out) NICEMU_NOEXCEPT;
  * (`out` may be NULL). */
 int nicemu_wait_word(const volatile uint32_t *word, uint32_t mask,
                      uint32_t expected, uint32_t *out) NICEMU_NOEXCEPT;
+/* As nicemu_wait_word, but gives up at the virtual time `deadline_ps`
+ * (absolute, like nicemu_now_ps). Stores in *matched 1 if the word matched
+ * by the deadline (noticed one poll after the write lands), 0 if not (the
+ * call then returns at the deadline exactly; at once if it has passed).
+ * Timing out is not a failure: the call returns NICEMU_OK. Stores the word
+ * as last seen in *value_out, which may be NULL; `matched` may not. */
+int nicemu_wait_word_until(const volatile uint32_t *word, uint32_t mask,
+                           uint32_t expected, uint64_t deadline_ps,
+                           uint32_t *value_out, int *matched) NICEMU_NOEXCEPT;
+
+/* Rings doorbell FIFO `fifo` of the NIC with `value` (on comet, the
+ * physical address of a posted descriptor), charged the model's doorbell
+ * write. A full FIFO holds the write, as a PCI retry does, until the
+ * firmware pops an entry of it; the call returns then. A FIFO the NIC does
+ * not have (or a model without doorbells): NICEMU_EINVAL. */
+int nicemu_doorbell(uint32_t fifo, uint32_t value) NICEMU_NOEXCEPT;
 
 /* ---- NI Active Messages (the niam firmware: --firmware niam.img) ----
  * Collectives run on the NICs (docs/niam.md). Every rank must call the same

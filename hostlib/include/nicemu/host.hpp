@@ -48,6 +48,22 @@ uint32_t mailbox();
 // one poll after the write lands.
 uint32_t wait_word(const volatile uint32_t *word, uint32_t mask,
                    uint32_t expected);
+// As wait_word, but gives up at the virtual time `deadline_ps` (absolute,
+// like now_ps()). True if the word matched by the deadline (the host
+// notices it one poll after the write lands, as with wait_word); false if
+// not, and the call then returns at the deadline exactly (at once if the
+// deadline has passed). `value_out`, if not null, receives the word as the
+// host saw it last.
+bool wait_word_until(const volatile uint32_t *word, uint32_t mask,
+                     uint32_t expected, uint64_t deadline_ps,
+                     uint32_t *value_out = nullptr);
+
+// Rings doorbell FIFO `fifo` of the NIC with `value` (on comet, the
+// physical address of a posted descriptor; the firmware pops it), charged
+// the model's doorbell write. A full FIFO holds the write, as a PCI retry
+// does, until the firmware pops an entry of it; the call returns then. A
+// FIFO the NIC does not have (or a model without doorbells) throws Error.
+void doorbell(uint32_t fifo, uint32_t value);
 
 } // namespace nicemu::host
 

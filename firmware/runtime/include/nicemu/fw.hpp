@@ -140,6 +140,27 @@ inline uint32_t hdma_error() {
   return reg(NICEMU_HDMA_BASE, NICEMU_HDMA_ERROR);
 }
 
+// ---- Doorbells -----------------------------------------------------------
+
+// FIFOs of 32-bit words the host writes (NICEMU_CAP_DOORBELL; on comet, the
+// physical address of a posted descriptor). A FIFO going from empty to
+// non-empty raises NICEMU_IRQ_DOORBELL. Bit i: FIFO i holds an entry.
+inline uint32_t doorbell_nonempty() {
+  return reg(NICEMU_DOORBELL_BASE, NICEMU_DOORBELL_NONEMPTY);
+}
+// Entries waiting in FIFO `fifo`.
+inline uint32_t doorbell_count(uint32_t fifo) {
+  reg(NICEMU_DOORBELL_BASE, NICEMU_DOORBELL_SELECT) = fifo;
+  return reg(NICEMU_DOORBELL_BASE, NICEMU_DOORBELL_COUNT);
+}
+// Takes the oldest entry of FIFO `fifo` (0 if it is empty: check
+// doorbell_nonempty() or doorbell_count() when 0 is a valid entry). A host
+// write held because the FIFO was full lands as this frees its entry.
+inline uint32_t doorbell_pop(uint32_t fifo) {
+  reg(NICEMU_DOORBELL_BASE, NICEMU_DOORBELL_SELECT) = fifo;
+  return reg(NICEMU_DOORBELL_BASE, NICEMU_DOORBELL_POP);
+}
+
 // ---- Network -------------------------------------------------------------
 
 // The route to `node` (bytes in order, first switch first); returns its

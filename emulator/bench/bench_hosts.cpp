@@ -1,0 +1,159 @@
+#include "bench/bench_hosts.hpp"
+
+#include "host/cluster_run.hpp"
+#include "nicemu/error.hpp"
+#include "nicemu/image.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+namespace nicemu {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// What the hosts print to stdout, gathered in an unlinked file: all ranks
+// append to it, and it is read once the run is over.
+class CapturedOutput {
+public:
+  CapturedOutput() : file_(std::tmpfile()) {
+    if (!file_)
+      throw Error("bench: cannot create a temporary file");
+    fcntl(fileno(file_), F_SETFL, O_APPEND);
+  }
+  ~CapturedOutput() { std::fclose(file_); }
+  CapturedOutput(const CapturedOutput &) = delete;
+  CapturedOutput &operator=(const CapturedOutput &) = delete;
+
+  int fd() const { return fileno(file_); }
+  std::string text() const {
+    std::string out;
+    std::rewind(file_);
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, file_)) > 0;)
+      out.append(buf, n);
+    return out;
+  }
+
+private:
+  std::FILE *file_;
+};
+
+std::string describe_failure(const RunResult &r, const HostGroup &hosts,
+                             const std::string &output) {
+  std::string what = r.message;
+  for (size_t i = 0; i < hosts.outcomes().size(); ++i)
+    what += "\n  host " + std::to_string(i) + " " + hosts.outcomes()[i];
+  return what + "\n  output:\n" + output;
+}
+
+} // namespace
+
+fs::path exe_dir() {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0)
+    return {};
+  exe[n] = 0;
+  return fs::path(exe).parent_path();
+}
+
+std::string default_shipped_image(const std::string &firmware_dir,
+                                  const std::string &name) {
+  fs::path installed = exe_dir() / "../share/nicemu/firmware" / name;
+  if (fs::exists(installed))
+    return installed.lexically_normal().string();
+#ifdef NICEMU_FIRMWARE_BUILD_DIR
+  std::string path = NICEMU_FIRMWARE_BUILD_DIR "/../";
+  path += firmware_dir;
+  path += "/";
+  path += name;
+  return path;
+#else
+  (void)firmware_dir;
+  return name;
+#endif
+}
+
+std::string default_programs_dir(const std::string &probe) {
+  fs::path installed = exe_dir() / "../lib/nicemu/examples";
+  if (fs::exists(installed / probe))
+    return installed.lexically_normal().string();
+#ifdef NICEMU_EXAMPLES_BUILD_DIR
+  return NICEMU_EXAMPLES_BUILD_DIR;
+#else
+  return ".";
+#endif
+}
+
+BenchContext bench_context(const std::string &image,
+                           const std::string &programs_dir,
+                           const std::string &probe) {
+  if (!fs::exists(image))
+    throw Error("bench: " + image +
+                " not found (build the firmware, or give --firmware)");
+  std::vector<uint8_t> bytes = read_file_bytes(image);
+  std::string model_name = decode_image(bytes).model;
+  BenchContext c{load_model(model_name), nullptr, programs_dir, model_name};
+  if (bytes.size() > c.model.flash_size)
+    throw Error("bench: " + image + " is larger than the flash");
+  bytes.resize(c.model.flash_size, 0xFF);
+  c.flash = std::make_shared<const std::vector<uint8_t>>(std::move(bytes));
+  if (!fs::exists(c.programs_dir + "/" + probe))
+    throw Error("bench: no " + probe + " in " + c.programs_dir +
+                " (build the examples, or give --programs-dir)");
+  return c;
+}
+
+HostRun run_hosts(const BenchContext &c, uint32_t nodes,
+                  std::vector<std::string> program) {
+  CapturedOutput out;
+  ClusterSpec spec;
+  spec.nodes = nodes;
+  spec.program = std::move(program);
+  spec.program[0] = c.programs_dir + "/" + spec.program[0];
+  spec.host_options.stdout_fd = out.fd();
+  auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<Cluster> cluster = start_cluster(c.model, c.flash, spec);
+  RunResult r = cluster->sim.run();
+  cluster->hosts->stop();
+  std::chrono::duration<double> total =
+      std::chrono::steady_clock::now() - start;
+  HostRun run{out.text(), r.end_time, r.wall_seconds, total.count()};
+  if (r.outcome != RunOutcome::Halted || cluster->hosts->exit_code() != 0)
+    throw Error(
+        "bench: " + spec.program[0] + " on " + std::to_string(nodes) +
+        " nodes failed: " + describe_failure(r, *cluster->hosts, run.output));
+  return run;
+}
+
+std::vector<std::vector<double>> values_of(const std::string &output,
+                                           const std::string &key) {
+  std::vector<std::vector<double>> found;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::string word;
+    if (!(words >> word) || word != key)
+      continue;
+    found.emplace_back();
+    for (double v; words >> v;)
+      found.back().push_back(v);
+  }
+  return found;
+}
+
+double single_value(const HostRun &run, const std::string &key) {
+  auto found = values_of(run.output, key);
+  if (found.size() != 1 || found[0].size() != 1)
+    throw Error("bench: expected one '" + key +
+                "' line from the hosts, got:\n" + run.output);
+  return found[0][0];
+}
+
+} // namespace nicemu

@@ -1,0 +1,67 @@
+// What the benchmarks that run host programs share (`nicemu bench niam`,
+// `logp`, `via`): finding the shipped firmware and the bench host programs,
+// and running the programs on an emulated cluster in this process, exactly
+// as `nicemu run` runs them (start_cluster), their stdout captured for
+// parsing.
+#pragma once
+
+#include "nicemu/model.hpp"
+#include "sim/time.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nicemu {
+
+// The directory of the running executable (empty if unknown).
+std::filesystem::path exe_dir();
+
+// A firmware image shipped with nicemu: installed next to nicemu
+// (share/nicemu/firmware/NAME), else the build tree's (FIRMWARE_DIR/NAME,
+// FIRMWARE_DIR being the firmware project's folder of that image, e.g.
+// "niam" or "via").
+std::string default_shipped_image(const std::string &firmware_dir,
+                                  const std::string &name);
+
+// Where the bench host programs are: the installed lib/nicemu/examples if it
+// holds `probe`, else the build tree's examples.
+std::string default_programs_dir(const std::string &probe);
+
+// A flash image, the model it names and where its host programs are.
+struct BenchContext {
+  Model model;
+  std::shared_ptr<const std::vector<uint8_t>> flash; // padded to the flash
+  std::string programs_dir;
+  std::string model_name; // as the image names it
+};
+
+// Reads `image` (a path; "not found" says to give --firmware) and loads its
+// model; checks that `programs_dir` holds `probe`. Throws nicemu::Error.
+BenchContext bench_context(const std::string &image,
+                           const std::string &programs_dir,
+                           const std::string &probe);
+
+struct HostRun {
+  std::string output; // the hosts' stdout
+  Time virtual_time = 0;
+  double run_wall = 0;   // the simulation loop
+  double total_wall = 0; // from building the cluster to the last reap
+};
+
+// Runs `program` (its name in the programs directory, then its arguments)
+// on `nodes` nodes. Throws nicemu::Error, with the hosts' output, unless
+// the run halts with every host exiting 0.
+HostRun run_hosts(const BenchContext &c, uint32_t nodes,
+                  std::vector<std::string> program);
+
+// The values of the lines "KEY VALUE..." the hosts printed, in order.
+std::vector<std::vector<double>> values_of(const std::string &output,
+                                           const std::string &key);
+
+// The value of the one line "KEY VALUE"; throws nicemu::Error otherwise.
+double single_value(const HostRun &run, const std::string &key);
+
+} // namespace nicemu

@@ -1,0 +1,99 @@
+#include "devices/doorbell.hpp"
+
+#include "nicemu/error.hpp"
+#include "nicemu/model.hpp"
+#include "nicemu/regs.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+namespace nicemu {
+
+DoorbellDevice::DoorbellDevice(DeviceHost &host, uint32_t fifos, uint32_t depth)
+    : host_(host), fifos_(fifos), depth_(depth) {}
+
+std::unique_ptr<DoorbellDevice> DoorbellDevice::from_model(DeviceHost &host,
+                                                           const Model &model) {
+  auto first = model.params.lower_bound("doorbell.");
+  if (first == model.params.end() || first->first.rfind("doorbell.", 0) != 0)
+    return nullptr;
+  // An integer in [low, high], or an error naming the model and the key.
+  auto whole = [&](const char *key, double low, double high) {
+    double v = model.param(key); // throws when the key is missing
+    if (v != std::floor(v) || v < low || v > high)
+      throw Error(model.source.string() + ": model \"" + model.name +
+                  "\": [params.doorbell] " + (std::strchr(key, '.') + 1) +
+                  " must be a whole number from " +
+                  std::to_string(uint64_t(low)) + " to " +
+                  std::to_string(uint64_t(high)));
+    return uint32_t(v);
+  };
+  uint32_t fifos = whole("doorbell.fifos", 1, kMaxFifos);
+  uint32_t depth = whole("doorbell.depth", 1, kMaxDepth);
+  if (model.params.count("doorbell.entry_bits"))
+    whole("doorbell.entry_bits", 32, 32); // entries are 32-bit words
+  return std::make_unique<DoorbellDevice>(host, fifos, depth);
+}
+
+uint32_t DoorbellDevice::count(uint32_t fifo) const {
+  return fifo < fifos_.size() ? uint32_t(fifos_[fifo].entries.size()) : 0;
+}
+
+bool DoorbellDevice::push(uint32_t fifo, uint32_t value) {
+  if (fifo >= fifos_.size() || fifos_[fifo].entries.size() >= depth_)
+    return false;
+  std::deque<uint32_t> &entries = fifos_[fifo].entries;
+  entries.push_back(value);
+  if (entries.size() == 1) // empty -> non-empty
+    host_.raise_irq(NICEMU_IRQ_DOORBELL);
+  return true;
+}
+
+void DoorbellDevice::when_space(uint32_t fifo, SpaceWaiter waiter) {
+  if (fifo < fifos_.size())
+    fifos_[fifo].waiters.push_back(std::move(waiter));
+}
+
+uint32_t DoorbellDevice::read(uint32_t offset) {
+  switch (offset) {
+  case NICEMU_DOORBELL_NONEMPTY: {
+    uint32_t bits = 0;
+    for (uint32_t i = 0; i < fifos_.size(); ++i)
+      if (!fifos_[i].entries.empty())
+        bits |= 1u << i;
+    return bits;
+  }
+  case NICEMU_DOORBELL_FIFOS:
+    return fifos();
+  case NICEMU_DOORBELL_DEPTH:
+    return depth_;
+  case NICEMU_DOORBELL_SELECT:
+    return select_;
+  case NICEMU_DOORBELL_COUNT:
+    return count(select_);
+  case NICEMU_DOORBELL_POP: {
+    if (select_ >= fifos_.size() || fifos_[select_].entries.empty())
+      return 0;
+    Fifo &f = fifos_[select_];
+    uint32_t value = f.entries.front();
+    f.entries.pop_front();
+    // A held write gets the entry just freed, at the time of this pop.
+    if (!f.waiters.empty()) {
+      SpaceWaiter waiter = std::move(f.waiters.front());
+      f.waiters.pop_front();
+      waiter(host_.now());
+    }
+    return value;
+  }
+  default:
+    return 0;
+  }
+}
+
+void DoorbellDevice::write(uint32_t offset, uint32_t value) {
+  if (offset == NICEMU_DOORBELL_SELECT)
+    select_ = value;
+}
+
+} // namespace nicemu

@@ -1,0 +1,1375 @@
+// via: the VI provider firmware for the comet card (Comet-VIA). One provider
+// offers two kinds of VI (docs/via.md):
+//   - the standard connected VI: VIA semantics over Ethernet frames of type
+//     VIAFW_ETHERTYPE, at all three reliability levels, with immediate data,
+//     RDMA write and RDMA read;
+//   - the FM-over-IP VI: an FM packet built by the host goes out as UDP in
+//     IPv4 in Ethernet to the node the packet names, through the node table
+//     set at boot; frames that arrive are checked, decapsulated and placed
+//     in the VI's posted receive descriptors.
+// The host rings doorbells with the bus address of a descriptor (a VI's
+// send or receive FIFO) or of a command block (the command FIFO). The card
+// reads descriptors by host DMA, checks every segment against its memory
+// registration table (handle, Ptag, bounds, RDMA enables), moves the data
+// by DMA between registered host memory and the wire, and writes the
+// completion status back into the descriptor (and a completion queue).
+// A descriptor that fails any check completes with the VIA error status and
+// moves nothing.
+//
+// via_protocol.h is the contract with the host library.
+#include "nicemu/fw.hpp"
+#include "via_protocol.h"
+
+namespace fw = nicemu::fw;
+
+namespace {
+
+// ---- Bytes ------------------------------------------------------------------
+
+uint32_t get32(const uint8_t *p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
+         uint32_t(p[3]) << 24;
+}
+uint16_t get16(const uint8_t *p) {
+  return uint16_t(p[0] | p[1] << 8);
+}
+void put32(uint8_t *p, uint32_t v) {
+  p[0] = uint8_t(v);
+  p[1] = uint8_t(v >> 8);
+  p[2] = uint8_t(v >> 16);
+  p[3] = uint8_t(v >> 24);
+}
+void put16(uint8_t *p, uint16_t v) {
+  p[0] = uint8_t(v);
+  p[1] = uint8_t(v >> 8);
+}
+// Network byte order (big-endian) for Ethernet, IP and UDP headers.
+uint16_t get_be16(const uint8_t *p) {
+  return uint16_t(p[0] << 8 | p[1]);
+}
+void put_be16(uint8_t *p, uint16_t v) {
+  p[0] = uint8_t(v >> 8);
+  p[1] = uint8_t(v);
+}
+void put_be32(uint8_t *p, uint32_t v) {
+  put_be16(p, uint16_t(v >> 16));
+  put_be16(p + 2, uint16_t(v));
+}
+uint32_t get_be32(const uint8_t *p) {
+  return uint32_t(get_be16(p)) << 16 | get_be16(p + 2);
+}
+
+// ---- Card counters in the mailbox ------------------------------------------
+
+volatile uint32_t *box;
+void count(uint32_t word) {
+  box[word] = box[word] + 1;
+}
+
+// ---- Host DMA ---------------------------------------------------------------
+// The engine moves whole aligned words and the core waits for it (sleeping
+// on the HDMA line alone). Host memory at any byte alignment goes through a
+// bounce buffer: reads take the covering words, writes merge the edge words
+// first so bytes outside the target are written back unchanged.
+
+constexpr uint32_t kChunk = 1536;
+uint32_t bounce[kChunk / 4 + 2];
+constexpr uint32_t kWakeLines =
+    NICEMU_IRQ_DOORBELL | NICEMU_IRQ_RX | NICEMU_IRQ_TX;
+
+bool dma(uint32_t bus, void *card, uint32_t bytes, bool to_host) {
+  fw::irq_clear(NICEMU_IRQ_HDMA);
+  if (!fw::hdma_start(bus, card, bytes, to_host, true))
+    return false;
+  fw::irq_disable(kWakeLines);
+  uint32_t s;
+  while (!((s = fw::hdma_status()) & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR)))
+    fw::sleep();
+  fw::irq_clear(NICEMU_IRQ_HDMA);
+  fw::irq_enable(kWakeLines);
+  return !(s & NICEMU_DMA_ERROR);
+}
+
+bool aligned(uint32_t bus, const void *card, uint32_t n) {
+  return ((bus | n | uint32_t(reinterpret_cast<uintptr_t>(card))) & 3) == 0;
+}
+
+bool host_read(uint32_t bus, void *to, uint32_t n) {
+  auto *dst = static_cast<uint8_t *>(to);
+  if (aligned(bus, dst, n))
+    return n == 0 || dma(bus, dst, n, false);
+  while (n) {
+    uint32_t part = n < kChunk ? n : kChunk;
+    uint32_t first = bus & ~3u, end = (bus + part + 3) & ~3u;
+    if (!dma(first, bounce, end - first, false))
+      return false;
+    memcpy(dst, reinterpret_cast<uint8_t *>(bounce) + (bus - first), part);
+    bus += part, dst += part, n -= part;
+  }
+  return true;
+}
+
+bool host_write(uint32_t bus, const void *from, uint32_t n) {
+  auto *src = static_cast<const uint8_t *>(from);
+  if (aligned(bus, src, n))
+    return n == 0 || dma(bus, const_cast<uint8_t *>(src), n, true);
+  while (n) {
+    uint32_t part = n < kChunk ? n : kChunk;
+    uint32_t first = bus & ~3u, end = (bus + part + 3) & ~3u;
+    uint32_t words = (end - first) / 4;
+    if (bus != first && !dma(first, bounce, 4, false))
+      return false;
+    if ((bus + part) & 3 && (words > 1 || bus == first) &&
+        !dma(end - 4, bounce + words - 1, 4, false))
+      return false;
+    memcpy(reinterpret_cast<uint8_t *>(bounce) + (bus - first), src, part);
+    if (!dma(first, bounce, end - first, true))
+      return false;
+    bus += part, src += part, n -= part;
+  }
+  return true;
+}
+
+// ---- Memory registration table ----------------------------------------------
+
+struct Region {
+  bool used;
+  uint32_t ptag, attrs, length, bus;
+  uint64_t va;
+};
+Region regions[VIAFW_MAX_REGIONS];
+
+// A contiguous piece of host memory a message's bytes go to or come from.
+struct Piece {
+  uint32_t bus, length;
+};
+constexpr uint32_t kMaxPieces = VIAFW_MAX_SEGMENTS;
+
+// Translates [va, va + length) of region `handle` for a VI with `ptag`;
+// `need` are VIAFW_MEM_* enables the region must have. 0 or the error.
+uint32_t translate(uint32_t handle, uint32_t ptag, uint64_t va, uint32_t length,
+                   uint32_t need, uint32_t error, Piece &out) {
+  if (handle == 0 || handle >= VIAFW_MAX_REGIONS)
+    return error;
+  const Region &r = regions[handle];
+  if (!r.used || r.ptag != ptag || (r.attrs & need) != need)
+    return error;
+  if (va < r.va || va - r.va > r.length || length > r.length - (va - r.va))
+    return error;
+  out.bus = r.bus + uint32_t(va - r.va);
+  out.length = length;
+  return 0;
+}
+
+// ---- Descriptors
+// --------------------------------------------------------------
+
+struct Desc {
+  uint32_t bus; // where it is in host memory
+  uint8_t raw[VIAFW_CS_BYTES + VIAFW_MAX_SEGMENTS * VIAFW_SEG_BYTES];
+  uint16_t segcount() const { return get16(raw + VIAFW_CS_SEGCOUNT); }
+  uint16_t control() const { return get16(raw + VIAFW_CS_CONTROL); }
+  uint32_t immediate() const { return get32(raw + VIAFW_CS_IMMEDIATE); }
+  const uint8_t *seg(uint32_t i) const {
+    return raw + VIAFW_CS_BYTES + i * VIAFW_SEG_BYTES;
+  }
+  uint64_t seg_va(uint32_t i) const {
+    return uint64_t(get32(seg(i))) | uint64_t(get32(seg(i) + 4)) << 32;
+  }
+  uint32_t seg_handle(uint32_t i) const { return get32(seg(i) + 8); }
+  uint32_t seg_length(uint32_t i) const { return get32(seg(i) + 12); }
+};
+
+// Reads a descriptor; false if its memory cannot be read (the host library
+// checks it is registered, so this is a host that deregistered it).
+bool fetch(uint32_t bus, Desc &d) {
+  d.bus = bus;
+  if (!host_read(bus, d.raw, VIAFW_CS_BYTES))
+    return false;
+  uint32_t n = d.segcount();
+  if (n > VIAFW_MAX_SEGMENTS)
+    n = VIAFW_MAX_SEGMENTS; // a format error; the rest is not read
+  return host_read(bus + VIAFW_CS_BYTES, d.raw + VIAFW_CS_BYTES,
+                   n * VIAFW_SEG_BYTES);
+}
+
+// The local data segments [first, segcount) as pieces; their total in
+// `total`. 0 or the error status.
+uint32_t local_pieces(const Desc &d, uint32_t first, uint32_t ptag,
+                      Piece *pieces, uint32_t &npieces, uint32_t &total) {
+  npieces = 0;
+  total = 0;
+  for (uint32_t i = first; i < d.segcount(); ++i) {
+    uint32_t len = d.seg_length(i);
+    if (len == 0)
+      continue;
+    if (uint64_t(total) + len > VIAFW_MAX_TRANSFER)
+      return VIAFW_STATUS_LENGTH_ERROR;
+    if (uint32_t e = translate(d.seg_handle(i), ptag, d.seg_va(i), len, 0,
+                               VIAFW_STATUS_PROTECTION_ERROR, pieces[npieces]))
+      return e;
+    ++npieces;
+    total += len;
+  }
+  return 0;
+}
+
+// Copies message bytes [offset, offset + n) between card memory and the
+// pieces, in the pieces' order.
+bool move_pieces(const Piece *pieces, uint32_t npieces, uint32_t offset,
+                 uint8_t *card, uint32_t n, bool to_host) {
+  for (uint32_t i = 0; i < npieces && n; ++i) {
+    if (offset >= pieces[i].length) {
+      offset -= pieces[i].length;
+      continue;
+    }
+    uint32_t part = pieces[i].length - offset;
+    if (part > n)
+      part = n;
+    uint32_t bus = pieces[i].bus + offset;
+    if (!(to_host ? host_write(bus, card, part) : host_read(bus, card, part)))
+      return false;
+    card += part, n -= part, offset = 0;
+  }
+  return n == 0;
+}
+
+// ---- Completion queues and the event ring
+// --------------------------------------
+
+struct Ring {
+  bool used;
+  uint32_t bus, entries, produced;
+};
+Ring cqs[VIAFW_MAX_CQS];
+Ring events;
+
+void cq_push(uint32_t cq, uint32_t word) {
+  if (cq >= VIAFW_MAX_CQS || !cqs[cq].used)
+    return;
+  Ring &r = cqs[cq];
+  uint32_t entry[2] = {r.produced + 1, word};
+  if (host_write(r.bus + (r.produced & (r.entries - 1)) * VIAFW_CQ_ENTRY_BYTES,
+                 entry, sizeof entry))
+    ++r.produced;
+}
+
+void event_push(uint32_t type, uint32_t node, uint32_t vi, const uint32_t *data,
+                uint32_t words) {
+  if (!events.used)
+    return;
+  if (events.produced - box[VIAFW_BOX_EVENTS_FREED] >= events.entries)
+    return count(VIAFW_BOX_STAT_EVENTS_LOST);
+  uint32_t entry[VIAFW_EVENT_BYTES / 4] = {events.produced + 1, type, node, vi};
+  for (uint32_t i = 0; i < words && i < 8; ++i)
+    entry[4 + i] = data[i];
+  if (host_write(events.bus + (events.produced & (events.entries - 1)) *
+                                  VIAFW_EVENT_BYTES,
+                 entry, sizeof entry))
+    ++events.produced;
+}
+
+// ---- VIs
+// ---------------------------------------------------------------------
+
+enum class State : uint8_t { Free, Idle, Connected, Error };
+
+struct Queue {
+  uint32_t desc[VIAFW_QUEUE_DEPTH];
+  uint32_t head, tail; // head: oldest; tail: next free (counts, not indices)
+  bool empty() const { return head == tail; }
+  bool full() const { return tail - head == VIAFW_QUEUE_DEPTH; }
+  void push(uint32_t d) { desc[tail++ % VIAFW_QUEUE_DEPTH] = d; }
+  uint32_t front() const { return desc[head % VIAFW_QUEUE_DEPTH]; }
+  uint32_t pop() { return desc[head++ % VIAFW_QUEUE_DEPTH]; }
+};
+
+// A message arriving on a VI: where its bytes go.
+struct Inbound {
+  bool active, discard;
+  uint8_t type;
+  uint32_t seq, length, desc; // desc: the receive descriptor (0: none)
+  uint32_t status;            // completion status of desc
+  Piece pieces[kMaxPieces];
+  uint32_t npieces;
+};
+
+struct Vi {
+  State state;
+  uint8_t kind, reliability;
+  uint32_t ptag, attrs, send_cq, recv_cq, max_transfer;
+  uint32_t peer_node, peer_vi;
+  Queue sends, recvs;
+  uint32_t send_seq;   // messages started on this connection
+  uint32_t unacked;    // send descriptor waiting for ACK (0: none)
+  uint32_t unacked_op; // its VIAFW_STATUS_OP_*
+  uint32_t unacked_length;
+  Inbound in;
+  // RDMA read: the local pieces the response fills, and the descriptor.
+  bool reading;
+  uint32_t read_desc, read_seq, read_length;
+  Piece read_pieces[kMaxPieces];
+  uint32_t read_npieces;
+  // A read request from the peer, waiting for the transmitter.
+  bool serve_read;
+  uint32_t serve_seq, serve_length;
+  Piece serve_piece;
+};
+Vi vis[VIAFW_MAX_VIS];
+
+// Writes a descriptor's completion: the status (DONE and any error bits)
+// and, for a receive, the length and the immediate data it brought. One
+// DMA, the status word last in memory.
+void complete(const Vi &vi, uint32_t desc, uint32_t status, uint32_t length,
+              bool recv, uint32_t imm = 0) {
+  if (status & VIAFW_STATUS_ERROR_MASK)
+    count(VIAFW_BOX_STAT_DESC_ERRORS);
+  uint32_t words[3] = {imm, length, status | VIAFW_STATUS_DONE};
+  if (!recv) // a send's length and immediate data are the host's own
+    host_write(desc + VIAFW_CS_STATUS, words + 2, 4);
+  else if (status & VIAFW_STATUS_IMMEDIATE)
+    host_write(desc + VIAFW_CS_IMMEDIATE, words, 12);
+  else
+    host_write(desc + VIAFW_CS_LENGTH, words + 1, 8);
+  uint32_t cq = recv ? vi.recv_cq : vi.send_cq;
+  uint32_t index = uint32_t(&vi - vis);
+  cq_push(cq, index | (recv ? VIAFW_CQ_RECV : 0u));
+}
+
+void flush_queues(Vi &vi) {
+  while (!vi.sends.empty())
+    complete(vi, vi.sends.pop(), VIAFW_STATUS_DESC_FLUSHED_ERROR, 0, false);
+  while (!vi.recvs.empty())
+    complete(vi, vi.recvs.pop(),
+             VIAFW_STATUS_DESC_FLUSHED_ERROR | VIAFW_STATUS_OP_RECEIVE, 0,
+             true);
+}
+
+// Connection-level failure on a reliable VI: the VI enters the error state,
+// everything still posted or in flight completes as flushed, and the host
+// hears of it through the event ring.
+void vi_error(Vi &vi, uint32_t status) {
+  if (vi.state == State::Error)
+    return;
+  vi.state = State::Error;
+  if (vi.unacked)
+    complete(vi, vi.unacked, status | vi.unacked_op, 0, false);
+  vi.unacked = 0;
+  if (vi.reading)
+    complete(vi, vi.read_desc, status | VIAFW_STATUS_OP_RDMA_READ, 0, false);
+  vi.reading = false;
+  if (vi.in.desc)
+    complete(vi, vi.in.desc, VIAFW_STATUS_DESC_FLUSHED_ERROR, 0, true);
+  vi.in = Inbound{};
+  vi.serve_read = false;
+  flush_queues(vi);
+  event_push(VIAFW_EV_VI_ERROR, fw::node_id(), uint32_t(&vi - vis), &status, 1);
+}
+
+// ---- Node table: FM node -> MAC and IPv4 (set at boot)
+// -----------------------
+
+constexpr uint32_t kNodeTable = 64;
+struct NodeAddr {
+  uint8_t mac[6];
+  uint32_t ip;
+};
+NodeAddr node_table[kNodeTable];
+uint32_t me, nodes, table_nodes;
+
+void build_node_table() {
+  me = fw::node_id();
+  nodes = fw::node_count();
+  table_nodes = nodes < kNodeTable ? nodes : kNodeTable;
+  for (uint32_t n = 0; n < table_nodes; ++n) {
+    fw::reg(NICEMU_ROUTE_BASE, NICEMU_ROUTE_DEST) = n;
+    uint32_t lo = fw::reg(NICEMU_ROUTE_BASE, NICEMU_ROUTE_MAC_LO);
+    uint32_t hi = fw::reg(NICEMU_ROUTE_BASE, NICEMU_ROUTE_MAC_HI);
+    put32(node_table[n].mac, lo);
+    put16(node_table[n].mac + 4, uint16_t(hi));
+    node_table[n].ip = fw::reg(NICEMU_ROUTE_BASE, NICEMU_ROUTE_IPV4);
+  }
+}
+
+// The node a MAC belongs to, or ~0u.
+uint32_t node_of_mac(const uint8_t *mac) {
+  for (uint32_t n = 0; n < table_nodes; ++n)
+    if (memcmp(node_table[n].mac, mac, 6) == 0)
+      return n;
+  return ~0u;
+}
+
+// ---- Frames
+// ------------------------------------------------------------------- A frame
+// starts 2 bytes into its buffer, so that what follows the 14-byte Ethernet
+// header and our 32-byte header (or IP, UDP and FM headers) is word-aligned and
+// moves by DMA without the bounce buffer.
+
+constexpr uint32_t kEth = 14, kIp = 20, kUdp = 8;
+constexpr uint32_t kFrameMax = 1514;
+struct alignas(4) FrameBuf {
+  uint8_t pad[2];
+  uint8_t frame[kFrameMax + 2];
+};
+// Two transmit buffers: the core prepares the next frame in one while the
+// Tx engine sends the other.
+FrameBuf tx_bufs[2];
+int tx_sending = -1;  // buffer the engine is sending
+int tx_prepared = -1; // buffer holding a frame ready to go
+uint32_t tx_prepared_bytes;
+
+void eth_header(uint8_t *f, uint32_t dest, uint16_t type) {
+  memcpy(f, node_table[dest].mac, 6);
+  memcpy(f + 6, node_table[me].mac, 6);
+  put_be16(f + 12, type);
+}
+
+// The buffer to build the next frame in (only while none is prepared).
+uint8_t *tx_frame() {
+  return tx_bufs[tx_sending == 0 ? 1 : 0].frame;
+}
+
+// Starts the prepared frame if the engine is free.
+bool tx_start_prepared() {
+  if (tx_sending >= 0 &&
+      (fw::tx_status() & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR)))
+    tx_sending = -1;
+  if (tx_sending >= 0 || tx_prepared < 0)
+    return false;
+  fw::irq_clear(NICEMU_IRQ_TX);
+  fw::tx_start(tx_bufs[tx_prepared].frame, tx_prepared_bytes, 0, true);
+  tx_sending = tx_prepared;
+  tx_prepared = -1;
+  count(VIAFW_BOX_STAT_FRAMES_OUT);
+  return true;
+}
+
+// The frame built in tx_frame() is ready: `bytes` long, from the Ethernet
+// header on.
+void tx_send(uint32_t bytes) {
+  tx_prepared = tx_sending == 0 ? 1 : 0;
+  tx_prepared_bytes = bytes;
+  tx_start_prepared();
+}
+
+// Small frames (acks, control messages) wait here for the transmitter and
+// go before data.
+struct Small {
+  uint32_t dest;
+  uint8_t bytes[VIAFW_HEADER_BYTES + 32];
+  uint32_t length; // after the Ethernet header
+};
+constexpr uint32_t kSmall = 16;
+Small smalls[kSmall];
+uint32_t small_head, small_tail;
+
+// Queues a header-only frame (and `extra` bytes after the header).
+void queue_small(uint32_t dest, uint8_t type, uint8_t src_vi, uint8_t dst_vi,
+                 uint32_t seq, uint32_t imm, const void *extra = nullptr,
+                 uint32_t extra_bytes = 0) {
+  if (small_tail - small_head == kSmall)
+    return count(VIAFW_BOX_STAT_DROPPED); // never with the card's own pacing
+  Small &s = smalls[small_tail++ % kSmall];
+  memset(s.bytes, 0, sizeof s.bytes);
+  s.dest = dest;
+  s.bytes[0] = type;
+  s.bytes[2] = src_vi;
+  s.bytes[3] = dst_vi;
+  put32(s.bytes + 4, seq);
+  put32(s.bytes + 16, imm);
+  if (extra_bytes)
+    memcpy(s.bytes + VIAFW_HEADER_BYTES, extra, extra_bytes);
+  s.length = VIAFW_HEADER_BYTES + extra_bytes;
+}
+
+bool send_small() {
+  if (small_head == small_tail)
+    return false;
+  Small &s = smalls[small_head++ % kSmall];
+  uint8_t *f = tx_frame();
+  eth_header(f, s.dest, VIAFW_ETHERTYPE);
+  memcpy(f + kEth, s.bytes, s.length);
+  tx_send(kEth + s.length);
+  return true;
+}
+
+// ---- Outbound messages: one at a time, fragment by fragment
+// -------------------
+
+struct Outbound {
+  bool active;
+  uint32_t vi;
+  uint8_t type; // VIAFW_PKT_SEND, _RDMA_WRITE or _READ_RESPONSE
+  bool imm_flag;
+  uint32_t imm, seq, length, offset, desc, op;
+  uint64_t remote_va;
+  uint32_t remote_handle;
+  Piece pieces[kMaxPieces];
+  uint32_t npieces;
+};
+Outbound out;
+uint32_t next_vi; // round robin over VIs with sends
+
+// Sends the next fragment of `out`.
+void send_fragment() {
+  Vi &vi = vis[out.vi];
+  uint8_t *f = tx_frame();
+  uint32_t n = out.length - out.offset;
+  if (n > VIAFW_FRAG_BYTES)
+    n = VIAFW_FRAG_BYTES;
+  eth_header(f, vi.peer_node, VIAFW_ETHERTYPE);
+  uint8_t *h = f + kEth;
+  memset(h, 0, VIAFW_HEADER_BYTES);
+  h[0] = out.type;
+  h[1] = uint8_t((out.offset == 0 ? VIAFW_F_FIRST : 0) |
+                 (out.offset + n == out.length ? VIAFW_F_LAST : 0) |
+                 (out.imm_flag ? VIAFW_F_IMMEDIATE : 0));
+  h[2] = uint8_t(out.vi);
+  h[3] = uint8_t(vi.peer_vi);
+  put32(h + 4, out.seq);
+  put32(h + 8, out.length);
+  put32(h + 12, out.offset);
+  put32(h + 16, out.imm);
+  put32(h + 20, uint32_t(out.remote_va));
+  put32(h + 24, uint32_t(out.remote_va >> 32));
+  put32(h + 28, out.remote_handle);
+  if (!move_pieces(out.pieces, out.npieces, out.offset, h + VIAFW_HEADER_BYTES,
+                   n, false)) {
+    // The host deregistered memory under a posted descriptor.
+    out.active = false;
+    if (out.type != VIAFW_PKT_READ_RESPONSE) {
+      complete(vi, out.desc, VIAFW_STATUS_PROTECTION_ERROR | out.op, 0, false);
+    }
+    return;
+  }
+  tx_send(kEth + VIAFW_HEADER_BYTES + n);
+  out.offset += n;
+  if (out.offset < out.length)
+    return;
+  out.active = false;
+  if (out.type == VIAFW_PKT_READ_RESPONSE)
+    return;
+  if (vi.reliability == VIAFW_UNRELIABLE) {
+    complete(vi, out.desc, out.op, out.length, false);
+  } else {
+    vi.unacked = out.desc;
+    vi.unacked_op = out.op;
+    vi.unacked_length = out.length;
+  }
+}
+
+// ---- FM over IP: sending
+// --------------------------------------------------------
+
+uint16_t ip_id;
+
+// Ones' complement sum of big-endian 16-bit words (RFC 1071), added to
+// `sum`. The sum does not depend on byte order except for a final swap, so
+// aligned data is summed a word at a time in the core's own (little-endian)
+// order: a third of the instructions of a byte-pair loop.
+uint32_t sum16(const uint8_t *p, uint32_t n, uint32_t sum = 0) {
+  uint32_t native = 0;
+  if ((reinterpret_cast<uintptr_t>(p) & 3) == 0) {
+    const auto *w = reinterpret_cast<const uint32_t *>(p);
+    for (; n >= 4; n -= 4, p += 4) {
+      uint32_t v = *w++;
+      native += (v & 0xFFFF) + (v >> 16);
+    }
+    while (native >> 16)
+      native = (native & 0xFFFF) + (native >> 16);
+    sum += ((native & 0xFF) << 8) | (native >> 8);
+  }
+  for (; n > 1; p += 2, n -= 2)
+    sum += uint32_t(p[0] << 8 | p[1]);
+  if (n)
+    sum += uint32_t(p[0] << 8);
+  return sum;
+}
+uint16_t fold(uint32_t sum) {
+  while (sum >> 16)
+    sum = (sum & 0xFFFF) + (sum >> 16);
+  return uint16_t(~sum);
+}
+
+uint16_t udp_checksum(const uint8_t *ip, const uint8_t *udp, uint32_t len) {
+  uint32_t sum = sum16(ip + 12, 8); // source and destination addresses
+  sum += 17 + len;                  // protocol, UDP length
+  return fold(sum16(udp, len, sum));
+}
+
+// Sends the FM packet of descriptor `d` on FM VI `v`; returns the status.
+uint32_t fm_send(uint32_t v, const Desc &d, uint32_t &total) {
+  Vi &vi = vis[v];
+  Piece pieces[kMaxPieces];
+  uint32_t npieces;
+  if (uint32_t e = local_pieces(d, 0, vi.ptag, pieces, npieces, total))
+    return e;
+  if (total < VIAFW_FM_HEADER_BYTES ||
+      total > VIAFW_FM_HEADER_BYTES + VIAFW_FM_MAX_MESSAGE)
+    return VIAFW_STATUS_LENGTH_ERROR;
+  uint8_t *f = tx_frame();
+  uint8_t *ip = f + kEth, *udp = ip + kIp, *fm = udp + kUdp;
+  if (!move_pieces(pieces, npieces, 0, fm, total, false))
+    return VIAFW_STATUS_PROTECTION_ERROR;
+  uint32_t dest = get16(fm);
+  if (dest >= table_nodes || get32(fm + 8) != total - VIAFW_FM_HEADER_BYTES)
+    return VIAFW_STATUS_FORMAT_ERROR;
+  put16(fm + 2, uint16_t(me));
+  eth_header(f, dest, 0x0800);
+  uint32_t udp_len = kUdp + total, ip_len = kIp + udp_len;
+  ip[0] = 0x45; // IPv4, 5-word header
+  ip[1] = 0;
+  put_be16(ip + 2, uint16_t(ip_len));
+  put_be16(ip + 4, ip_id++);
+  put_be16(ip + 6, 0x4000); // don't fragment
+  ip[8] = 64;               // TTL
+  ip[9] = 17;               // UDP
+  put_be16(ip + 10, 0);
+  put_be32(ip + 12, node_table[me].ip);
+  put_be32(ip + 16, node_table[dest].ip);
+  put_be16(ip + 10, fold(sum16(ip, kIp)));
+  put_be16(udp, VIAFW_FM_UDP_PORT);
+  put_be16(udp + 2, VIAFW_FM_UDP_PORT);
+  put_be16(udp + 4, uint16_t(udp_len));
+  put_be16(udp + 6, 0);
+  uint16_t c = udp_checksum(ip, udp, udp_len);
+  put_be16(udp + 6, c ? c : 0xFFFF); // 0 means "no checksum" in UDP
+  tx_send(kEth + ip_len);
+  return 0;
+}
+
+// ---- Starting the next message
+// -------------------------------------------------
+
+// Starts what VI `v` has to send; true if it used the transmitter.
+bool start_send(uint32_t v) {
+  Vi &vi = vis[v];
+  if (vi.state == State::Error)
+    return flush_queues(vi), false;
+  if (vi.state != State::Connected)
+    return false;
+  if (vi.serve_read) { // a response to the peer's RDMA read goes first
+    vi.serve_read = false;
+    out = Outbound{};
+    out.active = true;
+    out.vi = v;
+    out.type = VIAFW_PKT_READ_RESPONSE;
+    out.seq = vi.serve_seq;
+    out.length = vi.serve_length;
+    out.pieces[0] = vi.serve_piece;
+    out.npieces = vi.serve_length ? 1 : 0;
+    send_fragment();
+    return true;
+  }
+  if (vi.sends.empty() || vi.unacked || vi.reading)
+    return false;
+  Desc d;
+  uint32_t bus = vi.sends.pop();
+  if (!fetch(bus, d)) {
+    complete(vi, bus, VIAFW_STATUS_PROTECTION_ERROR, 0, false);
+    return false;
+  }
+  uint32_t control = d.control();
+  uint32_t op = control & VIAFW_CONTROL_OP_MASK;
+  if (vi.kind == VIAFW_KIND_FM_IP) {
+    uint32_t total = 0;
+    uint32_t e =
+        (op != VIAFW_CONTROL_OP_SENDRECV || d.segcount() > VIAFW_MAX_SEGMENTS)
+            ? VIAFW_STATUS_FORMAT_ERROR
+            : fm_send(v, d, total);
+    if (e) {
+      complete(vi, bus, e, 0, false);
+      return false;
+    }
+    // FM_send completes when the frame is on its way.
+    complete(vi, bus, VIAFW_STATUS_OP_SEND, total, false);
+    return true;
+  }
+  out = Outbound{};
+  out.vi = v;
+  out.desc = bus;
+  out.imm_flag = (control & VIAFW_CONTROL_IMMEDIATE) != 0;
+  out.imm = d.immediate();
+  uint32_t status = 0, first = 0;
+  if (d.segcount() > VIAFW_MAX_SEGMENTS || (control & VIAFW_CONTROL_RESERVED) ||
+      op == 3)
+    status = VIAFW_STATUS_FORMAT_ERROR;
+  if (op == VIAFW_CONTROL_OP_SENDRECV) {
+    out.type = VIAFW_PKT_SEND;
+    out.op = VIAFW_STATUS_OP_SEND;
+  } else {
+    // RDMA: the address segment first, the local data after it.
+    out.type = op == VIAFW_CONTROL_OP_RDMAWRITE ? VIAFW_PKT_RDMA_WRITE
+                                                : VIAFW_PKT_READ_REQUEST;
+    out.op = op == VIAFW_CONTROL_OP_RDMAWRITE ? VIAFW_STATUS_OP_RDMA_WRITE
+                                              : VIAFW_STATUS_OP_RDMA_READ;
+    // The enables are the target's (the remote VI and region); RDMA read
+    // needs a reliable VI.
+    if (!status && (d.segcount() == 0 || (op == VIAFW_CONTROL_OP_RDMAREAD &&
+                                          vi.reliability == VIAFW_UNRELIABLE)))
+      status = VIAFW_STATUS_FORMAT_ERROR;
+    first = 1;
+    if (!status) {
+      out.remote_va = d.seg_va(0);
+      out.remote_handle = d.seg_handle(0);
+    }
+  }
+  if (!status)
+    status =
+        local_pieces(d, first, vi.ptag, out.pieces, out.npieces, out.length);
+  if (!status && out.length > vi.max_transfer)
+    status = VIAFW_STATUS_LENGTH_ERROR;
+  if (status) {
+    complete(vi, bus, status | out.op, 0, false);
+    return false;
+  }
+  out.seq = ++vi.send_seq;
+  if (out.type == VIAFW_PKT_READ_REQUEST) {
+    // The request carries no data; the response fills the local pieces.
+    vi.reading = true;
+    vi.read_desc = bus;
+    vi.read_seq = out.seq;
+    vi.read_length = out.length;
+    vi.read_npieces = out.npieces;
+    for (uint32_t i = 0; i < out.npieces; ++i)
+      vi.read_pieces[i] = out.pieces[i];
+    uint32_t addr[3] = {uint32_t(out.remote_va), uint32_t(out.remote_va >> 32),
+                        out.remote_handle};
+    uint8_t *f = tx_frame();
+    eth_header(f, vi.peer_node, VIAFW_ETHERTYPE);
+    uint8_t *h = f + kEth;
+    memset(h, 0, VIAFW_HEADER_BYTES);
+    h[0] = VIAFW_PKT_READ_REQUEST;
+    h[1] = VIAFW_F_FIRST | VIAFW_F_LAST;
+    h[2] = uint8_t(v);
+    h[3] = uint8_t(vi.peer_vi);
+    put32(h + 4, out.seq);
+    put32(h + 8, out.length);
+    put32(h + 20, addr[0]);
+    put32(h + 24, addr[1]);
+    put32(h + 28, addr[2]);
+    tx_send(kEth + VIAFW_HEADER_BYTES);
+    return true;
+  }
+  out.active = true;
+  send_fragment();
+  return true;
+}
+
+// Keeps the transmitter busy: starts the prepared frame, and prepares the
+// next one: small frames first, then the message in progress, then the next
+// VI's message (round robin).
+NICEMU_HANDLER bool pump_tx() {
+  bool started = tx_start_prepared();
+  if (tx_prepared >= 0)
+    return started;
+  if (send_small())
+    return true;
+  if (out.active) {
+    send_fragment();
+    return true;
+  }
+  for (uint32_t i = 0; i < VIAFW_MAX_VIS; ++i) {
+    uint32_t v = (next_vi + i) % VIAFW_MAX_VIS;
+    if (vis[v].state != State::Free && start_send(v)) {
+      next_vi = (v + 1) % VIAFW_MAX_VIS;
+      return true;
+    }
+  }
+  return false;
+}
+
+// ---- Receiving: the connected VI
+// -----------------------------------------------
+
+void nack(const Vi &vi, uint32_t seq, uint32_t status) {
+  queue_small(vi.peer_node, VIAFW_PKT_NACK, uint8_t(&vi - vis),
+              uint8_t(vi.peer_vi), seq, status);
+}
+
+// The first fragment of a message: find where it goes.
+void inbound_start(Vi &vi, const uint8_t *h) {
+  Inbound &in = vi.in;
+  in = Inbound{};
+  in.active = true;
+  in.type = h[0];
+  in.seq = get32(h + 4);
+  in.length = get32(h + 8);
+  bool wants_desc = in.type == VIAFW_PKT_SEND || (h[1] & VIAFW_F_IMMEDIATE);
+  uint32_t fail = 0; // status the sender's descriptor completes with
+  if (in.type == VIAFW_PKT_RDMA_WRITE) {
+    uint64_t va = uint64_t(get32(h + 20)) | uint64_t(get32(h + 24)) << 32;
+    if (!(vi.attrs & VIAFW_MEM_RDMA_WRITE) ||
+        translate(get32(h + 28), vi.ptag, va, in.length, VIAFW_MEM_RDMA_WRITE,
+                  1, in.pieces[0]))
+      fail = VIAFW_STATUS_RDMA_PROT_ERROR;
+    in.npieces = in.length ? 1 : 0;
+  }
+  if (!fail && wants_desc) {
+    if (vi.recvs.empty()) {
+      fail = VIAFW_STATUS_REMOTE_DESC_ERROR;
+    } else {
+      in.desc = vi.recvs.pop();
+      in.status = in.type == VIAFW_PKT_SEND ? VIAFW_STATUS_OP_RECEIVE
+                                            : VIAFW_STATUS_OP_REMOTE_RDMA_WRITE;
+      Desc d;
+      uint32_t total = 0, e = 0;
+      if (!fetch(in.desc, d))
+        e = VIAFW_STATUS_PROTECTION_ERROR;
+      else if (d.segcount() > VIAFW_MAX_SEGMENTS)
+        e = VIAFW_STATUS_FORMAT_ERROR;
+      else if (in.type == VIAFW_PKT_SEND)
+        e = local_pieces(d, 0, vi.ptag, in.pieces, in.npieces, total);
+      if (!e && in.type == VIAFW_PKT_SEND && total < in.length)
+        e = VIAFW_STATUS_LENGTH_ERROR;
+      if (e) {
+        complete(vi, in.desc, e | in.status, 0, true);
+        in.desc = 0;
+        fail = VIAFW_STATUS_REMOTE_DESC_ERROR;
+      }
+    }
+  }
+  if (!fail)
+    return;
+  in.discard = true;
+  count(VIAFW_BOX_STAT_DROPPED);
+  if (vi.reliability != VIAFW_UNRELIABLE) {
+    nack(vi, in.seq, fail);
+    vi_error(vi, fail);
+  }
+}
+
+void inbound_fragment(Vi &vi, const uint8_t *h, uint32_t n) {
+  Inbound &in = vi.in;
+  if (h[1] & VIAFW_F_FIRST)
+    inbound_start(vi, h);
+  if (!in.active || get32(h + 4) != in.seq)
+    return count(VIAFW_BOX_STAT_DROPPED);
+  uint32_t offset = get32(h + 12);
+  if (!in.discard &&
+      (offset + n > in.length ||
+       !move_pieces(in.pieces, in.npieces, offset,
+                    const_cast<uint8_t *>(h) + VIAFW_HEADER_BYTES, n, true))) {
+    in.discard = true;
+    if (in.desc)
+      complete(vi, in.desc, VIAFW_STATUS_PROTECTION_ERROR | in.status, 0, true);
+    in.desc = 0;
+    if (vi.reliability != VIAFW_UNRELIABLE) {
+      nack(vi, in.seq, VIAFW_STATUS_REMOTE_DESC_ERROR);
+      vi_error(vi, VIAFW_STATUS_TRANSPORT_ERROR);
+    }
+    return;
+  }
+  if (!(h[1] & VIAFW_F_LAST))
+    return;
+  in.active = false;
+  if (in.discard)
+    return;
+  bool imm = (h[1] & VIAFW_F_IMMEDIATE) != 0;
+  if (in.desc)
+    complete(vi, in.desc, in.status | (imm ? VIAFW_STATUS_IMMEDIATE : 0u),
+             in.length, true, imm ? get32(h + 16) : 0u);
+  in.desc = 0;
+  if (vi.reliability != VIAFW_UNRELIABLE)
+    queue_small(vi.peer_node, VIAFW_PKT_ACK, uint8_t(&vi - vis),
+                uint8_t(vi.peer_vi), in.seq, 0);
+}
+
+void on_read_request(Vi &vi, const uint8_t *h) {
+  uint32_t seq = get32(h + 4), length = get32(h + 8);
+  uint64_t va = uint64_t(get32(h + 20)) | uint64_t(get32(h + 24)) << 32;
+  Piece piece{0, 0};
+  if (vi.reliability == VIAFW_UNRELIABLE || !(vi.attrs & VIAFW_MEM_RDMA_READ) ||
+      (length && translate(get32(h + 28), vi.ptag, va, length,
+                           VIAFW_MEM_RDMA_READ, 1, piece))) {
+    nack(vi, seq, VIAFW_STATUS_RDMA_PROT_ERROR);
+    return vi_error(vi, VIAFW_STATUS_RDMA_PROT_ERROR);
+  }
+  vi.serve_read = true;
+  vi.serve_seq = seq;
+  vi.serve_length = length;
+  vi.serve_piece = piece;
+}
+
+void on_read_response(Vi &vi, const uint8_t *h, uint32_t n) {
+  uint32_t seq = get32(h + 4), offset = get32(h + 12);
+  if (!vi.reading || seq != vi.read_seq || offset + n > vi.read_length)
+    return count(VIAFW_BOX_STAT_DROPPED);
+  if (!move_pieces(vi.read_pieces, vi.read_npieces, offset,
+                   const_cast<uint8_t *>(h) + VIAFW_HEADER_BYTES, n, true)) {
+    vi.reading = false;
+    complete(vi, vi.read_desc,
+             VIAFW_STATUS_PROTECTION_ERROR | VIAFW_STATUS_OP_RDMA_READ, 0,
+             false);
+    return;
+  }
+  if (!(h[1] & VIAFW_F_LAST))
+    return;
+  vi.reading = false;
+  complete(vi, vi.read_desc, VIAFW_STATUS_OP_RDMA_READ, vi.read_length, false);
+}
+
+void on_ack(Vi &vi, const uint8_t *h, bool ok) {
+  uint32_t seq = get32(h + 4);
+  if (vi.reading && seq == vi.read_seq && !ok) // the read was refused
+    return vi_error(vi, get32(h + 16));
+  if (!vi.unacked || seq != vi.send_seq)
+    return count(VIAFW_BOX_STAT_DROPPED);
+  if (!ok)
+    return vi_error(vi, get32(h + 16));
+  complete(vi, vi.unacked, vi.unacked_op, vi.unacked_length, false);
+  vi.unacked = 0;
+}
+
+void disconnect(Vi &vi, bool tell_peer) {
+  if (tell_peer && vi.state == State::Connected) {
+    uint32_t msg[8] = {VIAFW_CTL_DISCONNECT, uint32_t(&vi - vis), vi.peer_vi};
+    queue_small(vi.peer_node, VIAFW_PKT_CONTROL, uint8_t(&vi - vis),
+                uint8_t(vi.peer_vi), 0, 0, msg, sizeof msg);
+  }
+  // Whatever was in flight or posted completes as flushed.
+  if (vi.unacked)
+    complete(vi, vi.unacked, VIAFW_STATUS_DESC_FLUSHED_ERROR | vi.unacked_op, 0,
+             false);
+  if (vi.reading)
+    complete(vi, vi.read_desc,
+             VIAFW_STATUS_DESC_FLUSHED_ERROR | VIAFW_STATUS_OP_RDMA_READ, 0,
+             false);
+  if (vi.in.desc)
+    complete(vi, vi.in.desc,
+             VIAFW_STATUS_DESC_FLUSHED_ERROR | VIAFW_STATUS_OP_RECEIVE, 0,
+             true);
+  if (out.active && vis + out.vi == &vi)
+    out.active = false;
+  vi.unacked = 0;
+  vi.reading = false;
+  vi.serve_read = false;
+  vi.in = Inbound{};
+  flush_queues(vi);
+  vi.state = State::Idle;
+}
+
+void on_control(uint32_t src, const uint8_t *h) {
+  uint32_t msg[8];
+  memcpy(msg, h + VIAFW_HEADER_BYTES, sizeof msg);
+  if (msg[0] == VIAFW_CTL_DISCONNECT) {
+    uint32_t v = msg[2];
+    if (v < VIAFW_MAX_VIS && vis[v].state == State::Connected &&
+        vis[v].peer_node == src && vis[v].peer_vi == msg[1]) {
+      disconnect(vis[v], false);
+      event_push(VIAFW_EV_DISCONNECTED, src, v, msg, 8);
+    }
+    return;
+  }
+  event_push(VIAFW_EV_CONTROL, src, 0, msg, 8);
+}
+
+void via_frame(uint32_t src, const uint8_t *h, uint32_t n) {
+  if (n < VIAFW_HEADER_BYTES)
+    return count(VIAFW_BOX_STAT_DROPPED);
+  n -= VIAFW_HEADER_BYTES;
+  // A short frame arrives padded to Ethernet's minimum: the header says
+  // how much of it is data.
+  uint32_t length = get32(h + 8), offset = get32(h + 12);
+  bool data = h[0] == VIAFW_PKT_SEND || h[0] == VIAFW_PKT_RDMA_WRITE ||
+              h[0] == VIAFW_PKT_READ_RESPONSE;
+  if (data && offset <= length && n > length - offset)
+    n = length - offset;
+  if (h[0] == VIAFW_PKT_CONTROL)
+    return n >= 32 ? on_control(src, h) : count(VIAFW_BOX_STAT_DROPPED);
+  uint32_t v = h[3];
+  if (v >= VIAFW_MAX_VIS || vis[v].state != State::Connected ||
+      vis[v].kind != VIAFW_KIND_CONNECTED || vis[v].peer_node != src ||
+      vis[v].peer_vi != h[2])
+    return count(VIAFW_BOX_STAT_DROPPED);
+  Vi &vi = vis[v];
+  switch (h[0]) {
+  case VIAFW_PKT_SEND:
+  case VIAFW_PKT_RDMA_WRITE:
+    return inbound_fragment(vi, h, n);
+  case VIAFW_PKT_READ_REQUEST:
+    return on_read_request(vi, h);
+  case VIAFW_PKT_READ_RESPONSE:
+    return on_read_response(vi, h, n);
+  case VIAFW_PKT_ACK:
+    return on_ack(vi, h, true);
+  case VIAFW_PKT_NACK:
+    return on_ack(vi, h, false);
+  default:
+    return count(VIAFW_BOX_STAT_DROPPED);
+  }
+}
+
+// ---- Receiving: FM over IP
+// -----------------------------------------------------
+
+// Checks an IPv4/UDP frame for this node's FM port; returns the FM packet's
+// length (0: not ours or bad).
+uint32_t fm_check(const uint8_t *ip, uint32_t n) {
+  if (n < kIp + kUdp + VIAFW_FM_HEADER_BYTES || ip[0] != 0x45 || ip[9] != 17)
+    return 0;
+  uint32_t ip_len = get_be16(ip + 2);
+  if (ip_len > n || ip_len < kIp + kUdp ||
+      get_be32(ip + 16) != node_table[me].ip ||
+      (get_be16(ip + 6) & 0x3FFF)) // fragments are not ours
+    return 0;
+  if (fold(sum16(ip, kIp)) != 0) {
+    count(VIAFW_BOX_STAT_BAD_CHECKSUM);
+    return 0;
+  }
+  const uint8_t *udp = ip + kIp;
+  uint32_t udp_len = get_be16(udp + 4);
+  if (get_be16(udp + 2) != VIAFW_FM_UDP_PORT || udp_len != ip_len - kIp ||
+      udp_len < kUdp + VIAFW_FM_HEADER_BYTES)
+    return 0;
+  if (get_be16(udp + 6) && udp_checksum(ip, udp, udp_len) != 0) {
+    count(VIAFW_BOX_STAT_BAD_CHECKSUM);
+    return 0;
+  }
+  const uint8_t *fm = udp + kUdp;
+  uint32_t fm_len = udp_len - kUdp;
+  if (get32(fm + 8) != fm_len - VIAFW_FM_HEADER_BYTES)
+    return 0;
+  return fm_len;
+}
+
+int fm_vi() {
+  for (uint32_t v = 0; v < VIAFW_MAX_VIS; ++v)
+    if (vis[v].state == State::Connected && vis[v].kind == VIAFW_KIND_FM_IP)
+      return int(v);
+  return -1;
+}
+
+// A held FM frame can go: the FM VI has a receive descriptor.
+bool fm_ready() {
+  int v = fm_vi();
+  return v >= 0 && !vis[v].recvs.empty();
+}
+
+// Places an FM packet; false if it must wait for a receive descriptor
+// (FM never drops what the network delivered).
+bool fm_frame(const uint8_t *ip, uint32_t n) {
+  uint32_t fm_len = fm_check(ip, n);
+  if (!fm_len) {
+    count(VIAFW_BOX_STAT_DROPPED);
+    return true;
+  }
+  int v = fm_vi();
+  if (v < 0 || vis[v].recvs.empty())
+    return false;
+  Vi &vi = vis[v];
+  uint32_t bus = vi.recvs.pop();
+  Desc d;
+  Piece pieces[kMaxPieces];
+  uint32_t npieces = 0, total = 0, e = 0;
+  if (!fetch(bus, d))
+    e = VIAFW_STATUS_PROTECTION_ERROR;
+  else if (d.segcount() > VIAFW_MAX_SEGMENTS)
+    e = VIAFW_STATUS_FORMAT_ERROR;
+  else
+    e = local_pieces(d, 0, vi.ptag, pieces, npieces, total);
+  if (!e && total < fm_len)
+    e = VIAFW_STATUS_LENGTH_ERROR;
+  if (!e && !move_pieces(pieces, npieces, 0,
+                         const_cast<uint8_t *>(ip) + kIp + kUdp, fm_len, true))
+    e = VIAFW_STATUS_PROTECTION_ERROR;
+  if (e) // this descriptor was bad: the packet tries the next one
+    return complete(vi, bus, e | VIAFW_STATUS_OP_RECEIVE, 0, true), false;
+  complete(vi, bus, VIAFW_STATUS_OP_RECEIVE, fm_len, true);
+  return true;
+}
+
+// ---- The receiver
+// ----------------------------------------------------------------
+
+// Two receive buffers: the engine takes the next frame into one while the
+// core handles the other. Frames are handled in arrival order; an FM frame
+// with no receive descriptor waits in its buffer (holding the next one
+// behind it) until the host posts one.
+struct RxBuf {
+  FrameBuf buf;
+  uint32_t length, status;
+};
+RxBuf rx_bufs[2];
+int rx_armed = -1;         // buffer the engine fills
+int rx_full[2] = {-1, -1}; // buffers holding frames, oldest first
+bool rx_holding;           // rx_full[0] waits for a receive descriptor
+
+void rx_rearm() {
+  if (rx_armed >= 0 || rx_full[1] >= 0)
+    return;
+  rx_armed = rx_full[0] == 0 ? 1 : 0;
+  fw::irq_clear(NICEMU_IRQ_RX);
+  fw::rx_arm(rx_bufs[rx_armed].buf.frame, sizeof rx_bufs[rx_armed].buf.frame,
+             true);
+}
+
+// Handles the frame in `b`; false if it has to wait (FM, no descriptor).
+NICEMU_HANDLER bool on_frame(const RxBuf &b) {
+  uint32_t n = b.length;
+  const uint8_t *f = b.buf.frame;
+  if (n < kEth || (b.status & (NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED))) {
+    count(VIAFW_BOX_STAT_DROPPED);
+    return true;
+  }
+  uint32_t src = node_of_mac(f + 6);
+  uint16_t type = get_be16(f + 12);
+  if (type == 0x0800)
+    return fm_frame(f + kEth, n - kEth);
+  if (type == VIAFW_ETHERTYPE && src < nodes)
+    via_frame(src, f + kEth, n - kEth);
+  else
+    count(VIAFW_BOX_STAT_DROPPED);
+  return true;
+}
+
+bool poll_rx() {
+  bool work = false;
+  if (rx_armed >= 0 && (fw::rx_status() & NICEMU_RX_DONE)) {
+    RxBuf &b = rx_bufs[rx_armed];
+    b.length = fw::rx_length();
+    b.status = fw::rx_status();
+    count(VIAFW_BOX_STAT_FRAMES_IN);
+    (rx_full[0] < 0 ? rx_full[0] : rx_full[1]) = rx_armed;
+    rx_armed = -1;
+    rx_rearm(); // the other buffer, if free, takes the next frame now
+    work = true;
+  }
+  if (rx_full[0] < 0 || (rx_holding && !work && !fm_ready()))
+    return work;
+  rx_holding = !on_frame(rx_bufs[rx_full[0]]);
+  if (rx_holding)
+    return work; // retried when a doorbell brings a descriptor
+  rx_full[0] = rx_full[1];
+  rx_full[1] = -1;
+  rx_rearm();
+  return true;
+}
+
+// ---- Commands
+// --------------------------------------------------------------------
+
+uint32_t run_command(const uint32_t *c) {
+  const uint32_t *a = c + 2;
+  switch (c[0]) {
+  case VIAFW_CMD_HELLO:
+    if (a[1] == 0 || (a[1] & (a[1] - 1)))
+      return VIAFW_R_BAD_ARGUMENT;
+    for (Vi &vi : vis)
+      vi = Vi{};
+    for (Region &r : regions)
+      r = Region{};
+    for (Ring &r : cqs)
+      r = Ring{};
+    out = Outbound{};
+    events = Ring{true, a[0], a[1], 0};
+    box[VIAFW_BOX_EVENTS_FREED] = 0;
+    return VIAFW_R_OK;
+  case VIAFW_CMD_REGISTER: {
+    if (a[0] == 0 || a[0] >= VIAFW_MAX_REGIONS || a[3] == 0)
+      return VIAFW_R_BAD_ARGUMENT;
+    Region &r = regions[a[0]];
+    if (r.used)
+      return VIAFW_R_RESOURCE;
+    r = Region{true, a[5], a[6],
+               a[3], a[4], uint64_t(a[1]) | uint64_t(a[2]) << 32};
+    return VIAFW_R_OK;
+  }
+  case VIAFW_CMD_DEREGISTER:
+    if (a[0] == 0 || a[0] >= VIAFW_MAX_REGIONS || !regions[a[0]].used)
+      return VIAFW_R_BAD_ARGUMENT;
+    regions[a[0]].used = false;
+    return VIAFW_R_OK;
+  case VIAFW_CMD_SET_MEM:
+    if (a[0] == 0 || a[0] >= VIAFW_MAX_REGIONS || !regions[a[0]].used)
+      return VIAFW_R_BAD_ARGUMENT;
+    regions[a[0]].ptag = a[1];
+    regions[a[0]].attrs = a[2];
+    return VIAFW_R_OK;
+  case VIAFW_CMD_CREATE_VI: {
+    if (a[0] >= VIAFW_MAX_VIS || a[1] > VIAFW_KIND_FM_IP ||
+        a[3] > VIAFW_RELIABLE_RECEPTION ||
+        (a[5] != VIAFW_NO_CQ && (a[5] >= VIAFW_MAX_CQS || !cqs[a[5]].used)) ||
+        (a[6] != VIAFW_NO_CQ && (a[6] >= VIAFW_MAX_CQS || !cqs[a[6]].used)))
+      return VIAFW_R_BAD_ARGUMENT;
+    if (vis[a[0]].state != State::Free ||
+        (a[1] == VIAFW_KIND_FM_IP && fm_vi() >= 0))
+      return VIAFW_R_RESOURCE;
+    Vi &vi = vis[a[0]];
+    vi = Vi{};
+    vi.kind = uint8_t(a[1]);
+    vi.ptag = a[2];
+    vi.reliability = uint8_t(a[3]);
+    vi.attrs = a[4];
+    vi.send_cq = a[5];
+    vi.recv_cq = a[6];
+    vi.max_transfer =
+        a[7] && a[7] < VIAFW_MAX_TRANSFER ? a[7] : VIAFW_MAX_TRANSFER;
+    // An FM VI needs no connection: it sends to any node.
+    vi.state = a[1] == VIAFW_KIND_FM_IP ? State::Connected : State::Idle;
+    return VIAFW_R_OK;
+  }
+  case VIAFW_CMD_DESTROY_VI:
+    if (a[0] >= VIAFW_MAX_VIS || vis[a[0]].state == State::Free)
+      return VIAFW_R_BAD_ARGUMENT;
+    disconnect(vis[a[0]], vis[a[0]].kind == VIAFW_KIND_CONNECTED);
+    vis[a[0]].state = State::Free;
+    return VIAFW_R_OK;
+  case VIAFW_CMD_SET_VI:
+    if (a[0] >= VIAFW_MAX_VIS || vis[a[0]].state == State::Free)
+      return VIAFW_R_BAD_ARGUMENT;
+    vis[a[0]].ptag = a[1];
+    vis[a[0]].attrs = a[2];
+    return VIAFW_R_OK;
+  case VIAFW_CMD_CONNECT_VI: {
+    if (a[0] >= VIAFW_MAX_VIS || a[1] >= table_nodes || a[2] >= VIAFW_MAX_VIS)
+      return VIAFW_R_BAD_ARGUMENT;
+    Vi &vi = vis[a[0]];
+    if (vi.state != State::Idle || vi.kind != VIAFW_KIND_CONNECTED)
+      return VIAFW_R_STATE;
+    vi.state = State::Connected;
+    vi.peer_node = a[1];
+    vi.peer_vi = a[2];
+    vi.send_seq = 0;
+    return VIAFW_R_OK;
+  }
+  case VIAFW_CMD_DISCONNECT_VI:
+    if (a[0] >= VIAFW_MAX_VIS || vis[a[0]].state == State::Free ||
+        vis[a[0]].kind != VIAFW_KIND_CONNECTED)
+      return VIAFW_R_BAD_ARGUMENT;
+    disconnect(vis[a[0]], a[1] != 0);
+    return VIAFW_R_OK;
+  case VIAFW_CMD_CONTROL:
+    if (a[0] >= table_nodes)
+      return VIAFW_R_BAD_ARGUMENT;
+    if (small_tail - small_head == kSmall)
+      return VIAFW_R_RESOURCE;
+    queue_small(a[0], VIAFW_PKT_CONTROL, 0, 0, 0, 0, a + 1, 32);
+    return VIAFW_R_OK;
+  case VIAFW_CMD_CREATE_CQ:
+    if (a[0] >= VIAFW_MAX_CQS || a[2] == 0 || (a[2] & (a[2] - 1)))
+      return VIAFW_R_BAD_ARGUMENT;
+    if (cqs[a[0]].used)
+      return VIAFW_R_RESOURCE;
+    cqs[a[0]] = Ring{true, a[1], a[2], 0};
+    return VIAFW_R_OK;
+  case VIAFW_CMD_DESTROY_CQ:
+    if (a[0] >= VIAFW_MAX_CQS || !cqs[a[0]].used)
+      return VIAFW_R_BAD_ARGUMENT;
+    for (const Vi &vi : vis)
+      if (vi.state != State::Free && (vi.send_cq == a[0] || vi.recv_cq == a[0]))
+        return VIAFW_R_STATE;
+    cqs[a[0]].used = false;
+    return VIAFW_R_OK;
+  default:
+    return VIAFW_R_BAD_COMMAND;
+  }
+}
+
+NICEMU_HANDLER void on_command(uint32_t bus) {
+  uint32_t c[VIAFW_COMMAND_BYTES / 4];
+  if (!host_read(bus, c, sizeof c))
+    return count(VIAFW_BOX_STAT_DROPPED);
+  uint32_t result = events.used || c[0] == VIAFW_CMD_HELLO
+                        ? run_command(c)
+                        : uint32_t(VIAFW_R_BAD_COMMAND);
+  uint32_t tail[2] = {result, c[1]};
+  host_write(bus + VIAFW_COMMAND_RESULT, tail, sizeof tail);
+}
+
+// ---- Doorbells
+// --------------------------------------------------------------------
+
+uint32_t doorbell_pop(uint32_t fifo) {
+  fw::reg(NICEMU_DOORBELL_BASE, NICEMU_DOORBELL_SELECT) = fifo;
+  return fw::reg(NICEMU_DOORBELL_BASE, NICEMU_DOORBELL_POP);
+}
+
+// The doorbell FIFOs whose entries can be taken now: a VI queue that is
+// full leaves its FIFO alone.
+uint32_t poppable() {
+  uint32_t ready = fw::reg(NICEMU_DOORBELL_BASE, NICEMU_DOORBELL_NONEMPTY);
+  for (uint32_t v = 0; v < VIAFW_MAX_VIS; ++v) {
+    if (vis[v].sends.full())
+      ready &= ~(1u << VIAFW_FIFO_SEND(v));
+    if (vis[v].recvs.full())
+      ready &= ~(1u << VIAFW_FIFO_RECV(v));
+  }
+  return ready;
+}
+
+// Moves rung doorbells into the VIs' queues (leaving them in the FIFO while
+// a queue is full, so the host's doorbell writes wait) and runs commands.
+bool poll_doorbells() {
+  uint32_t ready = poppable();
+  if (!ready)
+    return false;
+  bool work = false;
+  for (uint32_t v = 0; v < VIAFW_MAX_VIS; ++v) {
+    Vi &vi = vis[v];
+    for (uint32_t q = 0; q < 2; ++q) {
+      uint32_t fifo = q ? VIAFW_FIFO_RECV(v) : VIAFW_FIFO_SEND(v);
+      if (!(ready & (1u << fifo)))
+        continue;
+      Queue &queue = q ? vi.recvs : vi.sends;
+      uint32_t desc = doorbell_pop(fifo);
+      work = true;
+      if (vi.state == State::Free) {
+        count(VIAFW_BOX_STAT_DROPPED); // the library never does this
+        continue;
+      }
+      if (vi.state == State::Error) {
+        complete(vi, desc,
+                 VIAFW_STATUS_DESC_FLUSHED_ERROR |
+                     (q ? VIAFW_STATUS_OP_RECEIVE : 0u),
+                 0, q != 0);
+        continue;
+      }
+      queue.push(desc);
+    }
+  }
+  // Commands after descriptors: a host that posts and then destroys or
+  // disconnects the VI rang in that order, and the descriptor must be
+  // flushed by the command, not dropped after it.
+  if (ready & (1u << VIAFW_FIFO_COMMAND)) {
+    on_command(doorbell_pop(VIAFW_FIFO_COMMAND));
+    work = true;
+  }
+  if (ready & (1u << VIAFW_FIFO_RESERVED))
+    doorbell_pop(VIAFW_FIFO_RESERVED); // nothing uses it
+  return work;
+}
+
+void idle() {
+  fw::irq_clear(kWakeLines);
+  if (poppable())
+    return;
+  if (rx_armed >= 0 && (fw::rx_status() & NICEMU_RX_DONE))
+    return;
+  if (rx_full[0] >= 0 && (!rx_holding || fm_ready()))
+    return;
+  if (tx_sending >= 0 &&
+      (fw::tx_status() & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR)))
+    return;
+  fw::sleep();
+}
+
+} // namespace
+
+int main() {
+  box = fw::mailbox();
+  build_node_table();
+  fw::irq_master(false);
+  fw::irq_enable(kWakeLines | NICEMU_IRQ_HDMA);
+  rx_rearm();
+  box[VIAFW_BOX_MAGIC] = VIAFW_MAGIC;
+  for (uint32_t turn = 0;; ++turn) {
+    if ((turn & 0xFF) == 0)
+      fw::watchdog_kick();
+    bool busy = poll_doorbells();
+    busy |= poll_rx();
+    busy |= pump_tx();
+    if (!busy)
+      idle();
+  }
+}
