@@ -207,5 +207,7 @@ int main(int argc, char **argv) {
   check(VipDisconnect(vi), "VipDisconnect");
   check(VipDestroyVi(vi), "VipDestroyVi");
   check(VipCloseNic(nic), "VipCloseNic");
+  free(local);
+  free(peer);
   return 0;
 }

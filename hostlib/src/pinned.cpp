@@ -6,6 +6,7 @@
 #include "nicemu/host.hpp"
 
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -54,6 +55,55 @@ const std::pair<const uintptr_t, Span> *holding(uintptr_t a, uintptr_t b) {
   return b <= it->second.end ? &*it : nullptr;
 }
 
+// Copies the pages, then maps the arena's copy over them. Between the two,
+// nothing may write the pages; if they hold the running thread's stack (a
+// registered stack buffer shares pages with the frames of this very call),
+// that only holds when the work runs on another stack: run_on_own_stack.
+struct Remap {
+  uint8_t *pages;
+  uint8_t *copy; // the same pages' new home, in the arena
+  size_t bytes;
+  int fd;
+  off_t file_offset;
+  void *result;
+};
+
+// A plain word copy: the pages may hold the stack's sanitizer red zones,
+// which are memory like any other here.
+__attribute__((no_sanitize("address"))) void
+copy_words(uint64_t *to, const uint64_t *from, size_t words) {
+  for (size_t i = 0; i < words; ++i)
+    to[i] = from[i];
+}
+
+Remap *current_job;
+
+void remap() {
+  Remap &j = *current_job;
+  copy_words(reinterpret_cast<uint64_t *>(j.copy),
+             reinterpret_cast<const uint64_t *>(j.pages), j.bytes / 8);
+  j.result = mmap(j.pages, j.bytes, PROT_READ | PROT_WRITE,
+                  MAP_SHARED | MAP_FIXED, j.fd, j.file_offset);
+}
+
+// Runs remap() on a stack of its own (swapcontext), so the program's stack
+// stays still from the copy to the mapping.
+void run_on_own_stack(Remap &job) {
+  constexpr size_t kStack = 64 * 1024;
+  static ucontext_t caller, worker;
+  static std::vector<uint8_t> stack(kStack);
+  current_job = &job;
+  getcontext(&worker);
+  worker.uc_stack.ss_sp = stack.data();
+  worker.uc_stack.ss_size = stack.size();
+  worker.uc_link = &caller;
+  makecontext(&worker, remap, 0);
+  if (swapcontext(&caller, &worker) != 0)
+    throw Error(std::string("nicemu: cannot pin memory for the card: "
+                            "swapcontext: ") +
+                std::strerror(errno));
+}
+
 } // namespace
 
 uint32_t lookup(const void *p, size_t len) {
@@ -88,13 +138,11 @@ uint32_t pin(const void *p, size_t len) {
   auto *arena = end().arena();
   uint64_t off = uint64_t(raw - arena);
   off = (off + kPage - 1) & ~uint64_t(kPage - 1);
-  // Copy first (the arena pages are mapped here already), then put the
-  // arena pages at the program's addresses.
-  std::memcpy(arena + off, reinterpret_cast<const void *>(first), bytes);
-  void *at = mmap(reinterpret_cast<void *>(first), bytes,
-                  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, end().fd(),
-                  off_t(end().arena_file_offset() + off));
-  if (at == MAP_FAILED)
+  Remap job{
+      reinterpret_cast<uint8_t *>(first),     arena + off, bytes, end().fd(),
+      off_t(end().arena_file_offset() + off), nullptr};
+  run_on_own_stack(job);
+  if (job.result == MAP_FAILED)
     throw Error(std::string("nicemu: cannot pin memory for the card: mmap: ") +
                 std::strerror(errno));
   for (uintptr_t m : merged)

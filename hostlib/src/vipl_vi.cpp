@@ -335,8 +335,15 @@ VIP_RETURN VipCreateViKind(VIP_NIC_HANDLE NicHandle,
                            VIP_VI_ATTRIBUTES *ViAttribs, VIP_VI_KIND Kind,
                            VIP_CQ_HANDLE SendCQ, VIP_CQ_HANDLE RecvCQ,
                            VIP_VI_HANDLE *ViHandle) noexcept {
+  // A C caller may pass any int: look at the bits before trusting the enum.
+  int raw;
+  static_assert(sizeof raw == sizeof Kind);
+  std::memcpy(&raw, &Kind, sizeof raw);
   return guarded("VipCreateViKind", [&] {
-    return create_vi(NicHandle, ViAttribs, Kind, SendCQ, RecvCQ, ViHandle);
+    if (raw != VIP_VI_KIND_CONNECTED && raw != VIP_VI_KIND_FM_IP)
+      return VIP_INVALID_PARAMETER;
+    return create_vi(NicHandle, ViAttribs, VIP_VI_KIND(raw), SendCQ, RecvCQ,
+                     ViHandle);
   });
 }
 

@@ -281,6 +281,9 @@ struct OwnMemory {
     VIP_MEM_ATTRIBUTES ma{n.tag, VIP_FALSE, VIP_FALSE};
     RC(VipRegisterMem(n.nic, base, 8192, &ma, &handle), VIP_SUCCESS);
   }
+  ~OwnMemory() { std::free(base); } // its pages stay pinned: that is fine
+  OwnMemory(const OwnMemory &) = delete;
+  OwnMemory &operator=(const OwnMemory &) = delete;
   VIP_DESCRIPTOR *descriptor(uint32_t len) {
     auto *d = reinterpret_cast<VIP_DESCRIPTOR *>(base);
     d->CS.SegCount = 1;
