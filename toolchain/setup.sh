@@ -24,6 +24,7 @@ PACKAGES=(
   python3 python3-jsonschema           # tests: report JSON against its schema
   gdb-multiarch                        # nicemu run --gdb (docs/debugging.md)
   libedit-dev                          # nicemu debug: line editing, history
+  iproute2                             # tests: --tap in a network namespace
 )
 
 install_missing() {

@@ -377,10 +377,13 @@ struct NodeAddr {
 NodeAddr node_table[kNodeTable];
 uint32_t me, nodes, table_nodes;
 
+// Entries 0..nodes-1 are the cluster's nodes; entry `nodes` is the world
+// outside the cluster, reached only when `nicemu run --tap` bridges the
+// Ethernet to a Linux TAP device (elsewhere the switch drops its frames).
 void build_node_table() {
   me = fw::node_id();
   nodes = fw::node_count();
-  table_nodes = nodes < kNodeTable ? nodes : kNodeTable;
+  table_nodes = nodes + 1 < kNodeTable ? nodes + 1 : kNodeTable;
   for (uint32_t n = 0; n < table_nodes; ++n) {
     fw::reg(NICEMU_ROUTE_BASE, NICEMU_ROUTE_DEST) = n;
     uint32_t lo = fw::reg(NICEMU_ROUTE_BASE, NICEMU_ROUTE_MAC_LO);
@@ -1222,7 +1225,7 @@ uint32_t run_command(const uint32_t *c) {
     vis[a[0]].attrs = a[2];
     return VIAFW_R_OK;
   case VIAFW_CMD_CONNECT_VI: {
-    if (a[0] >= VIAFW_MAX_VIS || a[1] >= table_nodes || a[2] >= VIAFW_MAX_VIS)
+    if (a[0] >= VIAFW_MAX_VIS || a[1] >= nodes || a[2] >= VIAFW_MAX_VIS)
       return VIAFW_R_BAD_ARGUMENT;
     Vi &vi = vis[a[0]];
     if (vi.state != State::Idle || vi.kind != VIAFW_KIND_CONNECTED)
@@ -1240,7 +1243,7 @@ uint32_t run_command(const uint32_t *c) {
     disconnect(vis[a[0]], a[1] != 0);
     return VIAFW_R_OK;
   case VIAFW_CMD_CONTROL:
-    if (a[0] >= table_nodes)
+    if (a[0] >= nodes)
       return VIAFW_R_BAD_ARGUMENT;
     if (small_tail - small_head == kSmall)
       return VIAFW_R_RESOURCE;

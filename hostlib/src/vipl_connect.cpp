@@ -608,26 +608,38 @@ VIP_RETURN VipConnectReject(VIP_CONN_HANDLE ConnHandle) noexcept {
   });
 }
 
+namespace {
+
+// What both kinds of connection request check first: the arguments, the
+// remote node, and (after taking the events in) an idle connected-kind VI.
+VIP_RETURN connect_start(const char *call, VIP_VI_HANDLE handle,
+                         VIP_NET_ADDRESS *local, VIP_NET_ADDRESS *remote,
+                         Vi *&vi, uint32_t &node) {
+  vi = vi_of(handle);
+  if (!vi || !local || !remote || local->DiscriminatorLen > kMaxDisc ||
+      remote->DiscriminatorLen > kMaxDisc)
+    return VIP_INVALID_PARAMETER;
+  if (!address_node(remote, node)) {
+    say(call, "the remote address names no node of this cluster (use "
+              "VipNSGetHostByName)");
+    return VIP_INVALID_PARAMETER;
+  }
+  poll();
+  vi = vi_of(handle);
+  return idle_connected_kind(*vi);
+}
+
+} // namespace
+
 VIP_RETURN VipConnectRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS *LocalAddr,
                              VIP_NET_ADDRESS *RemoteAddr, VIP_ULONG Timeout,
                              VIP_VI_ATTRIBUTES *RemoteViAttribs) noexcept {
   return guarded("VipConnectRequest", [&] {
     Library &l = lib();
-    Vi *vi = vi_of(ViHandle);
-    if (!vi || !LocalAddr || !RemoteAddr ||
-        LocalAddr->DiscriminatorLen > kMaxDisc ||
-        RemoteAddr->DiscriminatorLen > kMaxDisc)
-      return VIP_INVALID_PARAMETER;
+    Vi *vi;
     uint32_t node;
-    if (!address_node(RemoteAddr, node)) {
-      say("VipConnectRequest",
-          "the remote address names no node of this cluster (use "
-          "VipNSGetHostByName)");
-      return VIP_INVALID_PARAMETER;
-    }
-    poll();
-    vi = vi_of(ViHandle);
-    if (VIP_RETURN r = idle_connected_kind(*vi))
+    if (VIP_RETURN r = connect_start("VipConnectRequest", ViHandle, LocalAddr,
+                                     RemoteAddr, vi, node))
       return r;
     Handle h = reinterpret_cast<Handle>(ViHandle);
     uint32_t id = l.next_request;
@@ -713,21 +725,10 @@ VIP_RETURN VipConnectPeerRequest(VIP_VI_HANDLE ViHandle,
                                  VIP_ULONG Timeout) noexcept {
   return guarded("VipConnectPeerRequest", [&] {
     Library &l = lib();
-    Vi *vi = vi_of(ViHandle);
-    if (!vi || !LocalAddr || !RemoteAddr ||
-        LocalAddr->DiscriminatorLen > kMaxDisc ||
-        RemoteAddr->DiscriminatorLen > kMaxDisc)
-      return VIP_INVALID_PARAMETER;
+    Vi *vi;
     uint32_t node;
-    if (!address_node(RemoteAddr, node)) {
-      say("VipConnectPeerRequest",
-          "the remote address names no node of this cluster (use "
-          "VipNSGetHostByName)");
-      return VIP_INVALID_PARAMETER;
-    }
-    poll();
-    vi = vi_of(ViHandle);
-    if (VIP_RETURN r = idle_connected_kind(*vi))
+    if (VIP_RETURN r = connect_start("VipConnectPeerRequest", ViHandle,
+                                     LocalAddr, RemoteAddr, vi, node))
       return r;
     vi->connecting = Connecting::Peer;
     vi->outcome = Outcome::Pending;
