@@ -3,6 +3,7 @@
 #include "cli/run_setup.hpp"
 #include "debug/fault_report.hpp"
 #include "debug/gdb_target.hpp"
+#include "fabric/tap_bridge.hpp"
 #include "host/cluster_run.hpp"
 #include "mem/flash.hpp"
 #include "nicemu/error.hpp"
@@ -14,7 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -31,6 +35,7 @@ struct RunOptions : ClusterOptions {
   bool per_node = false;
   size_t top = 15;
   std::string gdb, gdb_listen; // docs/debugging.md
+  std::string tap;             // docs/fm.md, "Bridging to Linux (--tap)"
   bool profiling() const {
     return !report.empty() || !report_json.empty() || !measure.empty() ||
            !budget.empty();
@@ -74,6 +79,24 @@ ReportRequest report_request(const RunOptions &o, const Image &image) {
   return r;
 }
 
+// A one-node network needs a switch between the node and the TAP: a
+// topology file of one switch, written to a temporary file (removed once
+// the cluster is built).
+std::string one_switch_topology() {
+  char path[] = "/tmp/nicemu-tap-topology-XXXXXX";
+  int fd = ::mkstemp(path);
+  if (fd < 0)
+    throw Error("--tap: cannot create a temporary topology file");
+  const char text[] = "switches 1\nnodes 1\nnode 0 s0:0\n";
+  bool ok = ::write(fd, text, sizeof text - 1) == ssize_t(sizeof text - 1);
+  ::close(fd);
+  if (!ok) {
+    ::unlink(path);
+    throw Error("--tap: cannot write a temporary topology file");
+  }
+  return path;
+}
+
 int run(const RunOptions &o) {
   Model model = load_model(o.model);
   std::vector<uint8_t> flash = boot_flash(o, model);
@@ -103,9 +126,22 @@ int run(const RunOptions &o) {
                   "' is not a duration (e.g. 10ms, 1.5s, 200us)");
     max_time = *t;
   }
+  // --tap: the device is opened before anything starts, so that a refusal
+  // stops the run here. The host library learns that FM node N (N = -n) is
+  // the outside from NICEMU_TAP, which the host processes inherit.
+  std::unique_ptr<TapBridge> tap;
+  std::string tap_topology; // a one-node run needs a switch to bridge
+  if (!o.tap.empty()) {
+    tap = std::make_unique<TapBridge>(o.tap, model);
+    ::setenv("NICEMU_TAP", o.tap.c_str(), 1);
+    if (o.nodes == 1 && o.topology.empty())
+      tap_topology = one_switch_topology();
+  } else {
+    ::unsetenv("NICEMU_TAP");
+  }
   ClusterSpec spec;
   spec.nodes = o.nodes;
-  spec.topology = o.topology;
+  spec.topology = tap_topology.empty() ? o.topology : tap_topology;
   spec.program = o.program;
   spec.events = observers.events();
   if (o.watchdog >= 0)
@@ -113,10 +149,21 @@ int run(const RunOptions &o) {
   spec.console = [](uint32_t node, const std::string &line) {
     std::cout << "[node" << node << "] " << line << "\n" << std::flush;
   };
-  std::unique_ptr<Cluster> cluster = start_cluster(
-      model, std::make_shared<const std::vector<uint8_t>>(std::move(flash)),
-      spec);
+  std::unique_ptr<Cluster> cluster;
+  try {
+    cluster = start_cluster(
+        model, std::make_shared<const std::vector<uint8_t>>(std::move(flash)),
+        spec);
+  } catch (...) {
+    if (!tap_topology.empty())
+      ::unlink(tap_topology.c_str());
+    throw;
+  }
+  if (!tap_topology.empty())
+    ::unlink(tap_topology.c_str());
   Simulation &sim = cluster->sim;
+  if (tap)
+    tap->attach(sim);
   HostGroup *hosts = cluster->hosts.get();
   observers.start(sim.scheduler());
   if (profiling)
@@ -148,6 +195,14 @@ int run(const RunOptions &o) {
     std::cerr << "nicemu: stopped: " << r.message << "\n";
   if (!o.quiet)
     print_summary(sim, r, model);
+  if (tap && !o.quiet) {
+    const TapStats &t = tap->stats();
+    std::fprintf(
+        stderr, "tap %s: %llu frames out, %llu in, %llu ignored, %llu lost\n",
+        tap->name().c_str(), (unsigned long long)t.frames_out,
+        (unsigned long long)t.frames_in, (unsigned long long)t.frames_ignored,
+        (unsigned long long)t.write_errors);
+  }
   int budget_code = 0;
   if (profiling) {
     const LineTable *lines = report.lines ? &*report.lines : nullptr;
@@ -219,6 +274,11 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
                   "free port; the port is printed); docs/debugging.md");
   cmd->add_option("--gdb-listen", opts->gdb_listen,
                   "like --gdb, on ADDR:PORT (e.g. 0.0.0.0:1234)");
+  cmd->add_option("--tap", opts->tap,
+                  "bridge the Ethernet (comet) to this Linux TAP device "
+                  "(created if missing; needs CAP_NET_ADMIN or a device you "
+                  "own): FM node N (N = -n) is the outside. Virtual time then "
+                  "follows wall time: the run is no longer deterministic");
   add_program_option(*cmd, *opts);
   cmd->callback([opts, &status] { status.code = run(*opts); });
 }

@@ -137,6 +137,8 @@ struct Fabric::Impl {
   uint64_t next_key = 0;
   FabricStats stats;
   uint64_t misrouted = 0;
+  OutsideSink outside;           // set_outside
+  uint64_t outside_sequence = 0; // ids of frames from outside
   Time gap; // the interframe gap: a link stays idle that long after a tail
   // Observers (set_events): crossings by link, in the order heads entered.
   RunEvents *events = nullptr;
@@ -245,8 +247,14 @@ void Fabric::Impl::unblock(Flight *f) {
 // so does a loop back onto a link the packet holds (it would wait for
 // itself forever). An Ethernet frame no port leads to is filtered.
 void Fabric::Impl::leave_switch(Flight *f, uint32_t sw) {
-  if (f->packet.filtered)
+  if (f->packet.filtered) {
+    if (outside && outside(f->packet, sched.now())) {
+      ++stats.packets_to_outside;
+      f->dropped = true; // gone from the network: it drains here
+      return stream(f);
+    }
     return drop(f, true);
+  }
   std::vector<uint8_t> &route = f->packet.route;
   if (route.empty() || route[0] >= wiring.ports)
     return drop(f);
@@ -486,6 +494,29 @@ void Fabric::receiver_ready(uint32_t node) {
            if (f)
              m.offer(f);
          });
+}
+
+void Fabric::set_outside(OutsideSink sink) {
+  impl_->outside = std::move(sink);
+}
+
+void Fabric::deliver_from_outside(uint32_t node, std::vector<uint8_t> payload,
+                                  Time at) {
+  Impl &m = *impl_;
+  if (node >= m.topology.nodes)
+    throw Error("fabric: no node " + std::to_string(node));
+  ++m.stats.packets_from_outside;
+  Flight *f = m.new_flight();
+  size_t bytes = std::max<size_t>(payload.size(), m.params.min_frame_bytes);
+  f->length = Time(m.params.preamble_bytes + bytes) * m.params.link_ps_per_byte;
+  f->packet.source = m.topology.nodes;
+  f->packet.id = (uint64_t(f->packet.source) << 40) | m.outside_sequence++;
+  f->packet.payload = std::move(payload);
+  // The link from the node's switch (or its peer) to the node.
+  uint32_t link = m.wiring.peer[m.wiring.node_port(node)];
+  m.post(std::max(at, m.sched.now()),
+         "fabric: frame from outside for n" + std::to_string(node),
+         [&m, f, link] { m.request(f, link); });
 }
 
 void Fabric::set_events(RunEvents *events) {

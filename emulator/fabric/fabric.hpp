@@ -124,7 +124,17 @@ struct FabricStats {
   // Ethernet frames a switch dropped because none of its ports leads to
   // their destination MAC (Packet::filtered). Not counted as misrouted.
   uint64_t packets_filtered = 0;
+  // Bridged to the world outside the cluster (nicemu run --tap): frames a
+  // switch handed to the outside instead of filtering them, and frames that
+  // came in from there (deliver_from_outside).
+  uint64_t packets_to_outside = 0;
+  uint64_t packets_from_outside = 0;
 };
+
+// Takes a filtered Ethernet frame (its payload ends with the FCS) as it
+// leaves the first switch, at `now`: true if it went outside the cluster,
+// false to let the switch drop it (counted as filtered).
+using OutsideSink = std::function<bool(const Packet &p, Time now)>;
 
 class Fabric {
 public:
@@ -144,6 +154,16 @@ public:
   void send(Packet p, Time head_leaves, std::function<void(Time)> on_sent);
   // A receiver that refused a head can take it now.
   void receiver_ready(uint32_t node);
+
+  // Ethernet frames no switch port leads to (Packet::filtered) are offered
+  // to `sink` where the first switch would drop them (nicemu run --tap).
+  void set_outside(OutsideSink sink);
+  // A frame from outside the cluster (`payload` ends with its FCS) leaves
+  // the switch for `node` at `at` (>= now), as if the switch forwarded it:
+  // it waits for that link and for the receiver like any other head. Its
+  // source is the node number topology().nodes ("the outside").
+  void deliver_from_outside(uint32_t node, std::vector<uint8_t> payload,
+                            Time at);
 
   // Tells `events` (null: nobody) each packet's crossing of each cable, per
   // cable direction in the order the heads entered it, once the tail has

@@ -25,7 +25,7 @@ Node &Simulation::add_node(const Model &model, NodeConfig config) {
 // round (never later than now: conservative), kept as the two earliest so
 // that each core's bound is O(1).
 Time Simulation::slice_end(const Node &node, Time max_time) const {
-  Time end = std::min(scheduler_.next_time(), max_time);
+  Time end = std::min({scheduler_.next_time(), max_time, wall_limit_});
   if (external_)
     end = std::min(end, external_->earliest_action());
   if (lookahead_ == kTimeNever)
@@ -61,6 +61,16 @@ Time Simulation::earliest_core_time() const {
   return t;
 }
 
+// The virtual time the run has reached: the scheduler's, or the latest
+// running core's (no core is past it).
+Time Simulation::present() const {
+  Time t = scheduler_.now();
+  for (const auto &n : nodes_)
+    if (n->state() == NodeState::Running)
+      t = std::max(t, n->time());
+  return t;
+}
+
 // Whether the run is over: a fault, a failed host, everything finished.
 bool Simulation::finished(RunResult &result) const {
   for (const auto &n : nodes_)
@@ -93,6 +103,13 @@ bool Simulation::finished(RunResult &result) const {
 RunResult Simulation::run(Time max_time) {
   auto wall_start = std::chrono::steady_clock::now();
   RunResult result;
+  // With input in wall time: virtual time never passes the wall clock.
+  auto wall_now = [&wall_start] {
+    return Time(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now() - wall_start)
+                    .count()) *
+           1000;
+  };
   for (;;) {
     if (debugger_) {
       debugger_->between_slices();
@@ -108,6 +125,10 @@ RunResult Simulation::run(Time max_time) {
       // The hosts are done: firmware that never sleeps must not run on.
       if (finished(result))
         break;
+    }
+    if (input_) {
+      input_->poll(present());
+      wall_limit_ = wall_now();
     }
     if (lookahead_ != kTimeNever)
       note_core_times();
@@ -127,12 +148,24 @@ RunResult Simulation::run(Time max_time) {
     // cores sleep; but never past a host that may still act.
     Time t = std::min(earliest_core_time(), scheduler_.next_time());
     Time host = external_ ? external_->earliest_action() : kTimeNever;
+    if (input_) {
+      // Ahead of the wall clock (or nothing to do but wait for input):
+      // sleep until it catches up or input arrives, at most 20 ms at a time
+      // so that hosts that end are seen.
+      Time target = std::min({t, host, max_time});
+      Time wall = wall_now();
+      if (target > wall) {
+        input_->wait(
+            int64_t(std::min<Time>((target - wall + 999) / 1000, 20'000'000)));
+        continue;
+      }
+    }
     if (host <= t && host < max_time) {
       scheduler_.run_until(host); // everything before the host's call
       external_->wait();
       continue;
     }
-    if (t == kTimeNever) {
+    if (t == kTimeNever && !input_) {
       result.outcome = RunOutcome::Deadlock;
       result.end_time = scheduler_.now();
       result.message =

@@ -48,6 +48,23 @@ public:
   virtual Time max_slice() const = 0;
 };
 
+// Something outside the run that lives in wall time: a TAP device bridged
+// to the network (nicemu run --tap). While one is attached, virtual time
+// never runs ahead of the wall-clock time since the run started (the run
+// sleeps when it is ahead), and the run does not end as a deadlock when
+// nothing is left to do: input may still come. Such a run is not
+// deterministic.
+class WallClockInput {
+public:
+  virtual ~WallClockInput() = default;
+  // Takes in what has arrived, never blocking. `now` is the virtual time
+  // the run has reached (no core is past it): input enters at `now`.
+  virtual void poll(Time now) = 0;
+  // Blocks (in wall time) until input may have arrived, at most
+  // `timeout_ns` nanoseconds.
+  virtual void wait(int64_t timeout_ns) = 0;
+};
+
 enum class RunOutcome {
   Halted,     // every node halted
   Faulted,    // a node faulted (the run stops at the first fault)
@@ -78,6 +95,8 @@ public:
   void set_external(ExternalActor *external) { external_ = external; }
   // The debugger, when one may attach (nicemu run --gdb).
   void set_debugger(RunDebugger *debugger) { debugger_ = debugger; }
+  // Input from outside in wall time (nicemu run --tap); paces the run.
+  void set_wall_clock_input(WallClockInput *input) { input_ = input; }
   Node &add_node(const Model &model, NodeConfig config);
   std::vector<std::unique_ptr<Node>> &nodes() { return nodes_; }
 
@@ -88,6 +107,7 @@ private:
   Time slice_end(const Node &node, Time max_time) const;
   bool finished(RunResult &result) const;
   void note_core_times();
+  Time present() const;
 
   Scheduler scheduler_;
   std::unique_ptr<Fabric> fabric_;
@@ -96,6 +116,10 @@ private:
   Time lookahead_ = kTimeNever; // no network: nodes never affect each other
   ExternalActor *external_ = nullptr;
   RunDebugger *debugger_ = nullptr;
+  WallClockInput *input_ = nullptr;
+  // With input_: the wall-clock time since the run started, as virtual
+  // time, at the start of the round; no slice ends later.
+  Time wall_limit_ = kTimeNever;
   // The two earliest running cores' times at the start of a round.
   Time earliest_ = kTimeNever, second_earliest_ = kTimeNever;
   const Node *earliest_node_ = nullptr;

@@ -11,11 +11,13 @@
 #include "via/via_protocol.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 unsigned FM_nodeid = 0;
 unsigned FM_numnodes = 0;
@@ -56,6 +58,10 @@ struct Fm {
   VIP_DESCRIPTOR *recv_desc[kRecvs] = {};
   uint8_t *recv_buf[kRecvs] = {};
   std::deque<VIP_DESCRIPTOR *> arrived; // completed receives, not yet run
+  // FM packets sent to this node, not yet run: the card cannot deliver
+  // them (the switch never sends a frame back out of the port it came in
+  // by), so the library does.
+  std::deque<std::vector<uint8_t>> loopback;
   struct Region {
     size_t length;
     VIP_MEM_HANDLE handle;
@@ -135,8 +141,42 @@ int drain(bool block) {
   }
 }
 
+// Runs the handler of the FM packet at `p` (`length` bytes with its
+// header); 1 if a handler ran, 0 if the message was dropped (no handler,
+// or a handler id out of range: the header comes from the wire).
+int run_packet(uint8_t *p, uint32_t length) {
+  viafw_fm_header h;
+  std::memcpy(&h, p, sizeof h);
+  if (length < VIAFW_FM_HEADER_BYTES ||
+      h.length != length - VIAFW_FM_HEADER_BYTES ||
+      h.handler >= FM_MAX_HANDLERS) {
+    ++fm.dropped;
+    return 0;
+  }
+  FM_stream_handler sh = fm.stream_handlers[h.handler];
+  FM_handler fh = fm.handlers[h.handler];
+  if (!sh && !fh) {
+    ++fm.dropped;
+    return 0;
+  }
+  fm.sender = h.src;
+  ++fm.in_handler;
+  if (sh) {
+    FM_stream s;
+    s.data = p + VIAFW_FM_HEADER_BYTES;
+    s.available = h.length;
+    sh(&s, h.src);
+  } else {
+    fh(p + VIAFW_FM_HEADER_BYTES, int(h.length));
+  }
+  --fm.in_handler;
+  return 1;
+}
+
 // Runs the handlers of the messages that have arrived, then gives their
-// buffers back to the card.
+// buffers back to the card; then those of the messages this node sent
+// itself (the ones there when it began: a handler that sends to its own
+// node does not keep the call going for ever).
 int run_arrived() {
   int ran = 0;
   while (!fm.arrived.empty()) {
@@ -147,33 +187,18 @@ int run_arrived() {
       ++i;
     if (i == kRecvs)
       continue;
-    const uint8_t *p = fm.recv_buf[i];
-    uint32_t status = d->CS.Status, length = d->CS.Length;
-    viafw_fm_header h;
-    std::memcpy(&h, p, sizeof h);
-    if (!(status & VIP_STATUS_ERROR_MASK) && length >= VIAFW_FM_HEADER_BYTES &&
-        h.length == length - VIAFW_FM_HEADER_BYTES) {
-      fm.sender = h.src;
-      ++fm.in_handler;
-      if (FM_stream_handler sh = fm.stream_handlers[h.handler]) {
-        FM_stream s;
-        s.data = p + VIAFW_FM_HEADER_BYTES;
-        s.available = h.length;
-        sh(&s, h.src);
-      } else if (FM_handler fh = fm.handlers[h.handler]) {
-        fh(const_cast<uint8_t *>(p) + VIAFW_FM_HEADER_BYTES, int(h.length));
-      } else {
-        ++fm.dropped;
-        --ran;
-      }
-      --fm.in_handler;
-      ++ran;
-    } else {
+    if (d->CS.Status & VIP_STATUS_ERROR_MASK)
       ++fm.dropped;
-    }
+    else
+      ran += run_packet(fm.recv_buf[i], d->CS.Length);
     VIP_RETURN r = post_recv(i);
     if (r != VIP_SUCCESS)
       return nic_fail("VipPostRecv", r);
+  }
+  for (size_t n = fm.loopback.size(); n > 0 && !fm.loopback.empty(); --n) {
+    std::vector<uint8_t> packet = std::move(fm.loopback.front());
+    fm.loopback.pop_front();
+    ran += run_packet(packet.data(), uint32_t(packet.size()));
   }
   return ran;
 }
@@ -197,6 +222,12 @@ int take_slot(int &slot) {
         slot = i;
         return FM_SUCCESS;
       }
+    // Every slot is busy. With no send in flight they all hold messages
+    // begun and not ended, and waiting would never end.
+    if (fm.posted.empty())
+      return fail(FM_EINVAL, "all " + std::to_string(kSends) +
+                                 " send descriptors hold messages begun and "
+                                 "not ended (FM_end_message)");
     if (int e = progress())
       return e;
   }
@@ -211,7 +242,9 @@ int check_send(unsigned dest, int handler, int len) {
   if (handler < 0 || handler >= FM_MAX_HANDLERS)
     return fail(FM_EBADHANDLER,
                 "handler id " + std::to_string(handler) + " out of range");
-  if (len < 0 || len > FM_MAX_MESSAGE)
+  if (len < 0)
+    return fail(FM_EINVAL, "negative length " + std::to_string(len));
+  if (len > FM_MAX_MESSAGE)
     return fail(FM_ETOOBIG, std::to_string(len) + " bytes (at most " +
                                 std::to_string(FM_MAX_MESSAGE) + ")");
   return FM_SUCCESS;
@@ -255,6 +288,14 @@ int send(unsigned dest, int handler, void *buf, int len, bool wait) {
                               "FM_register");
     data_handle = std::prev(it)->second.handle;
   }
+  if (dest == FM_nodeid) { // delivered by the library: see Fm::loopback
+    std::vector<uint8_t> packet(VIAFW_FM_HEADER_BYTES + size_t(len));
+    fill_header(packet.data(), dest, handler, unsigned(len));
+    if (len > 0)
+      std::memcpy(packet.data() + VIAFW_FM_HEADER_BYTES, buf, size_t(len));
+    fm.loopback.push_back(std::move(packet));
+    return FM_SUCCESS;
+  }
   int slot;
   if (int e = take_slot(slot))
     return e;
@@ -291,7 +332,7 @@ int FM_initialize(void) {
     return FM_SUCCESS;
   try {
     FM_nodeid = nicemu::host::rank();
-    FM_numnodes = nicemu::host::size();
+    FM_numnodes = nicemu::host::size() + (std::getenv("NICEMU_TAP") ? 1 : 0);
   } catch (const std::exception &e) {
     return fail(FM_ENOTINIT, e.what());
   }
@@ -491,6 +532,14 @@ int FM_end_message(FM_stream *stream) {
   int slot = stream->slot;
   stream->slot = -1;
   SendSlot &s = fm.sends[slot];
+  viafw_fm_header h;
+  std::memcpy(&h, s.packet, sizeof h);
+  if (h.dest == FM_nodeid) { // delivered by the library: see Fm::loopback
+    fm.loopback.emplace_back(s.packet,
+                             s.packet + VIAFW_FM_HEADER_BYTES + stream->length);
+    s.busy = false;
+    return FM_SUCCESS;
+  }
   VIP_DESCRIPTOR *d = s.desc;
   std::memset(d, 0, sizeof *d);
   d->CS.Control = VIP_CONTROL_OP_SENDRECV;

@@ -15,9 +15,12 @@
  * Flow control is the program's: FM_send_nw uses one of the library's send
  * descriptors, and waits for the oldest to finish when all are in use.
  * Messages handed to the card are never dropped: a card with no free receive
- * buffer holds the next frame until FM_extract() frees one. While FM_send
- * and FM_wait wait, they run handlers too, so two nodes sending to each other
- * cannot block each other.
+ * buffer holds the next frame until FM_extract() frees one. While FM_send,
+ * FM_send_nw and FM_wait (and FM_deregister, FM_begin_message, FM_finalize,
+ * which wait for sends) wait, they run handlers too, so two nodes sending
+ * to each other cannot block each other. A message to the sender's own node
+ * never goes on the wire (a switch does not send a frame back where it came
+ * from): the library delivers it itself, in order with the rest.
  *
  * Errors: calls return FM_SUCCESS (0) or a negative FM_E* code, and
  * FM_strerror() says what it means (with the details of the last error). */
@@ -86,7 +89,8 @@ typedef struct FM_stream FM_stream;
 typedef int (*FM_stream_handler)(FM_stream *stream, unsigned sender);
 int FM_set_stream_handler(int id, FM_stream_handler handler);
 /* Starts a message of `length` bytes in all; pieces follow; returns NULL on
- * error (FM_strerror(FM_last_error()) says why). The pieces are copied, so
+ * error (FM_strerror(FM_last_error()) says why; FM_EINVAL when every send
+ * descriptor holds a message begun and not ended). The pieces are copied, so
  * they need not be registered. */
 FM_stream *FM_begin_message(unsigned dest, unsigned length, int handler);
 int FM_send_piece(FM_stream *stream, const void *buf, unsigned len);
