@@ -65,3 +65,8 @@ echo "== an 8-node cluster: NI Active Messages firmware and a host program per n
 echo "== with the firmware handlers' cycle counts"
 echo "== nicemu run -n 8 --firmware build/firmware/niam/niam.img --report cycles -- build/examples/niam_barrier"
 $nicemu run -n 8 --firmware build/firmware/niam/niam.img --report cycles -- build/examples/niam_barrier
+echo
+echo "== VIA on the comet card: the VI provider firmware and a classic VIPL"
+echo "== ping-pong (malloc'd buffers, name service, connect), over Ethernet"
+echo "== nicemu run -n 2 --model comet --firmware build/firmware/via/via.img --report cycles -- build/examples/vipl_pingpong"
+$nicemu run -n 2 --model comet --firmware build/firmware/via/via.img --report cycles -- build/examples/vipl_pingpong
