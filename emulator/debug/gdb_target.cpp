@@ -62,6 +62,40 @@ private:
   size_t node_;
 };
 
+// `monitor trace on`: prints each block the node's core enters to stderr,
+// then passes it on to the observer it stands in front of (the profiler of
+// --report, if any). Observers are passive: tracing changes no cycle.
+class GdbTarget::BlockTracer final : public BlockObserver {
+public:
+  BlockTracer(Node &node, BlockObserver *next) : node_(node), next_(next) {}
+  BlockObserver *next() const { return next_; }
+  void block_entered(uint32_t addr, uint32_t size, uint64_t start) override {
+    std::fprintf(stderr, "trace: node%u cycle %" PRIu64 " pc 0x%08x %s\n",
+                 node_.id(), start, addr,
+                 node_.image().describe_address(addr).c_str());
+    if (next_)
+      next_->block_entered(addr, size, start);
+  }
+  void interrupt_taken(uint32_t epc, uint64_t at) override {
+    std::fprintf(stderr,
+                 "trace: node%u cycle %" PRIu64
+                 " interrupt (returns to 0x%08x)\n",
+                 node_.id(), at, epc);
+    if (next_)
+      next_->interrupt_taken(epc, at);
+  }
+  void slept(uint64_t cycles) override {
+    std::fprintf(stderr, "trace: node%u slept %" PRIu64 " cycles\n", node_.id(),
+                 cycles);
+    if (next_)
+      next_->slept(cycles);
+  }
+
+private:
+  Node &node_;
+  BlockObserver *next_;
+};
+
 // GDB: the stub over the server.
 class GdbTarget::StubFrontend final : public DebugFrontend {
 public:
@@ -102,6 +136,7 @@ GdbTarget::GdbTarget(Simulation &sim) : sim_(sim) {
 }
 
 GdbTarget::~GdbTarget() {
+  set_trace(false);
   sim_.set_debugger(nullptr);
   for (auto &n : sim_.nodes()) {
     n->cpu().set_debug_hooks({});
@@ -291,7 +326,7 @@ void GdbTarget::hold_in_hook(size_t node, uint32_t pc,
   hook_pc_ = pc;
   hold(event);
   in_hook_ = false;
-  if (killed_)
+  if (killed_ || reset_pending_) // the slice ends after this block
     sim_.nodes()[node]->cpu().request_stop();
 }
 
@@ -300,6 +335,12 @@ void GdbTarget::between_slices() {
     started_ = true;
     hold(gdb::StopEvent::stepped(thread_of(0)));
     return;
+  }
+  if (reset_pending_) {
+    reset_pending_ = false;
+    std::string why;
+    if (!reset_nodes(why))
+      std::fprintf(stderr, "nicemu: %s\n", why.c_str());
   }
   frontend_->poll();
   if (interrupt_ && !killed_)
@@ -414,6 +455,63 @@ std::string GdbTarget::status_text() {
   return out;
 }
 
+std::string GdbTarget::set_trace(bool on) {
+  if (on == !tracers_.empty())
+    return on ? "trace: already on\n" : "trace: already off\n";
+  if (on) {
+    for (auto &n : sim_.nodes()) {
+      tracers_.push_back(
+          std::make_unique<BlockTracer>(*n, n->block_observer()));
+      n->set_block_observer(tracers_.back().get());
+    }
+    return "trace: on (each block the cores enter goes to nicemu's stderr: "
+           "node, cycle, pc, symbol)\n";
+  }
+  for (size_t i = 0; i < tracers_.size() && i < sim_.nodes().size(); ++i) {
+    Node &n = *sim_.nodes()[i];
+    // The profiler may have removed every observer already (after the run).
+    if (n.block_observer() == tracers_[i].get())
+      n.set_block_observer(tracers_[i]->next());
+  }
+  tracers_.clear();
+  std::fflush(stderr);
+  return "trace: off\n";
+}
+
+bool GdbTarget::reset_nodes(std::string &why) {
+  try {
+    for (auto &n : sim_.nodes())
+      n->reset();
+  } catch (const std::exception &e) {
+    why = e.what();
+    return false;
+  }
+  for (NodeDebug &d : debug_)
+    d.skip_first = false;
+  std::fprintf(stderr, "nicemu: reset at virtual time %" PRIu64 " ps\n",
+               sim_.scheduler().now());
+  return true;
+}
+
+std::string GdbTarget::reset_text() {
+  if (sim_.nodes().size() != 1)
+    return "reset: only a one-node run can be reset (restart nicemu run)\n";
+  Node &n = *sim_.nodes().front();
+  if (n.finished())
+    return std::string("reset: the node has ") + state_name(n.state()) +
+           " (restart nicemu run)\n";
+  if (n.fabric() || n.host_memory())
+    return "reset: only a node without a network or a host can be reset "
+           "(restart nicemu run)\n";
+  BlockObserver *observer = n.block_observer();
+  if (!tracers_.empty())
+    observer = tracers_.front()->next();
+  if (observer)
+    return "reset: not while the cycle profiler runs (--report, --trace "
+           "with core events): its profile would mix two boots\n";
+  return "";
+}
+
 bool GdbTarget::monitor(const std::string &command, std::string &output) {
   std::string cmd = command;
   while (!cmd.empty() && cmd.back() == ' ')
@@ -423,21 +521,47 @@ bool GdbTarget::monitor(const std::string &command, std::string &output) {
              "  status        virtual time; per node: state, pc, "
              "instructions, cycles\n"
              "  time          the same\n"
-             "  reset         (not available yet)\n"
-             "  trace on|off  (not available yet)\n";
+             "  reset         boot the node again from its flash (one-node "
+             "runs without\n"
+             "                network or host); virtual time goes on\n"
+             "  trace on|off  print each block the cores enter (node, cycle, "
+             "pc,\n"
+             "                symbol) on nicemu's stderr; no cycle changes\n";
     return true;
   }
   if (cmd == "status" || cmd == "time" || cmd == "cycles" || cmd == "nodes") {
     output = status_text();
     return true;
   }
-  if (cmd.rfind("trace", 0) == 0) {
-    output = "trace: not available yet (use nicemu run --trace FILE)\n";
-    return false;
+  if (cmd == "trace on" || cmd == "trace off") {
+    output = set_trace(cmd == "trace on");
+    return true;
+  }
+  if (cmd == "trace") {
+    output = tracers_.empty() ? "trace: off\n" : "trace: on\n";
+    return true;
   }
   if (cmd == "reset") {
-    output = "reset: not available yet (restart nicemu run)\n";
-    return false;
+    output = reset_text();
+    if (!output.empty())
+      return false;
+    const char *note =
+        "virtual time does not go back: the core restarts at the present "
+        "virtual time and its cycle counter goes on\n";
+    if (in_hook_) { // the PC cannot move inside a block
+      reset_pending_ = true;
+      output = "reset: node0 boots again from its flash at the end of the "
+               "current block, when the run resumes; " +
+               std::string(note);
+      return true;
+    }
+    std::string why;
+    if (!reset_nodes(why)) {
+      output = why + "\n";
+      return false;
+    }
+    output = "reset: node0 booted again from its flash; " + std::string(note);
+    return true;
   }
   output = "unknown monitor command '" + cmd + "' (monitor help)\n";
   return false;

@@ -97,6 +97,7 @@ public:
 private:
   class CoreHook;
   class StubFrontend;
+  class BlockTracer;
   struct Watch {
     gdb::WatchKind kind;
     uint32_t addr, len;
@@ -118,17 +119,25 @@ private:
   void hold_in_hook(size_t node, uint32_t pc, const gdb::StopEvent &event);
   void update_hooks();
   std::string status_text();
+  std::string set_trace(bool on);
+  std::string reset_text();
+  // Boots every node again (monitor reset); false with `why` if it cannot.
+  bool reset_nodes(std::string &why);
 
   Simulation &sim_;
   std::unique_ptr<StubFrontend> stub_frontend_; // --gdb
   DebugFrontend *frontend_ = nullptr;
   std::vector<std::unique_ptr<CoreHook>> hooks_;
+  // `monitor trace on`: one per node, chained before any profiler.
+  std::vector<std::unique_ptr<BlockTracer>> tracers_;
   std::vector<NodeDebug> debug_;
   std::set<uint32_t> soft_breaks_, hard_breaks_;
   std::set<Watch> watches_;
   bool started_ = false;
   bool interrupt_ = false;
   bool killed_ = false;
+  // `monitor reset` while held inside a block: done at its end.
+  bool reset_pending_ = false;
   // Held from inside a hook of this node, before the instruction at pc.
   bool in_hook_ = false;
   size_t hook_node_ = 0;

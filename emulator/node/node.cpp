@@ -169,6 +169,48 @@ void Node::boot(std::shared_ptr<const std::vector<uint8_t>> flash) {
   last_progress_ = cpu_->cycles();
 }
 
+void Node::reset() {
+  if (!flash_)
+    throw Error("reset: the node has not booted");
+  if (config_.fabric || config_.host_memory)
+    throw Error("reset: only a node without a network or a host can be "
+                "reset (restart nicemu run)");
+  if (finished())
+    throw Error(std::string("reset: the node has ") + state_name(state_) +
+                " (restart nicemu run)");
+  flush_console();
+  // Disarm the timer: its event would fire into the new devices.
+  if (devices_[2])
+    devices_[2]->write(NICEMU_TIMER_CTRL, 0);
+  for (auto &d : devices_)
+    if (d)
+      retired_devices_.push_back(std::move(d));
+  devices_.clear();
+  irq_ = nullptr;
+  doorbell_ = nullptr;
+  add_devices();
+  for (Memory &m : memories_)
+    std::memset(m.bytes.data(), 0, m.bytes.size());
+  image_ = boot_from_flash(*flash_, model_,
+                           [this](uint32_t a, const uint8_t *d, uint32_t n) {
+                             write_card(a, d, n);
+                           });
+  cpu_->flush_code_cache();
+  for (unsigned r = 1; r < 34; ++r)
+    cpu_->write_register(r, 0);
+  cpu_->set_pc(image_.entry);
+  // Virtual time goes on: a sleeping core catches up with the present.
+  uint64_t now = clock_.cycle_at_or_after(scheduler_.now());
+  if (now > cpu_->cycles()) {
+    sleep_cycles_ += now - cpu_->cycles();
+    cpu_->add_cycles(now - cpu_->cycles());
+  }
+  watchdog_period_ = config_.watchdog_cycles.value_or(model_.watchdog_cycles);
+  exit_code_ = 0;
+  state_ = NodeState::Running;
+  last_progress_ = cpu_->cycles();
+}
+
 Time Node::time() const {
   return clock_.time_of(cpu_->cycles());
 }

@@ -52,6 +52,15 @@ public:
   // flash window is read-only).
   void boot(std::shared_ptr<const std::vector<uint8_t>> flash);
   void boot(std::span<const uint8_t> flash);
+  // The debugger's `monitor reset`: boots again from the same flash, between
+  // slices, while the node runs or sleeps. Memories are cleared and loaded
+  // again, registers cleared, the devices replaced by new ones at their
+  // reset values (the timer's pending event cancelled). Virtual time does
+  // not go back: the core's cycle counter goes on from the present (the
+  // time since a sleep counts as slept cycles). Only for a node without a
+  // network or a host (their pending traffic cannot be undone). Throws
+  // nicemu::Error saying why it cannot.
+  void reset();
 
   // Runs the core until its time reaches `horizon` (at a block boundary) or
   // it sleeps, halts or faults. Takes a due interrupt first.
@@ -77,6 +86,7 @@ public:
     observer_ = observer;
     cpu_->set_block_observer(observer);
   }
+  BlockObserver *block_observer() const { return observer_; }
   void flush_console();
   // The debugger reads or writes a device register: 32-bit, checked like the
   // core's accesses, with the register's side effects, but no wait states
@@ -133,6 +143,8 @@ private:
   std::shared_ptr<const std::vector<uint8_t>> flash_;
   std::unique_ptr<Cpu> cpu_;
   std::vector<std::unique_ptr<Device>> devices_; // by window index
+  // Devices replaced by reset(): kept, as events may still refer to them.
+  std::vector<std::unique_ptr<Device>> retired_devices_;
   uint32_t caps_ = 0;
   IrqController *irq_ = nullptr;
   DoorbellDevice *doorbell_ = nullptr;

@@ -35,7 +35,7 @@ std::string console(const std::string &out) {
 } // namespace
 
 TEST_CASE("debug -x: break, step across a delay slot, nodes, device "
-          "registers, handlers; the run is unchanged") {
+          "registers, handlers, the run is unchanged") {
   std::vector<std::string> args = {"-n", "2", "--firmware",
                                    firmware("demo.img")};
   std::vector<std::string> run_args = {"run"};

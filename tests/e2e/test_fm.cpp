@@ -212,7 +212,7 @@ TEST_CASE("FM: 3 nodes, node 2 receives from 0 and 1 interleaved, each in "
   CHECK(switches >= 10);
 }
 
-TEST_CASE("FM: errors, FM_strerror's details; messages to a handler id "
+TEST_CASE("FM: errors, FM_strerror's details, messages to a handler id "
           "with no handler are dropped and counted") {
   for (unsigned nodes : {2u, 3u}) {
     CAPTURE(nodes);
@@ -236,7 +236,7 @@ TEST_CASE("FM: packets to handler ids out of range, from a VIPL program, "
   same_tallies(r, "foreign", {{0, 1, 3, plan_bytes(3)}});
 }
 
-TEST_CASE("FM: send buffers in malloc'd, static and stack memory; "
+TEST_CASE("FM: send buffers in malloc'd, static and stack memory, "
           "FM_deregister") {
   CommandResult r = checks(2, "register");
   same_tallies(r, "register", all_pairs(2, 10));
@@ -247,7 +247,7 @@ TEST_CASE("FM: a handler that sends") {
   same_tallies(r, "reply", all_pairs(2, 40));
 }
 
-TEST_CASE("FM: streaming, read in other pieces than sent; piece and end "
+TEST_CASE("FM: streaming, read in other pieces than sent, piece and end "
           "errors") {
   CommandResult r = checks(2, "stream");
   // Streamed (S) and sent (D) messages run in the order sent.

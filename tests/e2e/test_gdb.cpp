@@ -44,12 +44,15 @@ struct GdbServer {
 };
 
 // Starts nicemu and learns its port from stderr.
-GdbServer start_server(const std::vector<std::string> &args,
-                       const TempDir &dir) {
+// `listen`: how nicemu is told where to listen (it says its port).
+GdbServer start_server(const std::vector<std::string> &args, const TempDir &dir,
+                       const std::vector<std::string> &listen = {"--gdb",
+                                                                 "0"}) {
   GdbServer server;
   server.out = dir.file("nicemu.out");
   server.err = dir.file("nicemu.err");
-  std::vector<std::string> all = {NICEMU_TOOL_PATH, "run", "--gdb", "0"};
+  std::vector<std::string> all = {NICEMU_TOOL_PATH, "run"};
+  all.insert(all.end(), listen.begin(), listen.end());
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char *> argv;
   for (auto &a : all)
@@ -83,9 +86,10 @@ GdbServer start_server(const std::vector<std::string> &args,
 // Starts `nicemu run --gdb 0 ARGS`, runs gdb with `script` on `elf`, then
 // waits for nicemu to end.
 Debugged debug_run(const std::vector<std::string> &args, const std::string &elf,
-                   const std::string &script) {
+                   const std::string &script,
+                   const std::vector<std::string> &listen = {"--gdb", "0"}) {
   TempDir dir;
-  GdbServer server = start_server(args, dir);
+  GdbServer server = start_server(args, dir, listen);
   std::string script_path = dir.file("script.gdb");
   std::ofstream(script_path) << "set pagination off\nset confirm off\n"
                              << "target remote :" << server.port << "\n"
@@ -150,15 +154,32 @@ private:
   int fd_ = -1;
 };
 
-std::string demo_elf() {
-  std::string img = firmware("demo.img");
+std::string elf_of(const std::string &sample) {
+  std::string img = firmware(sample + ".img");
   return img.substr(0, img.size() - 4) + ".elf";
+}
+
+std::string demo_elf() {
+  return elf_of("demo");
+}
+
+// A TCP port on 127.0.0.1 free right now.
+std::string free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0);
+  socklen_t len = sizeof a;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len) == 0);
+  ::close(fd);
+  return std::to_string(ntohs(a.sin_port));
 }
 
 } // namespace
 
 TEST_CASE("gdb: break, step across a delay slot, locals, threads, device "
-          "registers; the run is unchanged") {
+          "registers (the run is unchanged)") {
   REQUIRE_MESSAGE(fs::exists(kGdb),
                   "gdb-multiarch is not installed (toolchain/setup.sh)");
   CommandResult plain =
@@ -280,4 +301,123 @@ TEST_CASE("gdb: Ctrl-C stops a spinning core, detach lets it run, a new "
   }
   CHECK(server.wait(30) == 1);
   CHECK(contains(read_text(server.err), "--- nicemu:"));
+}
+
+TEST_CASE("gdb: monitor trace on prints the blocks the core enters and off "
+          "stops (the run is unchanged)") {
+  REQUIRE_MESSAGE(fs::exists(kGdb),
+                  "gdb-multiarch is not installed (toolchain/setup.sh)");
+  CommandResult plain = nicemu({"run", "--firmware", firmware("demo.img")});
+  REQUIRE(plain.status == 0);
+  Debugged d = debug_run({"--firmware", firmware("demo.img")}, demo_elf(),
+                         R"(break main
+continue
+monitor trace on
+break checksum
+continue
+stepi
+monitor trace off
+delete
+continue
+)");
+  INFO(d.gdb);
+  INFO(d.nicemu);
+  CHECK(contains(d.gdb.err, "trace: on"));
+  CHECK(contains(d.gdb.err, "trace: off"));
+  CHECK(contains(d.nicemu.err, "trace: node0 cycle "));
+  CHECK(contains(d.nicemu.err, "checksum("));
+  // Nothing traced after `trace off`: the timer interrupts come later.
+  CHECK(!contains(d.nicemu.err, "on_interrupt"));
+  CHECK(contains(d.gdb.out, "exited normally"));
+  CHECK(run_summary(d.nicemu.err) == run_summary(plain.err));
+  CHECK(d.nicemu.out == plain.out);
+}
+
+TEST_CASE("gdb: monitor reset boots the node again and it stops at the same "
+          "breakpoint") {
+  REQUIRE_MESSAGE(fs::exists(kGdb),
+                  "gdb-multiarch is not installed (toolchain/setup.sh)");
+  Debugged d = debug_run({"--firmware", firmware("demo.img")}, demo_elf(),
+                         R"(break checksum
+continue
+monitor reset
+continue
+print $pc
+delete
+continue
+)");
+  INFO(d.gdb);
+  INFO(d.nicemu);
+  CHECK(contains(d.gdb.err, "reset: node0 boots again from its flash"));
+  CHECK(contains(d.gdb.err, "virtual time does not go back"));
+  const std::string hit = "Breakpoint 1, (anonymous namespace)::checksum";
+  size_t first = d.gdb.out.find(hit);
+  REQUIRE(first != std::string::npos);
+  CHECK(d.gdb.out.find(hit, first + 1) != std::string::npos);
+  CHECK(contains(d.gdb.out, "<(anonymous namespace)::checksum("));
+  CHECK(contains(d.gdb.out, "exited normally"));
+  CHECK(contains(d.nicemu.err, "nicemu: reset at virtual time"));
+  // The banner twice: once per boot.
+  const std::string banner = "nicemu demo firmware: node 0 of 1";
+  size_t once = d.nicemu.out.find(banner);
+  REQUIRE(once != std::string::npos);
+  CHECK(d.nicemu.out.find(banner, once + 1) != std::string::npos);
+  CHECK(d.nicemu.status == 0);
+}
+
+TEST_CASE("gdb: --gdb-listen on a given port and a struct printed") {
+  REQUIRE_MESSAGE(fs::exists(kGdb),
+                  "gdb-multiarch is not installed (toolchain/setup.sh)");
+  std::string port = free_port();
+  // ctors: `configured` is a global struct its constructor sets to 42.
+  Debugged d = debug_run({"--firmware", firmware("ctors.img")}, elf_of("ctors"),
+                         R"(break main
+continue
+print configured
+print configured.value
+ptype configured
+continue
+)",
+                         {"--gdb-listen", "127.0.0.1:" + port});
+  INFO(d.gdb);
+  INFO(d.nicemu);
+  CHECK(contains(d.nicemu.err, "gdb: listening on 127.0.0.1:" + port));
+  CHECK(contains(d.gdb.out, "$1 = {value = 42}"));
+  CHECK(contains(d.gdb.out, "$2 = 42"));
+  CHECK(contains(d.gdb.out, "uint32_t value;"));
+  CHECK(contains(d.gdb.out, "exited normally"));
+  CHECK(contains(d.nicemu.out, "ctors ok"));
+  CHECK(d.nicemu.status == 0);
+}
+
+TEST_CASE("gdb: step goes into a function and next over a line") {
+  REQUIRE_MESSAGE(fs::exists(kGdb),
+                  "gdb-multiarch is not installed (toolchain/setup.sh)");
+  CommandResult plain = nicemu({"run", "--firmware", firmware("demo.img")});
+  Debugged d = debug_run({"--firmware", firmware("demo.img")}, demo_elf(),
+                         R"(break main
+continue
+next
+next
+step
+bt
+finish
+next
+delete
+continue
+)");
+  INFO(d.gdb);
+  INFO(d.nicemu);
+  // step: into fw::printf, called from main's line 44.
+  CHECK(contains(d.gdb.out, "nicemu::fw::printf (format_text="));
+  CHECK(contains(d.gdb.out, "printf.cpp:"));
+  CHECK(contains(d.gdb.out, "#1  0x"));
+  CHECK(contains(d.gdb.out, " in main () at "));
+  // finish: back in main with printf's result (the banner's length).
+  CHECK(contains(d.gdb.out, "Value returned is $1 = 53"));
+  // next: over the rest of line 44, to the loop after it.
+  CHECK(contains(d.gdb.out, "packet[i] = uint8_t(i * 7 + 1);"));
+  CHECK(contains(d.gdb.out, "exited normally"));
+  CHECK(run_summary(d.nicemu.err) == run_summary(plain.err));
+  CHECK(d.nicemu.out == plain.out);
 }

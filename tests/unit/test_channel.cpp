@@ -264,7 +264,7 @@ TEST_CASE("channel: registration rules") {
     CHECK(emu.registered(kArenaBusBase, 0x10000));
     CHECK_FALSE(emu.registered(kArenaBusBase, 0x10001));
   }
-  SUBCASE("regions may not overlap; they may touch") {
+  SUBCASE("regions may not overlap, they may touch") {
     CHECK(emu.add_region(0x100, 0x100) == Status::Ok);
     CHECK(emu.add_region(0x180, 0x10) == Status::BadArgument);
     CHECK(emu.add_region(0x80, 0x81) == Status::BadArgument);

@@ -284,7 +284,7 @@ TEST_CASE("doorbell: comet's bank comes from its model: 8 FIFOs of 16") {
   CHECK(card.bell(NICEMU_DOORBELL_SELECT) == 0);
 }
 
-TEST_CASE("doorbell: FIFOs keep order; NONEMPTY, COUNT; an empty pop is 0") {
+TEST_CASE("doorbell: FIFOs keep order, NONEMPTY, COUNT, an empty pop is 0") {
   Card card(comet());
   DoorbellDevice &bell = *card.node.doorbell();
   REQUIRE(bell.push(0, 1));
@@ -404,7 +404,7 @@ TEST_CASE("doorbell: the register table has the device at window 8") {
   CHECK(why == "read from DOORBELL+0x40: no such register");
 }
 
-TEST_CASE("doorbell: lanai4 has none; the window is a bus error") {
+TEST_CASE("doorbell: lanai4 has none, the window is a bus error") {
   Card card(lanai4());
   CHECK(card.node.doorbell() == nullptr);
   CHECK((card.read(NICEMU_SYS_BASE + NICEMU_SYS_CAPS) & NICEMU_CAP_DOORBELL) ==
@@ -479,7 +479,7 @@ TEST_CASE("host costs: doorbell_write from the model, else one PIO write") {
         lanai4().timing("host.pio_write_word"));
 }
 
-TEST_CASE("host doorbell: a write costs doorbell_write; a full FIFO holds "
+TEST_CASE("host doorbell: a write costs doorbell_write, a full FIFO holds "
           "it until the firmware pops, then it lands") {
   Rig rig(bell_model(), bell_flash(pop_at_100us()));
   RunResult r = rig.run([](HostCalls &h) {
@@ -647,7 +647,7 @@ TEST_CASE("host timed wait: times out at the deadline exactly, or matches "
 }
 
 TEST_CASE("host timed wait: a DMA write landing at the deadline itself "
-          "counts as a match; one picosecond earlier is a timeout") {
+          "counts as a match, one picosecond earlier is a timeout") {
   // First: when does the DMA land? The match is noticed one poll later.
   auto wait_for_dma = [](uint64_t deadline) {
     Rig rig(bell_model(), bell_flash(dma_at_10us()));

@@ -219,7 +219,7 @@ TEST_CASE("node addresses: MAC 02:4E:4D:00:hi:lo, IPv4 10.77.0.0 + n + 1") {
 }
 
 TEST_CASE("comet's network is Ethernet: framing, 12.5 MB/s, store-and-"
-          "forward 16-port switches; lanai4's is not") {
+          "forward 16-port switches, lanai4's is not") {
   std::optional<EthernetFraming> eth = ethernet_framing(comet());
   REQUIRE(eth);
   CHECK(eth->preamble_bytes == 8);
@@ -250,7 +250,7 @@ TEST_CASE("comet's network is Ethernet: framing, 12.5 MB/s, store-and-"
   CHECK(m.min_frame_bytes == 0);
 }
 
-TEST_CASE("ROUTE answers DEST's MAC and IPv4; SYS_CAPS says Ethernet") {
+TEST_CASE("ROUTE answers DEST's MAC and IPv4, SYS_CAPS says Ethernet") {
   EthNet net(3);
   const uint32_t dest = NICEMU_ROUTE_BASE + NICEMU_ROUTE_DEST;
   const uint32_t mac_lo = NICEMU_ROUTE_BASE + NICEMU_ROUTE_MAC_LO;
@@ -407,7 +407,7 @@ TEST_CASE("the Tx engine checks Ethernet lengths and ROUTE_LEN") {
 }
 
 TEST_CASE("frames to unknown, own, multicast and broadcast MACs are dropped "
-          "by the switch and counted; the Tx still completes") {
+          "by the switch and counted, the Tx still completes") {
   EthNet net(4);
   for (uint32_t n = 0; n < 4; ++n)
     net.arm(n);
@@ -446,7 +446,7 @@ TEST_CASE("frames to unknown, own, multicast and broadcast MACs are dropped "
   CHECK(net.seen.crossings.size() == dests.size() + 2);
 }
 
-TEST_CASE("two frames for one port serialize; their senders are not held") {
+TEST_CASE("two frames for one port serialize, their senders are not held") {
   EthNet net(3);
   const Time t0 = 2 * kUs;
   net.arm(2);

@@ -429,7 +429,7 @@ FabricParams ethernet_params() {
 } // namespace
 
 TEST_CASE("store-and-forward: the head waits at the switch for the whole "
-          "packet; the gap spaces packets on a cable") {
+          "packet, the gap spaces packets on a cable") {
   Net net(make_topology(4, 8), ethernet_params());
   // 92 bytes + the preamble: 10000 ps long. Head at s0 at 1000, out at
   // 1000 + 500 + 10000 = 11500, at node 2 at 12500; tail 10000 later.
@@ -454,7 +454,7 @@ TEST_CASE("store-and-forward: the head waits at the switch for the whole "
 }
 
 TEST_CASE("store-and-forward: a packet waiting for its output port holds "
-          "its input; the next one on that input waits on its cable") {
+          "its input, the next one on that input waits on its cable") {
   Net net(make_topology(4, 8), ethernet_params());
   uint64_t a = net.send(0, {2}, 92, 0);
   uint64_t b = net.send(1, {2}, 92, 0);     // waits for s0:2 from 11500

@@ -863,7 +863,7 @@ TEST_CASE("gdb stub: monitor commands through qRcmd") {
   CHECK(gdb.ask("qRcmd,abc") == "E01");
 }
 
-TEST_CASE("gdb stub: detach lets the target run; a new debugger stops it") {
+TEST_CASE("gdb stub: detach lets the target run, a new debugger stops it") {
   Gdb gdb;
   CHECK(gdb.ask("D;1") == "OK");
   CHECK(gdb.target.calls.back() == "detach");

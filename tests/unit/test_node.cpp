@@ -197,7 +197,7 @@ TEST_CASE("the boot ROM refuses a bad flash, saying why") {
       doctest::Contains("0x00020000"), Error);
 }
 
-TEST_CASE("nodes can share one flash image; a node boots only once") {
+TEST_CASE("nodes can share one flash image, a node boots only once") {
   auto flash = std::make_shared<const std::vector<uint8_t>>(
       flash_with({{kEntry, sleep_until_1000()}}));
   Simulation sim;

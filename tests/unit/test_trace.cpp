@@ -271,7 +271,7 @@ TEST_CASE("names are escaped so the file stays valid JSON") {
   CHECK(events_with(trace, "X").at(0)["name"] == "a\"b\\c\nd?");
 }
 
-TEST_CASE("an empty run is a valid trace; a bad path is an error") {
+TEST_CASE("an empty run is a valid trace, a bad path is an error") {
   TempFile file;
   {
     TraceWriter w(file.path);
@@ -284,7 +284,7 @@ TEST_CASE("an empty run is a valid trace; a bad path is an error") {
                        doctest::Contains("cannot write"), Error);
 }
 
-TEST_CASE("a fan-out tells every observer; the emulator sees null when none "
+TEST_CASE("a fan-out tells every observer, the emulator sees null when none "
           "listens") {
   EventFanout fanout;
   CHECK(fanout.events() == nullptr);

@@ -103,7 +103,7 @@ TEST_CASE("unicorn fact: a memory hook runs before the store, its PC is not "
 }
 
 TEST_CASE("unicorn fact: with an instruction hook, stopping from the block "
-          "hook breaks the block; stopping from the first instruction's "
+          "hook breaks the block, stopping from the first instruction's "
           "hook does not") {
   for (bool defer : {false, true}) {
     CAPTURE(defer);
