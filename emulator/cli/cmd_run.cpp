@@ -79,24 +79,6 @@ ReportRequest report_request(const RunOptions &o, const Image &image) {
   return r;
 }
 
-// A one-node network needs a switch between the node and the TAP: a
-// topology file of one switch, written to a temporary file (removed once
-// the cluster is built).
-std::string one_switch_topology() {
-  char path[] = "/tmp/nicemu-tap-topology-XXXXXX";
-  int fd = ::mkstemp(path);
-  if (fd < 0)
-    throw Error("--tap: cannot create a temporary topology file");
-  const char text[] = "switches 1\nnodes 1\nnode 0 s0:0\n";
-  bool ok = ::write(fd, text, sizeof text - 1) == ssize_t(sizeof text - 1);
-  ::close(fd);
-  if (!ok) {
-    ::unlink(path);
-    throw Error("--tap: cannot write a temporary topology file");
-  }
-  return path;
-}
-
 int run(const RunOptions &o) {
   Model model = load_model(o.model);
   std::vector<uint8_t> flash = boot_flash(o, model);
@@ -130,18 +112,16 @@ int run(const RunOptions &o) {
   // stops the run here. The host library learns that FM node N (N = -n) is
   // the outside from NICEMU_TAP, which the host processes inherit.
   std::unique_ptr<TapBridge> tap;
-  std::string tap_topology; // a one-node run needs a switch to bridge
   if (!o.tap.empty()) {
     tap = std::make_unique<TapBridge>(o.tap, model);
     ::setenv("NICEMU_TAP", o.tap.c_str(), 1);
-    if (o.nodes == 1 && o.topology.empty())
-      tap_topology = one_switch_topology();
   } else {
     ::unsetenv("NICEMU_TAP");
   }
   ClusterSpec spec;
   spec.nodes = o.nodes;
-  spec.topology = tap_topology.empty() ? o.topology : tap_topology;
+  spec.topology = o.topology;
+  spec.network = tap != nullptr; // a one-node run needs a switch to bridge
   spec.program = o.program;
   spec.events = observers.events();
   if (o.watchdog >= 0)
@@ -149,18 +129,9 @@ int run(const RunOptions &o) {
   spec.console = [](uint32_t node, const std::string &line) {
     std::cout << "[node" << node << "] " << line << "\n" << std::flush;
   };
-  std::unique_ptr<Cluster> cluster;
-  try {
-    cluster = start_cluster(
-        model, std::make_shared<const std::vector<uint8_t>>(std::move(flash)),
-        spec);
-  } catch (...) {
-    if (!tap_topology.empty())
-      ::unlink(tap_topology.c_str());
-    throw;
-  }
-  if (!tap_topology.empty())
-    ::unlink(tap_topology.c_str());
+  std::unique_ptr<Cluster> cluster = start_cluster(
+      model, std::make_shared<const std::vector<uint8_t>>(std::move(flash)),
+      spec);
   Simulation &sim = cluster->sim;
   if (tap)
     tap->attach(sim);

@@ -13,7 +13,7 @@ start_cluster(const Model &model,
     throw Error("run: -n must be at least 1");
   auto cluster = std::make_unique<Cluster>();
   Simulation &sim = cluster->sim;
-  if (spec.nodes > 1 || !spec.topology.empty()) {
+  if (spec.nodes > 1 || !spec.topology.empty() || spec.network) {
     auto fabric =
         make_fabric(sim.scheduler(), model, spec.nodes, spec.topology);
     Time lookahead = network_lookahead(model, *fabric);

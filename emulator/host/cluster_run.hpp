@@ -19,7 +19,8 @@ namespace nicemu {
 
 struct ClusterSpec {
   uint32_t nodes = 1;
-  std::string topology;             // empty: the generated network
+  std::string topology; // empty: the generated network
+  bool network = false; // build the network even for one node (--tap)
   std::vector<std::string> program; // host program and arguments; empty: none
   HostOptions host_options;
   std::optional<uint64_t> watchdog_cycles; // overrides the model's default

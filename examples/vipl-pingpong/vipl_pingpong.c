@@ -43,8 +43,7 @@ static VIP_NET_ADDRESS *make_address(VIP_NIC_HANDLE nic, const char *host) {
   const char disc[] = "pingpong";
   a->HostAddressLen = 6;
   a->DiscriminatorLen = sizeof disc;
-  check(VipNSGetHostByName(nic, (VIP_CHAR *)host, a, 0),
-        "VipNSGetHostByName");
+  check(VipNSGetHostByName(nic, (VIP_CHAR *)host, a, 0), "VipNSGetHostByName");
   memcpy(a->HostAddress + a->HostAddressLen, disc, sizeof disc);
   return a;
 }

@@ -28,7 +28,7 @@ extern "C" {
   X(HDMA, 4)                                                                   \
   X(TX, 5)                                                                     \
   X(RX, 6)                                                                     \
-  X(ROUTE, 7)                                                                   \
+  X(ROUTE, 7)                                                                  \
   X(DOORBELL, 8)
 
 #define NICEMU_DEVICE_BASE(index)                                              \
@@ -102,7 +102,7 @@ extern "C" {
   X(ROUTE, DEST, 0x00, RW, "node to route to")                                 \
   X(ROUTE, LENGTH, 0x04, R, "route bytes to DEST (0: DEST is this node)")      \
   X(ROUTE, BYTES_LO, 0x08, R, "route bytes 0-3 (byte 0 = first switch)")       \
-  X(ROUTE, BYTES_HI, 0x0C, R, "route bytes 4-7")                              \
+  X(ROUTE, BYTES_HI, 0x0C, R, "route bytes 4-7")                               \
   X(ROUTE, MAC_LO, 0x10, R, "Ethernet MAC of DEST, bytes 0-3 (byte 0 first)")  \
   X(ROUTE, MAC_HI, 0x14, R, "Ethernet MAC of DEST, bytes 4-5")                 \
   X(ROUTE, IPV4, 0x18, R, "IPv4 address of DEST (a.b.c.d as 0xaabbccdd)")
@@ -111,11 +111,12 @@ extern "C" {
  * physical address of a posted descriptor). The firmware pops them. */
 #define NICEMU_DOORBELL_REGS(X)                                                \
   X(DOORBELL, NONEMPTY, 0x00, R, "bit i: FIFO i holds at least one entry")     \
-  X(DOORBELL, FIFOS, 0x04, R, "number of FIFOs")                              \
-  X(DOORBELL, DEPTH, 0x08, R, "entries each FIFO holds")                      \
-  X(DOORBELL, SELECT, 0x0C, RW, "FIFO that COUNT and POP act on")             \
-  X(DOORBELL, COUNT, 0x10, R, "entries in the selected FIFO")                 \
-  X(DOORBELL, POP, 0x14, R, "take the oldest entry of the selected FIFO (0: empty)")
+  X(DOORBELL, FIFOS, 0x04, R, "number of FIFOs")                               \
+  X(DOORBELL, DEPTH, 0x08, R, "entries each FIFO holds")                       \
+  X(DOORBELL, SELECT, 0x0C, RW, "FIFO that COUNT and POP act on")              \
+  X(DOORBELL, COUNT, 0x10, R, "entries in the selected FIFO")                  \
+  X(DOORBELL, POP, 0x14, R,                                                    \
+    "take the oldest entry of the selected FIFO (0: empty)")
 
 #define NICEMU_ALL_REGS(X)                                                     \
   NICEMU_SYS_REGS(X)                                                           \
