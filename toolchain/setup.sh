@@ -12,6 +12,7 @@ PACKAGES=(
   cmake ninja-build g++ pkg-config git
   clang lld llvm                       # firmware toolchain (mipsel)
   libunicorn-dev                       # the core
+  libboost-context-dev                 # the cores' slices run as fibers
   libcapstone-dev                      # disassembly in reports
   libcli11-dev                         # command line
   doctest-dev                          # tests

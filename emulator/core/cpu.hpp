@@ -159,6 +159,10 @@ public:
 struct CpuOptions {
   CycleTable cycles;
   bool accounting = true; // per-block cycle accounting (off: bench only)
+  // Slices end by parking the core's Unicorn run on a fiber instead of
+  // leaving uc_emu_start (see unicorn_cpu.cpp). Off: every slice is a
+  // uc_emu_start of its own; same results, slower (tests compare the two).
+  bool fiber_slices = true;
 };
 
 std::unique_ptr<Cpu> make_unicorn_cpu(CpuBus &bus, const CpuOptions &options);

@@ -21,9 +21,21 @@
 //    be flushed.
 //  - Each engine reserves a large code buffer; with transparent huge pages it
 //    pins 2 MiB at once, so THP is disabled for the process.
+//  - Every guest store to RAM takes a slow path that allocates and frees a
+//    tree; unicorn_store_fix.cpp replaces the two functions involved.
+//  - uc_emu_start costs about a microsecond (it resets exits, timers and the
+//    soft TLB), and slices are short: a network's lookahead is tens of
+//    cycles. So a core's Unicorn run lives on a fiber of its own, and a
+//    slice ends by parking that fiber in the block hook; the next slice
+//    resumes it. Anything that needs the run really stopped (a new PC, a
+//    register write, a code flush, a debugger) first "settles" it: the
+//    parked hook then stops the run as the classic path does, before its
+//    block has run.
 #include "core/block_cost.hpp"
+#include "core/core_fiber.hpp"
 #include "core/cpu.hpp"
 #include "core/mips_decode.hpp"
+#include "core/unicorn_store_fix.hpp"
 #include "mem/zeroed_buffer.hpp"
 
 #include <unicorn/unicorn.h>
@@ -41,6 +53,9 @@ namespace nicemu {
 namespace {
 
 constexpr uint64_t kNeverReached = 0xFFFFFFFFu; // odd: never a MIPS PC
+// The engine fiber's stack: Unicorn's loop and translated code, our hooks,
+// and device code down to the scheduler run on it. Reserved, not committed.
+constexpr size_t kEngineStack = 512 * 1024;
 
 void disable_transparent_huge_pages() {
   static bool done = [] {
@@ -52,6 +67,8 @@ void disable_transparent_huge_pages() {
 
 uc_engine *open_engine() {
   disable_transparent_huge_pages();
+  // Also links the store workaround into every program that runs a core.
+  (void)unicorn_store_fix_applies();
   uc_engine *uc = nullptr;
   uc_err err = uc_open(UC_ARCH_MIPS,
                        uc_mode(UC_MODE_MIPS32 | UC_MODE_LITTLE_ENDIAN), &uc);
@@ -93,7 +110,10 @@ public:
       : uc_(open_engine()), bus_(bus), options_(options) {
     install_hooks();
   }
-  ~UnicornCpu() override { uc_close(uc_); }
+  ~UnicornCpu() override {
+    close_engine();
+    uc_close(uc_);
+  }
   UnicornCpu(const UnicornCpu &) = delete;
   UnicornCpu &operator=(const UnicornCpu &) = delete;
 
@@ -140,11 +160,17 @@ public:
   uint64_t access_cycle() const override { return access_cycle_; }
   CpuRegisters registers() const override;
   uint32_t pc() const override { return read_reg(UC_MIPS_REG_PC); }
-  void set_pc(uint32_t pc) override { write_reg(UC_MIPS_REG_PC, pc); }
+  void set_pc(uint32_t pc) override {
+    settle();
+    write_reg(UC_MIPS_REG_PC, pc);
+  }
   const Fault &fault() const override { return fault_; }
   bool read_memory(uint32_t addr, void *out, size_t len) const override;
   void flush_code_cache() override;
-  void set_debugger(CpuDebugger *debugger) override { debugger_ = debugger; }
+  void set_debugger(CpuDebugger *debugger) override {
+    settle(); // debugging runs take the classic path
+    debugger_ = debugger;
+  }
   void set_debug_hooks(const CpuDebugHooks &hooks) override;
   void write_register(unsigned index, uint32_t value) override;
   bool in_delay_slot(uint32_t pc) override;
@@ -174,6 +200,15 @@ private:
   void write_reg(int reg, uint32_t v) { uc_reg_write(uc_, reg, &v); }
 
   void install_hooks();
+  StopReason finish_run(uc_err err);
+  // Fiber slices.
+  bool use_fiber() const {
+    return options_.fiber_slices && options_.accounting && !debugger_;
+  }
+  StopReason run_on_fiber();
+  void park();
+  void settle();
+  void close_engine();
   const BlockInfo &lookup_block(uint32_t addr, uint32_t size);
   const BlockInfo *current_block() {
     return block_size_ ? &lookup_block(block_addr_, block_size_) : nullptr;
@@ -274,9 +309,60 @@ private:
   CpuDebugHooks hooks_wanted_, hooks_on_;
   std::vector<uc_hook> debug_hooks_;
   bool in_run_ = false;
+  // Fiber slices: the fiber that runs uc_emu_start, made at the first run.
+  std::unique_ptr<CoreFiber> engine_;
+  bool parked_ = false;  // the engine waits in the block hook for a slice
+  bool abandon_ = false; // ... and must stop the run instead
+  bool closing_ = false; // the engine fiber must end
+  uc_err engine_err_ = UC_ERR_OK; // what its last uc_emu_start returned
 };
 
+// Inside the engine fiber, from the block hook: back to run()'s caller
+// until the next slice.
+void UnicornCpu::park() {
+  parked_ = true;
+  engine_->yield();
+  parked_ = false;
+}
+
+// A parked run is stopped for good: the hook stops it before its block has
+// run, exactly where the classic path would have stopped.
+void UnicornCpu::settle() {
+  if (!parked_)
+    return;
+  abandon_ = true;
+  engine_->resume();
+  abandon_ = false;
+}
+
+void UnicornCpu::close_engine() {
+  if (!engine_)
+    return;
+  settle();
+  closing_ = true;
+  engine_->resume(); // leaves its loop and ends
+}
+
+StopReason UnicornCpu::run_on_fiber() {
+  if (!engine_)
+    engine_ = std::make_unique<CoreFiber>(
+        [this] {
+          while (!closing_) {
+            engine_err_ = uc_emu_start(uc_, pc(), kNeverReached, 0, 0);
+            engine_->yield();
+          }
+        },
+        kEngineStack);
+  in_run_ = true;
+  engine_->resume(); // starts a run, or continues a parked one
+  in_run_ = false;
+  if (parked_)
+    return StopReason::Limit;
+  return finish_run(engine_err_);
+}
+
 void UnicornCpu::set_debug_hooks(const CpuDebugHooks &hooks) {
+  settle();
   hooks_wanted_ = hooks;
   if (!in_run_)
     apply_debug_hooks();
@@ -323,6 +409,7 @@ void UnicornCpu::apply_debug_hooks() {
 }
 
 void UnicornCpu::write_register(unsigned index, uint32_t value) {
+  settle();
   if (index < 32)
     write_reg(UC_MIPS_REG_0 + int(index), value);
   else if (index == 32)
@@ -380,12 +467,26 @@ void UnicornCpu::enter_block(uint32_t addr, uint32_t size) {
   if (cycles >= limit_) {
     cycles_ = cycles;
     stopped_at_limit_ = true;
-    // This block has not run; it runs first on restart. With an
-    // instruction hook, stopping here breaks the block: the hook of its
-    // first instruction stops instead (on_debug_code).
-    if (!hooks_on_.instructions)
-      uc_emu_stop(uc_);
-    return;
+    if (use_fiber()) {
+      // The block waits here, not yet run, for a slice that reaches it.
+      do {
+        stopped_at_limit_ = true;
+        park();
+      } while (!abandon_ && cycles_ >= limit_);
+      if (abandon_) {
+        uc_emu_stop(uc_);
+        return;
+      }
+      stopped_at_limit_ = false;
+      cycles = cycles_;
+    } else {
+      // This block has not run; it runs first on restart. With an
+      // instruction hook, stopping here breaks the block: the hook of its
+      // first instruction stops instead (on_debug_code).
+      if (!hooks_on_.instructions)
+        uc_emu_stop(uc_);
+      return;
+    }
   }
   uint32_t index = (addr - hot_base_) / 4;
   uint32_t cost, penalty;
@@ -618,11 +719,18 @@ void UnicornCpu::finish_fault() {
 StopReason UnicornCpu::run(uint64_t cycle_limit) {
   limit_ = cycle_limit;
   stopped_at_limit_ = false;
+  if (use_fiber())
+    return run_on_fiber();
   apply_debug_hooks();
   uint32_t start = pc();
   in_run_ = true;
   uc_err err = uc_emu_start(uc_, start, kNeverReached, 0, 0);
   in_run_ = false;
+  return finish_run(err);
+}
+
+// Why a uc_emu_start ended.
+StopReason UnicornCpu::finish_run(uc_err err) {
   if (pending_fault_) {
     finish_fault();
     return StopReason::Fault;
@@ -660,6 +768,7 @@ bool UnicornCpu::read_memory(uint32_t addr, void *out, size_t len) const {
 }
 
 void UnicornCpu::flush_code_cache() {
+  settle();
   blocks_.clear();
   hot_.clear();
   // Flushing translated blocks resets the whole translation region, which is

@@ -10,10 +10,11 @@ Node &Simulation::add_node(const Model &model, NodeConfig config) {
       std::make_unique<Node>(model, scheduler_, std::move(config)));
   Node *node = nodes_.back().get();
   // A new event earlier than the running slice's end shortens the slice.
+  // Only the running core needs telling: the others' slices are computed
+  // when they start, from the scheduler's next event.
   scheduler_.set_on_earlier_event([this](Time t) {
-    for (auto &n : nodes_)
-      if (n->state() == NodeState::Running)
-        n->cpu().limit_slice(n->clock().cycle_at_or_after(t));
+    if (running_ && running_->state() == NodeState::Running)
+      running_->cpu().limit_slice(running_->clock().cycle_at_or_after(t));
   });
   return *node;
 }
@@ -23,11 +24,11 @@ Node &Simulation::add_node(const Model &model, NodeConfig config) {
 // core than the lookahead: anything another core does reaches this one only
 // that much later. The other cores' times are those at the start of the
 // round (never later than now: conservative), kept as the two earliest so
-// that each core's bound is O(1).
+// that each core's bound is O(1). So is the hosts' earliest action: hosts
+// change it only between rounds, so it is taken once per round.
 Time Simulation::slice_end(const Node &node, Time max_time) const {
-  Time end = std::min({scheduler_.next_time(), max_time, wall_limit_});
-  if (external_)
-    end = std::min(end, external_->earliest_action());
+  Time end =
+      std::min({scheduler_.next_time(), max_time, wall_limit_, host_action_});
   if (lookahead_ == kTimeNever)
     return end;
   Time others = &node == earliest_node_ ? second_earliest_ : earliest_;
@@ -132,6 +133,7 @@ RunResult Simulation::run(Time max_time) {
     }
     if (lookahead_ != kTimeNever)
       note_core_times();
+    host_action_ = external_ ? external_->earliest_action() : kTimeNever;
     for (auto &n : nodes_) {
       if (n->state() != NodeState::Running)
         continue;

@@ -120,6 +120,8 @@ private:
   // With input_: the wall-clock time since the run started, as virtual
   // time, at the start of the round; no slice ends later.
   Time wall_limit_ = kTimeNever;
+  // The hosts' earliest possible action, at the start of the round.
+  Time host_action_ = kTimeNever;
   // The two earliest running cores' times at the start of a round.
   Time earliest_ = kTimeNever, second_earliest_ = kTimeNever;
   const Node *earliest_node_ = nullptr;

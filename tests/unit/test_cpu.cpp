@@ -65,8 +65,8 @@ struct Harness {
   std::vector<uint8_t> ram = std::vector<uint8_t>(kRamSize, 0);
   std::unique_ptr<Cpu> cpu;
   explicit Harness(std::vector<uint32_t> code, CycleTable table = test_table(),
-                   uint32_t at = 0x1000) {
-    cpu = make_unicorn_cpu(bus, CpuOptions{table, true});
+                   uint32_t at = 0x1000, bool fiber_slices = true) {
+    cpu = make_unicorn_cpu(bus, CpuOptions{table, true, fiber_slices});
     bus.cpu = cpu.get();
     std::memcpy(ram.data() + at, code.data(), code.size() * 4);
     cpu->map_ram(0, kRamSize, ram.data(), true);
@@ -292,5 +292,93 @@ TEST_CASE("faults name the exact instruction") {
     CHECK(h.cpu->fault().kind == FaultKind::BusError);
     CHECK(h.cpu->fault().pc == 0x1008);
     CHECK(h.cpu->fault().detail == "no such register");
+  }
+}
+
+namespace {
+
+// A loop with loads, stores, a multiply, device reads and writes and
+// delay-slot branches: enough for slices to end in every kind of block.
+std::vector<uint32_t> busy_loop_program() {
+  std::vector<uint32_t> code = {
+      addiu(t0, zero, 40),    // counter
+      addiu(t1, zero, 0x400), // buffer
+      lui(t8, NICEMU_SYS_BASE >> 16),
+      addiu(v0, zero, 0),
+      /*loop*/ lw(t2, 0, t1),
+      addu(v0, v0, t2),
+      sw(v0, 4, t1),
+      mult(v0, t0),
+      mflo(t3),
+      lw(t4, 0x10, t8), // device read
+      addu(v0, v0, t4),
+      sw(t3, 0x14, t8), // device write
+      addiu(t1, t1, 4),
+      addiu(t0, t0, -1),
+      bne(t0, zero, -11),
+      addiu(v1, v1, 1), // delay slot
+  };
+  append_exit(code);
+  return code;
+}
+
+struct Outcome {
+  uint64_t cycles, instructions;
+  CpuRegisters regs;
+  std::vector<uint64_t> access_cycles;
+};
+
+Outcome run_sliced(bool fibers, uint64_t slice, uint32_t redirect_after = 0) {
+  std::vector<uint32_t> code = busy_loop_program();
+  // A second routine at 0x2000 that a redirect jumps to (like an
+  // interrupt): v1 = 0x77, then back to the loop's start.
+  std::vector<uint32_t> other = {addiu(v1, zero, 0x77), j(0x1000), nop()};
+  Harness h(code, test_table(), 0x1000, fibers);
+  std::memcpy(h.ram.data() + 0x2000, other.data(), other.size() * 4);
+  uint32_t runs = 0;
+  for (;;) {
+    StopReason r = h.cpu->run(h.cpu->cycles() + slice);
+    if (r != StopReason::Limit)
+      break;
+    if (++runs == redirect_after)
+      h.cpu->set_pc(0x2000);
+  }
+  Outcome o{h.cpu->cycles(), h.cpu->instructions(), h.cpu->registers(), {}};
+  for (const auto &a : h.bus.accesses)
+    o.access_cycles.push_back(a.cycle);
+  return o;
+}
+
+void check_same(const Outcome &a, const Outcome &b) {
+  CHECK(a.cycles == b.cycles);
+  CHECK(a.instructions == b.instructions);
+  CHECK(a.access_cycles == b.access_cycles);
+  for (int r = 0; r < 32; ++r)
+    CHECK(a.regs.gpr[r] == b.regs.gpr[r]);
+  CHECK(a.regs.pc == b.regs.pc);
+}
+
+} // namespace
+
+TEST_CASE("fiber slices give the results of classic slices") {
+  Outcome whole = run_sliced(false, UINT64_MAX);
+  REQUIRE(whole.access_cycles.size() == 81); // 40 reads, 40 writes, exit
+  for (uint64_t slice : {1, 2, 3, 5, 7, 11, 64}) {
+    CAPTURE(slice);
+    Outcome classic = run_sliced(false, slice);
+    Outcome fiber = run_sliced(true, slice);
+    check_same(classic, whole);
+    check_same(fiber, classic);
+  }
+}
+
+TEST_CASE("a new PC between fiber slices takes effect at once") {
+  // Redirected after the 5th slice: the parked block must not run.
+  for (uint64_t slice : {1, 4, 9}) {
+    CAPTURE(slice);
+    Outcome classic = run_sliced(false, slice, 5);
+    Outcome fiber = run_sliced(true, slice, 5);
+    CHECK(classic.regs.gpr[v1] >= 0x77); // the other routine ran
+    check_same(fiber, classic);
   }
 }

@@ -1,0 +1,91 @@
+#include "core/core_fiber.hpp"
+
+#include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
+
+#include <cassert>
+#include <utility>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+namespace nicemu {
+
+namespace ctx = boost::context;
+
+namespace {
+
+// AddressSanitizer's fiber interface: announce a switch to the stack
+// [bottom, bottom + size), then confirm arrival (and learn where from).
+// `fake` keeps the leaving side's fake stack; nullptr when it never returns.
+void start_switch(void **fake, const void *bottom, size_t size) {
+#if defined(__SANITIZE_ADDRESS__)
+  __sanitizer_start_switch_fiber(fake, bottom, size);
+#else
+  (void)fake, (void)bottom, (void)size;
+#endif
+}
+
+void finish_switch(void *fake, const void **bottom, size_t *size) {
+#if defined(__SANITIZE_ADDRESS__)
+  __sanitizer_finish_switch_fiber(fake, bottom, size);
+#else
+  (void)fake, (void)bottom, (void)size;
+#endif
+}
+
+} // namespace
+
+struct CoreFiber::Impl {
+  std::function<void()> body;
+  ctx::fiber fiber;  // outside: the suspended fiber
+  ctx::fiber caller; // inside: the suspended resumer
+  bool finished = false;
+  // The two stacks, for AddressSanitizer.
+  const void *fiber_bottom = nullptr, *caller_bottom = nullptr;
+  size_t fiber_size = 0, caller_size = 0;
+  void *caller_fake = nullptr, *fiber_fake = nullptr;
+};
+
+CoreFiber::CoreFiber(std::function<void()> body, size_t stack_bytes)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->body = std::move(body);
+  ctx::protected_fixedsize_stack alloc(stack_bytes);
+  ctx::stack_context stack = alloc.allocate();
+  impl_->fiber_bottom = static_cast<char *>(stack.sp) - stack.size;
+  impl_->fiber_size = stack.size;
+  Impl *impl = impl_.get();
+  impl_->fiber = ctx::fiber(
+      std::allocator_arg, ctx::preallocated(stack.sp, stack.size, stack), alloc,
+      [impl](ctx::fiber &&caller) {
+        finish_switch(nullptr, &impl->caller_bottom, &impl->caller_size);
+        impl->caller = std::move(caller);
+        impl->body();
+        impl->finished = true;
+        start_switch(nullptr, impl->caller_bottom, impl->caller_size);
+        return std::move(impl->caller);
+      });
+}
+
+CoreFiber::~CoreFiber() {
+  assert(!impl_->fiber || impl_->finished);
+}
+
+void CoreFiber::resume() {
+  start_switch(&impl_->caller_fake, impl_->fiber_bottom, impl_->fiber_size);
+  impl_->fiber = std::move(impl_->fiber).resume();
+  finish_switch(impl_->caller_fake, nullptr, nullptr);
+}
+
+void CoreFiber::yield() {
+  start_switch(&impl_->fiber_fake, impl_->caller_bottom, impl_->caller_size);
+  impl_->caller = std::move(impl_->caller).resume();
+  finish_switch(impl_->fiber_fake, &impl_->caller_bottom, &impl_->caller_size);
+}
+
+bool CoreFiber::finished() const {
+  return impl_->finished;
+}
+
+} // namespace nicemu
