@@ -4,7 +4,17 @@
 #include "nicemu/error.hpp"
 #include "nicemu/model.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
 
 namespace nicemu {
 
@@ -32,6 +42,80 @@ long own_peak_rss_kib() {
   return 0;
 }
 
+// A process's proportional set size in KiB (0 once it is gone).
+long pss_kib(const std::string &pid) {
+  std::ifstream rollup("/proc/" + pid + "/smaps_rollup");
+  for (std::string line; std::getline(rollup, line);)
+    if (line.rfind("Pss:", 0) == 0)
+      return std::stol(line.substr(4));
+  return 0;
+}
+
+// This process's children: the host processes of the run.
+std::vector<std::string> child_pids() {
+  std::vector<std::string> pids;
+  std::string self = std::to_string(getpid());
+  std::error_code ec;
+  for (const auto &e : std::filesystem::directory_iterator("/proc", ec)) {
+    std::string pid = e.path().filename().string();
+    if (pid.empty() || pid.find_first_not_of("0123456789") != pid.npos)
+      continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    // "pid (comm) state ppid ...": comm may hold spaces, so from the last ')'.
+    size_t close = line.rfind(')');
+    if (close == line.npos)
+      continue;
+    std::istringstream rest(line.substr(close + 1));
+    std::string state, ppid;
+    rest >> state >> ppid;
+    if (ppid == self)
+      pids.push_back(pid);
+  }
+  return pids;
+}
+
+// Samples the summed PSS of the emulator and its children every `period`
+// of wall time until stopped, keeping the largest sum. Wall-clock only: it
+// never touches the simulation.
+class PssSampler {
+public:
+  explicit PssSampler(std::chrono::milliseconds period)
+      : thread_([this, period] {
+          std::unique_lock lock(mutex_);
+          do {
+            lock.unlock();
+            long sum = pss_kib("self");
+            for (const std::string &pid : child_pids())
+              sum += pss_kib(pid);
+            lock.lock();
+            peak_ = std::max(peak_, sum);
+            ++samples_;
+          } while (!wake_.wait_for(lock, period, [this] { return stop_; }));
+        }) {}
+  ~PssSampler() { stop(); }
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable())
+      thread_.join();
+  }
+  long peak_kib() const { return peak_; }
+  int samples() const { return samples_; }
+
+private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  long peak_ = 0;
+  int samples_ = 0;
+  std::thread thread_;
+};
+
 std::vector<uint32_t> barrier_node_counts(const NiamBenchOptions &o) {
   if (o.quick)
     return {2, 4};
@@ -48,17 +132,29 @@ void measure_barriers(const BenchContext &c, const NiamBenchOptions &o,
   std::vector<uint32_t> counts = barrier_node_counts(o);
   for (uint32_t nodes : counts) {
     bool largest = nodes == counts.back();
-    if (largest)
-      reset_own_peak_rss();
-    HostRun run = run_hosts(
-        c, nodes, {"niam_bench_barrier", std::to_string(f.barrier_rounds)});
-    f.barrier.push_back(
-        {nodes, single_value(run, "barrier_us"), run.total_wall});
+    // 1024 nodes: a tenth of the barriers. Every round is emulated with
+    // all 1024 cores, so 100 of them would take most of an hour.
+    int rounds =
+        nodes >= 1024 ? std::max(1, f.barrier_rounds / 10) : f.barrier_rounds;
+    std::unique_ptr<PssSampler> sampler;
     if (largest) {
+      reset_own_peak_rss();
+      sampler = std::make_unique<PssSampler>(std::chrono::milliseconds(
+          nodes >= 256 ? 2000 : 10)); // reading 1000 processes takes time
+    }
+    HostRun run =
+        run_hosts(c, nodes, {"niam_bench_barrier", std::to_string(rounds)});
+    f.barrier.push_back(
+        {nodes, rounds, single_value(run, "barrier_us"), run.total_wall});
+    if (largest) {
+      sampler->stop();
       f.largest_nodes = nodes;
+      f.largest_rounds = rounds;
       f.largest_wall_seconds = run.total_wall;
       f.emulator_peak_kib = own_peak_rss_kib();
       f.hosts_peak_kib = hosts_peak_kib(run);
+      f.peak_pss_kib = sampler->peak_kib();
+      f.pss_samples = sampler->samples();
     }
   }
 }

@@ -12,6 +12,7 @@ namespace nicemu {
 
 struct NiamBarrierFigure {
   uint32_t nodes = 0;
+  int rounds = 0;        // barriers run
   double latency_us = 0; // virtual, mean over the rounds
   double wall_seconds = 0;
 };
@@ -37,8 +38,14 @@ struct NiamBenchFigures {
   // The largest barrier run: wall time from start to the last process
   // reaped, and peak resident memory (see docs/benchmarks.md).
   uint32_t largest_nodes = 0;
+  int largest_rounds = 0; // barriers in that run
   double largest_wall_seconds = 0;
   long emulator_peak_kib = 0, hosts_peak_kib = 0;
+  // The largest sum of the proportional set sizes (PSS: shared pages split
+  // among the processes that share them) of the emulator and every host
+  // process, sampled while the run went on: what the run took together.
+  long peak_pss_kib = 0;
+  int pss_samples = 0;
 };
 
 struct NiamBenchOptions {

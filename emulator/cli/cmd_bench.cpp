@@ -75,10 +75,11 @@ void print_table(const NiamBenchFigures &f) {
   std::printf("nicemu bench niam (model %s, NI Active Messages firmware; "
               "virtual time unless said)\n\n",
               f.model.c_str());
-  std::printf("barrier (mean of %d)\n%6s %12s %10s\n", f.barrier_rounds,
-              "nodes", "latency us", "wall s");
+  std::printf("barrier (mean over the rounds)\n%6s %7s %12s %10s\n", "nodes",
+              "rounds", "latency us", "wall s");
   for (const NiamBarrierFigure &b : f.barrier)
-    std::printf("%6u %12.3f %10.2f\n", b.nodes, b.latency_us, b.wall_seconds);
+    std::printf("%6u %7d %12.3f %10.2f\n", b.nodes, b.rounds, b.latency_us,
+                b.wall_seconds);
   std::printf("\nActive Messages with host handlers, 2 nodes\n"
               "  round trip %.3f us, send overhead %.3f us, gap %.3f us\n",
               f.am_rtt_us, f.am_overhead_us, f.am_gap_us);
@@ -90,9 +91,13 @@ void print_table(const NiamBenchFigures &f) {
               f.speed_nodes, f.speed_rounds, f.speed_virtual_seconds * 1e3,
               f.speed_wall_seconds * 1e3,
               f.speed_virtual_seconds / f.speed_wall_seconds);
-  std::printf("largest run: %u-node barriers, %.2f s wall; peak resident "
-              "memory %.1f MiB (emulator %.1f MiB + hosts %.1f MiB)\n",
-              f.largest_nodes, f.largest_wall_seconds,
+  std::printf("largest run: %u nodes, %d barriers, %.2f s wall\n"
+              "  memory of all its processes together (peak of the summed "
+              "PSS, %d samples): %.1f MiB\n"
+              "  peak resident sizes added up (shared pages counted once per "
+              "process): %.1f MiB (emulator %.1f MiB + hosts %.1f MiB)\n",
+              f.largest_nodes, f.largest_rounds, f.largest_wall_seconds,
+              f.pss_samples, f.peak_pss_kib / 1024.0,
               (f.emulator_peak_kib + f.hosts_peak_kib) / 1024.0,
               f.emulator_peak_kib / 1024.0, f.hosts_peak_kib / 1024.0);
 }
@@ -105,6 +110,7 @@ nlohmann::json to_json(const NiamBenchFigures &f) {
   j["barrier"] = nlohmann::json::array();
   for (const NiamBarrierFigure &b : f.barrier)
     j["barrier"].push_back({{"nodes", b.nodes},
+                            {"rounds", b.rounds},
                             {"latency_us", b.latency_us},
                             {"wall_seconds", b.wall_seconds}});
   j["am"] = {{"round_trip_us", f.am_rtt_us},
@@ -120,7 +126,10 @@ nlohmann::json to_json(const NiamBenchFigures &f) {
       {"wall_seconds", f.speed_wall_seconds},
       {"virtual_per_wall", f.speed_virtual_seconds / f.speed_wall_seconds}};
   j["largest_run"] = {{"nodes", f.largest_nodes},
+                      {"rounds", f.largest_rounds},
                       {"wall_seconds", f.largest_wall_seconds},
+                      {"peak_pss_kib", f.peak_pss_kib},
+                      {"pss_samples", f.pss_samples},
                       {"peak_rss_kib",
                        {{"emulator", f.emulator_peak_kib},
                         {"hosts", f.hosts_peak_kib},

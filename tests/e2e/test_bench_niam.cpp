@@ -68,6 +68,12 @@ TEST_CASE("bench niam --quick --json: structure and plausible figures") {
   const auto &largest = j.at("largest_run");
   CHECK(largest.at("nodes") == 4);
   CHECK(largest.at("wall_seconds").get<double>() > 0);
+  CHECK(largest.at("rounds") == j.at("barrier_rounds"));
+  // At least one sample, with the emulator's own pages (megabytes) in it.
+  CHECK(largest.at("pss_samples").get<int>() >= 1);
+  CHECK(largest.at("peak_pss_kib").get<long>() > 1024);
+  for (const auto &b : j.at("barrier"))
+    CHECK(b.at("rounds") == j.at("barrier_rounds"));
   const auto &rss = largest.at("peak_rss_kib");
   CHECK(rss.at("emulator").get<long>() > 0);
   CHECK(rss.at("hosts").get<long>() > 0);
