@@ -144,7 +144,7 @@ void RxEngine::write(uint32_t offset, uint32_t value) {
       irq_ = (value & NICEMU_DMA_IRQ) != 0;
       if (head_waiting_ && host_.fabric()) {
         head_waiting_ = false;
-        host_.fabric()->receiver_ready(host_.node_id());
+        host_.fabric()->receiver_ready(host_.node_id(), host_.now());
       }
     }
     break;

@@ -484,12 +484,12 @@ void Fabric::send(Packet p, Time head_leaves,
          [&m, f, source] { m.request(f, m.wiring.node_port(source)); });
 }
 
-void Fabric::receiver_ready(uint32_t node) {
+void Fabric::receiver_ready(uint32_t node, Time at) {
   Impl &m = *impl_;
   if (node >= m.topology.nodes)
     throw Error("fabric: no node " + std::to_string(node));
-  m.post(m.sched.now(), "fabric: n" + std::to_string(node) + " ready",
-         [&m, node] {
+  m.post(std::max(at, m.sched.now()),
+         "fabric: n" + std::to_string(node) + " ready", [&m, node] {
            Flight *f = std::exchange(m.refused[node], nullptr);
            if (f)
              m.offer(f);

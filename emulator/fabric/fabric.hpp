@@ -152,8 +152,9 @@ public:
   // misrouted, never delivered elsewhere; `on_sent` still runs so the
   // sender is not stuck.
   void send(Packet p, Time head_leaves, std::function<void(Time)> on_sent);
-  // A receiver that refused a head can take it now.
-  void receiver_ready(uint32_t node);
+  // A receiver that refused a head can take it from `at` (its node's time:
+  // the core runs ahead of the scheduler's now; never before that now).
+  void receiver_ready(uint32_t node, Time at);
 
   // Ethernet frames no switch port leads to (Packet::filtered) are offered
   // to `sink` where the first switch would drop them (nicemu run --tap).

@@ -100,11 +100,14 @@ void HostAgent::poll() {
     exit_status_ = int(r.a);
     return;
   }
+  // Ordered by rank, not by when the request happened to be taken in.
+  EventOrigin was = scheduler_.set_origin(EventOrigin::host(rank_));
   scheduler_.schedule(at, "host: request", [this, r, at] {
     Request stamped = r;
     stamped.time = at;
     handle(stamped);
   });
+  scheduler_.set_origin(was);
 }
 
 void HostAgent::reply_at(Time t, Reply reply) {

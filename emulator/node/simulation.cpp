@@ -141,7 +141,11 @@ RunResult Simulation::run(Time max_time) {
       Time end = slice_end(*n, max_time);
       if (debugger_) // a slice may end at any block boundary
         end = std::min(end, n->time() + debugger_->max_slice());
+      // What the core schedules is ordered by its node, not by when in the
+      // round its slice ran (Scheduler, "origin").
+      EventOrigin was = scheduler_.set_origin(EventOrigin::core(n->node_id()));
       n->run_until(end);
+      scheduler_.set_origin(was);
       running_ = nullptr;
     }
     if (finished(result))

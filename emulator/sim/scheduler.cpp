@@ -8,12 +8,13 @@ EventId Scheduler::schedule(Time when, std::string name, Callback fn,
                             int priority) {
   assert(when >= now_ && "events cannot be scheduled in the past");
   Time before = next_time();
-  Key key{when, priority, next_seq_++};
-  queue_.emplace(key, Event{std::move(name), std::move(fn)});
-  by_id_.emplace(key.seq, key);
+  Key key{when, priority, origin_.id, next_seq_[origin_.id]++};
+  EventId id = next_id_++;
+  queue_.emplace(key, Event{std::move(name), std::move(fn), id});
+  by_id_.emplace(id, key);
   if (when < before && on_earlier_)
     on_earlier_(when);
-  return key.seq;
+  return id;
 }
 
 bool Scheduler::cancel(EventId id) {
@@ -32,7 +33,7 @@ Time Scheduler::next_time() const {
 void Scheduler::run_event(std::map<Key, Event>::iterator it) {
   now_ = it->first.when;
   Callback fn = std::move(it->second.fn);
-  by_id_.erase(it->first.seq);
+  by_id_.erase(it->second.id);
   queue_.erase(it);
   fn();
 }

@@ -1,9 +1,12 @@
 // The scheduler: the only owner of virtual time.
 //
 // Devices schedule named events; the run loop executes them in order of
-// (time, priority, sequence). The sequence number is the order of scheduling,
-// so events at the same time and priority run first-scheduled-first, which
-// makes every run with the same inputs identical.
+// (time, priority, origin, sequence). The origin is who scheduled the event:
+// another event (or the run loop), a node's core during its slice, or a
+// host's request; the sequence counts per origin. So events at the same time
+// and priority run in an order that does not depend on how the cores'
+// slices happened to interleave, which makes every run with the same inputs
+// identical whatever the slicing (a debugger's single steps included).
 #pragma once
 
 #include "sim/time.hpp"
@@ -13,10 +16,20 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <utility>
 
 namespace nicemu {
 
 using EventId = uint64_t;
+
+// Who schedules the events from now on (Scheduler::set_origin).
+struct EventOrigin {
+  uint64_t id = 0; // 0: an event (or the loop); 1 + n: node n's core;
+                   // 2^32 + r: host r's request
+  static EventOrigin events() { return {}; }
+  static EventOrigin core(uint32_t node) { return {1 + uint64_t(node)}; }
+  static EventOrigin host(uint32_t rank) { return {(1ull << 32) + rank}; }
+};
 
 class Scheduler {
 public:
@@ -27,6 +40,12 @@ public:
   EventId schedule(Time when, std::string name, Callback fn, int priority = 0);
   // Cancels a pending event; returns false if it already ran or was unknown.
   bool cancel(EventId id);
+
+  // Events scheduled from now on come from `origin`; returns the previous
+  // origin, to restore.
+  EventOrigin set_origin(EventOrigin origin) {
+    return std::exchange(origin_, origin);
+  }
 
   Time now() const { return now_; }
   // Time of the earliest pending event, or kTimeNever.
@@ -53,20 +72,23 @@ private:
   struct Key {
     Time when;
     int priority;
-    uint64_t seq;
+    uint64_t origin, seq;
     bool operator<(const Key &o) const {
-      return std::tie(when, priority, seq) <
-             std::tie(o.when, o.priority, o.seq);
+      return std::tie(when, priority, origin, seq) <
+             std::tie(o.when, o.priority, o.origin, o.seq);
     }
   };
   struct Event {
     std::string name;
     Callback fn;
+    EventId id;
   };
   void run_event(std::map<Key, Event>::iterator it);
 
   Time now_ = 0;
-  uint64_t next_seq_ = 0;
+  EventId next_id_ = 0;
+  EventOrigin origin_;
+  std::map<uint64_t, uint64_t> next_seq_; // by origin
   std::map<Key, Event> queue_;
   std::map<EventId, Key> by_id_;
   std::function<void(Time)> on_earlier_;

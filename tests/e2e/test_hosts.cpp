@@ -68,6 +68,17 @@ TEST_CASE("a host program that crashes stops the cluster with a message") {
   CHECK(contains(r.err, "killed by signal 11"));
 }
 
+TEST_CASE("a host program that cannot be started is a clear error") {
+  CommandResult r =
+      nicemu({"run", "-n", "2", "--firmware", firmware("host_echo.img"), "--",
+              "/nonexistent/nicemu-host-program"});
+  INFO(r);
+  CHECK(r.status != 0);
+  CHECK(contains(r.err, "cannot start the host program "
+                        "'/nonexistent/nicemu-host-program'"));
+  CHECK(contains(r.err, "No such file or directory"));
+}
+
 TEST_CASE("a program not linked with the host library just runs and exits") {
   CommandResult r = nicemu({"run", "-n", "2", "--firmware",
                             firmware("host_echo.img"), "--", "true"});

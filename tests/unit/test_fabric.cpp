@@ -154,7 +154,7 @@ TEST_CASE("a refusing receiver holds the whole path until it is ready") {
   uint64_t d = net.send(0, {3}, 100, 5000); // needs node 0's cable
   net.at(50000, [&] {
     net.rx[2]->closed = false;
-    net.fabric.receiver_ready(2);
+    net.fabric.receiver_ready(2, net.sched.now());
   });
   net.sched.run_until(kTimeNever);
   CHECK(net.rx[2]->offers == std::vector<Time>{2500, 50000, 60000});
@@ -178,7 +178,7 @@ TEST_CASE("a short packet frees the links its head has left") {
   uint64_t c = net.send(0, {3}, 5, 600); // node 0's cable: free at 1500
   net.at(10000, [&] {
     net.rx[2]->closed = false;
-    net.fabric.receiver_ready(2);
+    net.fabric.receiver_ready(2, net.sched.now());
   });
   net.sched.run_until(kTimeNever);
   CHECK(net.sent[a] == 500); // its tail left before the head even arrived

@@ -123,7 +123,7 @@ TEST_CASE("a cable's crossings are told in the order the heads entered it") {
   CHECK(net.events.told[0].to == "node1");
 
   net.rx[2]->closed = false;
-  net.fabric.receiver_ready(2);
+  net.fabric.receiver_ready(2, net.sched.now());
   net.sched.run_until(kTimeNever);
   std::vector<uint64_t> order;
   for (const Crossing &c : net.events.told)
