@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -133,7 +132,7 @@ void measure_barriers(const BenchContext &c, const NiamBenchOptions &o,
   for (uint32_t nodes : counts) {
     bool largest = nodes == counts.back();
     // 1024 nodes: a tenth of the barriers. Every round is emulated with
-    // all 1024 cores, so 100 of them would take most of an hour.
+    // all 1024 cores, so 100 of them would take some 25 minutes on 2 cores.
     int rounds =
         nodes >= 1024 ? std::max(1, f.barrier_rounds / 10) : f.barrier_rounds;
     std::unique_ptr<PssSampler> sampler;
