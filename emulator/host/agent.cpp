@@ -72,7 +72,9 @@ HostAgent::HostAgent(uint32_t rank, uint32_t size, uint64_t arena_bytes,
     : rank_(rank), scheduler_(scheduler), model_(model),
       costs_(HostCosts::from(model)),
       channel_(
-          std::make_unique<channel::EmulatorEnd>(rank, size, arena_bytes)) {}
+          std::make_unique<channel::EmulatorEnd>(rank, size, arena_bytes)) {
+  channel_->set_posted_write_cost(costs_.pio_write);
+}
 
 HostAgent::~HostAgent() = default;
 
@@ -87,9 +89,15 @@ Time HostAgent::earliest_action() const {
 }
 
 void HostAgent::poll() {
-  // A request stays posted until it is answered: take it in once.
+  if (phase_ == Phase::Exited)
+    return;
+  // A request stays posted until it is answered: take it in once. It is
+  // looked at before the posted-write slot: a request the host made after
+  // a posted write is then never taken in ahead of it.
   Request r;
-  if (phase_ == Phase::Exited || phase_ == Phase::Busy || !channel_->pending(r))
+  bool request = phase_ != Phase::Busy && channel_->pending(r);
+  take_posted_write();
+  if (!request)
     return;
   // The simulation never passes a computing host's clock, so its request
   // is never in the past.
@@ -108,6 +116,37 @@ void HostAgent::poll() {
     handle(stamped);
   });
   scheduler_.set_origin(was);
+}
+
+// A posted PIO write runs at the host's time, like a waited-for one, and
+// the host computes on from the write's cost later (it already moved its
+// own clock). Only the host library's mailbox writes are posted, so a
+// refused one means a broken host: the run stops with the reason.
+void HostAgent::take_posted_write() {
+  Request w;
+  if (!channel_->take_posted(w))
+    return;
+  Time at = std::max<Time>(w.time, scheduler_.now());
+  clock_ = std::max(clock_, at + costs_.pio_write);
+  EventOrigin was = scheduler_.set_origin(EventOrigin::host(rank_));
+  scheduler_.schedule(at, "host: posted write", [this, w, at] {
+    if (RunEvents *events = node_ ? node_->events() : nullptr)
+      events->host_call(rank_, "PioWrite", at, at + costs_.pio_write);
+    if (!pio_write(w) && failure_.empty())
+      failure_ = "host rank " + std::to_string(rank_) +
+                 ": a posted PIO write to card address " + std::to_string(w.a) +
+                 " was refused (not a card register)";
+  });
+  scheduler_.set_origin(was);
+}
+
+bool HostAgent::pio_write(const Request &r) {
+  if (!node_ || r.a % 4 || !node_->card_range(r.a, 4))
+    return false;
+  node_->card_write(r.a, &r.b, 4);
+  if (r.a - model_.host_mailbox() < 4096)
+    node_->raise_irq(NICEMU_IRQ_HOST); // the mailbox doorbell
+  return true;
 }
 
 void HostAgent::reply_at(Time t, Reply reply) {
@@ -146,13 +185,8 @@ void HostAgent::handle(const Request &r) {
   switch (r.op) {
   case Op::PioWrite: {
     Reply rep;
-    if (!node_ || r.a % 4 || !node_->card_range(r.a, 4)) {
+    if (!pio_write(r))
       rep.status = Status::BadArgument;
-    } else {
-      node_->card_write(r.a, &r.b, 4);
-      if (r.a - model_.host_mailbox() < 4096)
-        node_->raise_irq(NICEMU_IRQ_HOST); // the mailbox doorbell
-    }
     return reply_at(now + costs_.pio_write, rep);
   }
   case Op::PioRead: {

@@ -45,6 +45,9 @@ public:
   void process_ended();
   // Tells a waiting host the cluster is stopping.
   void shut_down();
+  // Why this host must stop the run (a posted write the card refused), or
+  // empty.
+  const std::string &failure() const { return failure_; }
 
   // HostMemory (bus addresses)
   bool registered(uint64_t addr, size_t len) const override;
@@ -54,6 +57,8 @@ public:
 private:
   enum class Phase { Starting, Computing, Busy, Exited };
   void handle(const channel::Request &r);
+  void take_posted_write();
+  bool pio_write(const channel::Request &r);
   void reply_at(Time t, channel::Reply r);
   void check_watch();
   void watch_deadline(Time deadline);
@@ -72,6 +77,7 @@ private:
   Time clock_ = 0; // the host's virtual time while it computes
   bool said_exit_ = false;
   int exit_status_ = 0;
+  std::string failure_;
   // WaitWord in progress.
   struct Watch {
     uint64_t offset;

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -86,20 +87,27 @@ void futex_wake(std::atomic<uint32_t> &word) {
           0);
 }
 
-// A write to a pipe whose readers are all gone raises SIGPIPE, which would
-// kill the host program instead of reporting the stopped emulator. Changing
-// the program's SIGPIPE disposition is not ours to do, so the signal is
-// blocked in this thread for the write, and the one the write raised (if it
-// was not already pending) is consumed before unblocking. Returns 0 or errno.
+// A write to a pipe or socket whose readers are all gone raises SIGPIPE,
+// which would kill the host program instead of reporting the stopped
+// emulator. Changing the program's SIGPIPE disposition is not ours to do.
+// The wake channel is a socket, where MSG_NOSIGNAL makes that one system
+// call; on a pipe (ENOTSOCK) the signal is blocked in this thread for the
+// write, and the one the write raised (if it was not already pending) is
+// consumed before unblocking. Returns 0 or errno.
 int write_byte_without_sigpipe(int fd) {
+  const char byte = 1;
+  ssize_t n;
+  do
+    n = send(fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  while (n < 0 && errno == EINTR);
+  if (n >= 0 || errno != ENOTSOCK)
+    return n < 0 ? errno : 0;
   sigset_t pipe_only, old, pending;
   sigemptyset(&pipe_only);
   sigaddset(&pipe_only, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
   sigpending(&pending);
   bool was_pending = sigismember(&pending, SIGPIPE);
-  const char byte = 1;
-  ssize_t n;
   do
     n = write(fd, &byte, 1);
   while (n < 0 && errno == EINTR);
@@ -220,6 +228,16 @@ bool EmulatorEnd::pending(Request &out) const {
   if (control_->request_seq == answered_seq_)
     return false;
   out = control_->request;
+  return true;
+}
+
+bool EmulatorEnd::take_posted(Request &out) {
+  uint32_t seq = control_->posted_seq.load(std::memory_order_acquire);
+  if (seq == control_->posted_taken.load(std::memory_order_relaxed))
+    return false;
+  out = control_->posted;
+  out.op = Op::PioWrite; // the slot only ever holds writes
+  control_->posted_taken.store(seq, std::memory_order_release);
   return true;
 }
 
@@ -400,6 +418,27 @@ Reply HostEnd::call(Request r) {
   return reply;
 }
 
+bool HostEnd::post_write(uint32_t card_addr, uint32_t value) {
+  std::lock_guard<std::mutex> lock(call_mutex_);
+  ControlBlock &cb = *control_;
+  if (cb.shutdown.load())
+    throw stopped("the cluster is shutting down");
+  if (HostState(cb.state.load()) == HostState::Exited)
+    throw Error("host channel: call after exit");
+  uint32_t seq = cb.posted_seq.load(std::memory_order_relaxed);
+  if (cb.posted_taken.load(std::memory_order_acquire) != seq)
+    return false;
+  // fetch_add: a clock read in another thread (the shim) is not lost.
+  uint64_t now = cb.host_time.fetch_add(cb.posted_write_ps);
+  cb.posted.op = Op::PioWrite;
+  cb.posted.a = card_addr;
+  cb.posted.b = value;
+  cb.posted.time = now;
+  // The emulator reads the slot only after it sees the new sequence number.
+  cb.posted_seq.store(seq + 1, std::memory_order_release);
+  return true;
+}
+
 void HostEnd::exit(int status) {
   std::lock_guard<std::mutex> lock(call_mutex_);
   Request r;
@@ -465,14 +504,19 @@ bool HostEnd::emulator_gone() const {
 // WakePipe
 
 WakePipe::WakePipe() {
-  // Not O_CLOEXEC: host processes inherit the write end (the launcher closes
-  // what a child should not have). Non-blocking: wait() drains without
-  // blocking and a full pipe never blocks a host.
+  // A socket pair rather than a pipe: a host's wake is then one send() with
+  // MSG_NOSIGNAL (see write_byte_without_sigpipe). Not close-on-exec: host
+  // processes inherit the write end (the launcher closes what a child
+  // should not have). Non-blocking: wait() drains without blocking and a
+  // full buffer never blocks a host.
   int fds[2];
-  if (pipe2(fds, O_NONBLOCK) < 0)
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds) < 0)
     throw sys_error("cannot create the wake pipe");
   read_fd = fds[0];
   write_fd = fds[1];
+  // Only the emulator reads; a host never needs to see its own bytes.
+  ::shutdown(read_fd, SHUT_WR);
+  ::shutdown(write_fd, SHUT_RD);
 }
 
 WakePipe::~WakePipe() {

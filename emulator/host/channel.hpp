@@ -20,7 +20,8 @@ namespace nicemu::channel {
 
 constexpr uint32_t kMagic = 0x4E4D4348; // 'NMCH'
 // 2: Op::Doorbell, Op::WaitWordUntil and Reply::word.
-constexpr uint32_t kVersion = 2;
+// 3: posted PIO writes (ControlBlock::posted*).
+constexpr uint32_t kVersion = 3;
 // Bus address of arena offset 0 as the NIC's DMA engines see it (0 is never
 // a valid host address).
 constexpr uint64_t kArenaBusBase = 0x10000000;
@@ -103,6 +104,14 @@ struct ControlBlock {
   // skip the futex system call.
   std::atomic<uint32_t> host_sleeping;
   int32_t emulator_pid; // for the host's check that the emulator still runs
+  // A posted PIO write (HostEnd::post_write): the host goes on without a
+  // reply, its clock moved by `posted_write_ps`; the emulator takes the
+  // write in before the host's next request, so its place in the host's
+  // call order and its virtual time are those of a waited-for write.
+  Request posted;
+  std::atomic<uint32_t> posted_seq;   // bumped by the host per posted write
+  std::atomic<uint32_t> posted_taken; // posted_seq the emulator took in
+  uint64_t posted_write_ps;           // the model's host.pio_write_word
 };
 
 // Shared between processes: atomics must be address-free and plain words.
@@ -134,6 +143,12 @@ public:
   bool pending(Request &out) const;
   // Answers the request pending() returned and wakes the host.
   void reply(const Reply &r);
+  // True and the write if the host posted one not taken in yet. A caller
+  // that also takes requests must call pending() first: a request the host
+  // made after a posted write is then never seen before that write.
+  bool take_posted(Request &out);
+  // What a posted write costs the host (its clock moves on by this much).
+  void set_posted_write_cost(uint64_t ps) { control_->posted_write_ps = ps; }
   // The cluster stops: the host's call in progress and all later ones throw
   // nicemu::Error. Also done by the destructor.
   void shutdown();
@@ -176,6 +191,14 @@ public:
   // the cluster stops (Status::Shutdown). Calls from several threads take
   // turns.
   Reply call(Request r);
+  // A PIO write the host does not wait for (PCI writes are posted): the
+  // request goes into the control block's posted slot and the host's clock
+  // moves on by the model's write cost, with no system call. The emulator
+  // takes it in with the next call (which wakes it) and runs it at the
+  // host's time, as if the host had waited. False, with nothing done, while
+  // the previous posted write has not been taken in (then make the call).
+  // The address is not checked: post only writes known to be valid.
+  bool post_write(uint32_t card_addr, uint32_t value);
   // Posts Exit without waiting (quietly, if the emulator is already gone).
   void exit(int status);
 
@@ -205,8 +228,9 @@ private:
   std::mutex call_mutex_;
 };
 
-// The pipe every host writes one byte into after posting a request, so the
-// emulator can sleep until some host needs it. Both ends inherited by
+// The "wake pipe" every host writes one byte into after posting a request,
+// so the emulator can sleep until some host needs it: a Unix socket pair
+// (one send() per wake, without SIGPIPE). The write end is inherited by
 // children; the emulator reads.
 struct WakePipe {
   int read_fd = -1, write_fd = -1;

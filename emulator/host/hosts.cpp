@@ -199,8 +199,11 @@ void HostGroup::reap(bool block) {
 }
 
 void HostGroup::poll() {
-  for (auto &a : agents_)
+  for (auto &a : agents_) {
     a->poll();
+    if (failure_.empty() && !a->failure().empty())
+      failure_ = a->failure();
+  }
   reap(false);
 }
 

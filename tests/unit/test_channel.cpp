@@ -133,8 +133,9 @@ TEST_CASE("channel: a host thread and the emulator make 1000 round trips") {
   CHECK(HostState(emu.control().state.load()) == HostState::Computing);
 }
 
-TEST_CASE("channel: version 2 carries doorbells and timed waits") {
-  CHECK(kVersion == 2); // Op::Doorbell, Op::WaitWordUntil, Reply::word
+TEST_CASE("channel: doorbells and timed waits travel in full") {
+  // 2: Op::Doorbell, Op::WaitWordUntil, Reply::word; 3: posted writes.
+  CHECK(kVersion == 3);
   WakePipe wake;
   EmulatorEnd emu(0, 1, kArena);
   HostEnd host(emu.fd(), wake.write_fd);
@@ -174,6 +175,45 @@ TEST_CASE("channel: version 2 carries doorbells and timed waits") {
   CHECK(timed.value == 1);
   CHECK(timed.word == 0xCAFE);
   CHECK(host.time() == 123'456'789'012ull);
+}
+
+TEST_CASE("channel: a posted write needs no reply and comes before the "
+          "next call") {
+  WakePipe wake;
+  EmulatorEnd emu(0, 1, kArena);
+  emu.set_posted_write_cost(250);
+  HostEnd host(emu.fd(), wake.write_fd);
+  Request w;
+  CHECK_FALSE(emu.take_posted(w));
+  // The host's clock moves by the model's cost at once, without a wake.
+  REQUIRE(host.post_write(0x3F000, 7));
+  CHECK(host.time() == 250);
+  CHECK_FALSE(wake.wait(0));
+  // One slot: a second write waits until the first is taken in.
+  CHECK_FALSE(host.post_write(0x3F004, 8));
+  CHECK(host.time() == 250);
+  std::thread host_thread([&] { host.call(request(Op::PioRead, 0x3F008)); });
+  auto r = next_request(emu, wake, 3000);
+  // Taken after the request was seen: the earlier write is there too.
+  REQUIRE(emu.take_posted(w));
+  CHECK(w.op == Op::PioWrite);
+  CHECK(w.a == 0x3F000);
+  CHECK(w.b == 7);
+  CHECK(w.time == 0);
+  CHECK_FALSE(emu.take_posted(w)); // taken once
+  if (r) {
+    CHECK(r->op == Op::PioRead);
+    CHECK(r->time == 250); // after the write's cost
+    emu.reply(Reply{Status::Ok, 5, 900});
+  } else {
+    emu.shutdown();
+  }
+  host_thread.join();
+  REQUIRE(host.post_write(0x3F004, 8)); // the slot is free again
+  CHECK(host.time() == 1150);
+  REQUIRE(emu.take_posted(w));
+  CHECK(w.a == 0x3F004);
+  CHECK(w.time == 900);
 }
 
 TEST_CASE("channel: exit is posted without waiting and ends the calls") {
@@ -389,6 +429,19 @@ TEST_CASE("channel: a host whose emulator goes away gets an error, no hang") {
       return expect_stopped(host); // and SIGPIPE does not kill it
     });
     CHECK(child_status(pid, 2000) == 0);
+  }
+  SUBCASE("a pipe as the wake descriptor has no reader") {
+    // The socket's MSG_NOSIGNAL does not apply: the fallback blocks SIGPIPE.
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    close(fds[0]);
+    EmulatorEnd emu(0, 1, kArena);
+    pid_t pid = fork_child([&] {
+      HostEnd host(emu.fd(), fds[1]);
+      return expect_stopped(host);
+    });
+    CHECK(child_status(pid, 2000) == 0);
+    close(fds[1]);
   }
   SUBCASE("the emulator shuts the channel while the host waits") {
     WakePipe wake;

@@ -1,8 +1,9 @@
 // Doorbells: the DOORBELL device (FIFOs the host writes, the firmware pops),
 // the host agent's doorbell write (its cost, the held write of a full FIFO,
 // a run that ends when nobody ever pops) and its timed wait on a word
-// (WaitWordUntil). The agent tests run a host "program" on a thread of this
-// process against a real node: the in-process form of `nicemu run -n 1`.
+// (WaitWordUntil), and its posted PIO writes. The agent tests run a host
+// "program" on a thread of this process against a real node: the in-process
+// form of `nicemu run -n 1`.
 #include "devices/doorbell.hpp"
 #include "devices/registers.hpp"
 #include "host/agent.hpp"
@@ -207,7 +208,9 @@ public:
       failure_ = "the host thread made no call for 10 s";
   }
   bool finished() const override { return agent_.exited(); }
-  std::string failure() const override { return failure_; }
+  std::string failure() const override {
+    return failure_.empty() ? agent_.failure() : failure_;
+  }
 
 private:
   Simulation sim_;
@@ -676,4 +679,55 @@ TEST_CASE("host timed wait: a DMA write landing at the deadline itself "
   CHECK(before.value == 1);
   CHECK(before.word == 0);
   CHECK(before.time == landed - 1);
+}
+
+// ---- posted PIO writes -----------------------------------------------------
+
+// Sleeps until the host's mailbox doorbell (IRQ_HOST), then stores the
+// mailbox's first word at 0x7000 and the cycle it woke at 0x7004.
+std::vector<uint32_t> mailbox_watcher() {
+  return concat({load_base(t8, NICEMU_IRQ_BASE),
+                 load_base(t7, NICEMU_TIMER_BASE),
+                 {addiu(t0, zero, int32_t(NICEMU_IRQ_HOST)),
+                  sw(t0, NICEMU_IRQ_ENABLE, t8), wait(),
+                  lw(s1, NICEMU_TIMER_CYCLE_LO, t7), ori(t2, zero, 0xF000),
+                  lw(t1, 0, t2), sw(t1, 0x7000, zero), sw(s1, 0x7004, zero),
+                  sw(zero, NICEMU_IRQ_ENABLE, t8)},
+                 sleep_forever()});
+}
+
+TEST_CASE("host posted write: lands at the host's time, as a waited-for "
+          "write would") {
+  REQUIRE(bell_model().host_mailbox() == 0xF000);
+  Rig rig(bell_model(), bell_flash(mailbox_watcher()));
+  bool posted = false;
+  Time after_post = 0;
+  RunResult r = rig.run([&](HostCalls &h) {
+    h.call(Op::Hello);
+    h.call(Op::Advance, 0, 0, 0, 50 * kUs);
+    posted = h.end.post_write(0xF000, 0x1234);
+    after_post = h.end.time();
+    h.call(Op::Advance, 0, 0, 0, 10 * kUs);
+  });
+  CHECK(r.outcome == RunOutcome::Halted);
+  CHECK(posted);
+  CHECK(after_post == 51 * kUs); // pio_write_word is 1 us
+  REQUIRE(rig.host().replies.size() == 3);
+  CHECK(rig.host().replies[2].time == 61 * kUs);
+  CHECK(rig.card_word(0x7000) == 0x1234);
+  uint32_t woke = rig.card_word(0x7004);
+  CHECK(woke >= 5000 + 3); // written at 50 us = cycle 5000, + the wake cost
+  CHECK(woke <= 5000 + 3 + 5);
+}
+
+TEST_CASE("host posted write: one the card refuses stops the run, named") {
+  Rig rig(bell_model(), bell_flash(sleep_forever()));
+  RunResult r = rig.run([](HostCalls &h) {
+    h.call(Op::Hello);
+    h.end.post_write(0x20000, 1); // past the 64 KiB of SRAM
+    h.call(Op::Advance, 0, 0, 0, 10 * kUs);
+  });
+  CHECK(r.outcome == RunOutcome::HostFailed);
+  CHECK(r.message.find("host rank 0: a posted PIO write to card address "
+                       "131072 was refused") == 0);
 }
