@@ -93,11 +93,11 @@ struct Fabric::Impl {
         receivers(topology.nodes, nullptr), refused(topology.nodes, nullptr),
         gap(Time(p.interframe_gap_bytes) * p.link_ps_per_byte) {}
   ~Impl() {
-    for (const auto &[key, id] : pending)
+    for (EventId id : posted)
       sched.cancel(id);
   }
 
-  void post(Time when, std::string name, std::function<void()> fn);
+  void post(Time when, const char *name, std::function<void()> fn);
   Flight *new_flight();
   void maybe_free(Flight *f);
   // The head.
@@ -133,8 +133,10 @@ struct Fabric::Impl {
   std::vector<Flight *> refused; // node -> head its receiver refused
   std::vector<std::unique_ptr<Flight>> flights;
   std::vector<uint32_t> free_slots;
-  std::map<uint64_t, EventId> pending; // so the destructor can cancel them
-  uint64_t next_key = 0;
+  // Events this fabric scheduled, so the destructor can cancel the ones
+  // still pending; those that ran are swept out now and then.
+  std::vector<EventId> posted;
+  size_t sweep_at = 64;
   FabricStats stats;
   uint64_t misrouted = 0;
   OutsideSink outside;           // set_outside
@@ -147,14 +149,12 @@ struct Fabric::Impl {
   std::vector<std::string> port_names; // port -> "node3", "switch1.p4"
 };
 
-void Fabric::Impl::post(Time when, std::string name, std::function<void()> fn) {
-  uint64_t key = next_key++;
-  EventId id =
-      sched.schedule(when, std::move(name), [this, key, fn = std::move(fn)] {
-        pending.erase(key);
-        fn();
-      });
-  pending.emplace_hint(pending.end(), key, id);
+void Fabric::Impl::post(Time when, const char *name, std::function<void()> fn) {
+  if (posted.size() >= sweep_at) {
+    std::erase_if(posted, [this](EventId id) { return !sched.is_pending(id); });
+    sweep_at = std::max<size_t>(64, 2 * posted.size());
+  }
+  posted.push_back(sched.schedule(when, name, std::move(fn)));
 }
 
 Flight *Fabric::Impl::new_flight() {
@@ -196,7 +196,7 @@ void Fabric::Impl::take(Flight *f, uint32_t link) {
     open_crossing(f, link);
   move(f, params.link_latency);
   uint32_t to = wiring.peer[link];
-  post(sched.now() + params.link_latency, "fabric: head at " + wiring.name(to),
+  post(sched.now() + params.link_latency, "fabric: head at a port",
        [this, f, to] { arrive(f, to); });
   if (f->blocking)
     unblock(f);
@@ -228,7 +228,7 @@ void Fabric::Impl::cross_switch(Flight *f, uint32_t port) {
   if (params.store_and_forward)
     hold += f->length;
   move(f, hold, params.store_and_forward);
-  post(sched.now() + hold, "fabric: s" + std::to_string(sw) + " routes",
+  post(sched.now() + hold, "fabric: switch routes",
        [this, f, sw] { leave_switch(f, sw); });
 }
 
@@ -327,8 +327,7 @@ void Fabric::Impl::move(Flight *f, Time duration, bool all) {
     return now + (moved > f->moved ? moved - f->moved : 0);
   };
   if (f->on_sent && f->length <= end) {
-    post(at(f->length),
-         "fabric: tail leaves n" + std::to_string(f->packet.source),
+    post(at(f->length), "fabric: tail leaves its node",
          [this, on_sent = std::move(f->on_sent)] { on_sent(sched.now()); });
     f->on_sent = nullptr;
   }
@@ -338,7 +337,7 @@ void Fabric::Impl::move(Flight *f, Time duration, bool all) {
     if (passes > end)
       break;
     size_t hop = f->scheduled;
-    post(at(passes), "fabric: tail passes " + wiring.name(f->held[hop].link),
+    post(at(passes), "fabric: tail passes a link",
          [this, f, hop] { release(f, hop); });
   }
   if (events)
@@ -351,9 +350,9 @@ void Fabric::Impl::move(Flight *f, Time duration, bool all) {
 // once the interframe gap after the tail has passed too).
 void Fabric::Impl::stream(Flight *f) {
   move(f, f->length + gap, true);
-  std::string name = f->dropped ? "fabric: dropped packet drained"
-                                : "fabric: tail at " + wiring.name(f->node);
-  post(sched.now() + f->length, std::move(name), [this, f] { finish(f); });
+  post(sched.now() + f->length,
+       f->dropped ? "fabric: dropped packet drained" : "fabric: tail at node",
+       [this, f] { finish(f); });
 }
 
 void Fabric::Impl::release(Flight *f, size_t hop) {
@@ -480,7 +479,7 @@ void Fabric::send(Packet p, Time head_leaves,
   f->packet = std::move(p);
   f->on_sent = std::move(on_sent);
   uint32_t source = f->packet.source;
-  m.post(head_leaves, "fabric: head leaves n" + std::to_string(source),
+  m.post(head_leaves, "fabric: head leaves its node",
          [&m, f, source] { m.request(f, m.wiring.node_port(source)); });
 }
 
@@ -488,12 +487,11 @@ void Fabric::receiver_ready(uint32_t node, Time at) {
   Impl &m = *impl_;
   if (node >= m.topology.nodes)
     throw Error("fabric: no node " + std::to_string(node));
-  m.post(std::max(at, m.sched.now()),
-         "fabric: n" + std::to_string(node) + " ready", [&m, node] {
-           Flight *f = std::exchange(m.refused[node], nullptr);
-           if (f)
-             m.offer(f);
-         });
+  m.post(std::max(at, m.sched.now()), "fabric: receiver ready", [&m, node] {
+    Flight *f = std::exchange(m.refused[node], nullptr);
+    if (f)
+      m.offer(f);
+  });
 }
 
 void Fabric::set_outside(OutsideSink sink) {
@@ -514,8 +512,7 @@ void Fabric::deliver_from_outside(uint32_t node, std::vector<uint8_t> payload,
   f->packet.payload = std::move(payload);
   // The link from the node's switch (or its peer) to the node.
   uint32_t link = m.wiring.peer[m.wiring.node_port(node)];
-  m.post(std::max(at, m.sched.now()),
-         "fabric: frame from outside for n" + std::to_string(node),
+  m.post(std::max(at, m.sched.now()), "fabric: frame from outside",
          [&m, f, link] { m.request(f, link); });
 }
 

@@ -91,14 +91,15 @@ Time HostAgent::earliest_action() const {
 void HostAgent::poll() {
   if (phase_ == Phase::Exited)
     return;
-  // A request stays posted until it is answered: take it in once. It is
-  // looked at before the posted-write slot: a request the host made after
-  // a posted write is then never taken in ahead of it.
+  // A request stays posted until it is answered: take it in once. A posted
+  // write is taken in with the request that follows it (which is what wakes
+  // the emulator): until then the simulation waits at the host's clock
+  // anyway. The request is looked at first, so a posted write made before
+  // it is always there by then.
   Request r;
-  bool request = phase_ != Phase::Busy && channel_->pending(r);
-  take_posted_write();
-  if (!request)
+  if (phase_ == Phase::Busy || !channel_->pending(r))
     return;
+  take_posted_write();
   // The simulation never passes a computing host's clock, so its request
   // is never in the past.
   Time at = std::max<Time>(r.time, scheduler_.now());

@@ -1,54 +1,118 @@
 #include "sim/scheduler.hpp"
 
+#include <algorithm>
 #include <cassert>
 
 namespace nicemu {
 
-EventId Scheduler::schedule(Time when, std::string name, Callback fn,
+namespace {
+
+uint32_t slot_of(EventId id) {
+  return uint32_t(id);
+}
+uint32_t generation_of(EventId id) {
+  return uint32_t(id >> 32);
+}
+
+} // namespace
+
+// Origins change twice per slice, events are scheduled far less often: the
+// origin's counter is looked up when it is first needed.
+uint64_t Scheduler::next_seq() {
+  if (origin_seq_for_ != origin_.id || !origin_seq_) {
+    // unordered_map nodes stay put: the pointer outlives later insertions.
+    origin_seq_ = &next_seq_[origin_.id];
+    origin_seq_for_ = origin_.id;
+  }
+  return (*origin_seq_)++;
+}
+
+EventId Scheduler::schedule(Time when, const char *name, Callback fn,
                             int priority) {
   assert(when >= now_ && "events cannot be scheduled in the past");
   Time before = next_time();
-  Key key{when, priority, origin_.id, next_seq_[origin_.id]++};
-  EventId id = next_id_++;
-  queue_.emplace(key, Event{std::move(name), std::move(fn), id});
-  by_id_.emplace(id, key);
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = uint32_t(slots_.size());
+    slots_.emplace_back();
+  }
+  Slot &s = slots_[slot];
+  s.fn = std::move(fn);
+  s.name = name;
+  s.live = true;
+  ++live_;
+  heap_.push_back(
+      {Key{when, priority, origin_.id, next_seq()}, slot, s.generation});
+  std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
   if (when < before && on_earlier_)
     on_earlier_(when);
-  return id;
+  return (EventId(s.generation) << 32) | slot;
+}
+
+void Scheduler::release(uint32_t slot) {
+  Slot &s = slots_[slot];
+  s.fn = nullptr;
+  s.name = nullptr;
+  s.live = false;
+  ++s.generation;
+  --live_;
+  free_slots_.push_back(slot);
+}
+
+bool Scheduler::is_pending(EventId id) const {
+  uint32_t slot = slot_of(id);
+  return slot < slots_.size() && slots_[slot].live &&
+         slots_[slot].generation == generation_of(id);
 }
 
 bool Scheduler::cancel(EventId id) {
-  auto it = by_id_.find(id);
-  if (it == by_id_.end())
+  if (!is_pending(id))
     return false;
-  queue_.erase(it->second);
-  by_id_.erase(it);
+  release(slot_of(id)); // its heap entry is now stale
   return true;
 }
 
-Time Scheduler::next_time() const {
-  return queue_.empty() ? kTimeNever : queue_.begin()->first.when;
+void Scheduler::drop_stale() const {
+  while (!heap_.empty()) {
+    const Entry &top = heap_.front();
+    const Slot &s = slots_[top.slot];
+    if (s.live && s.generation == top.generation)
+      return;
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
+    heap_.pop_back();
+  }
 }
 
-void Scheduler::run_event(std::map<Key, Event>::iterator it) {
-  now_ = it->first.when;
-  Callback fn = std::move(it->second.fn);
-  by_id_.erase(it->second.id);
-  queue_.erase(it);
+Time Scheduler::next_time() const {
+  drop_stale();
+  return heap_.empty() ? kTimeNever : heap_.front().key.when;
+}
+
+// The caller has made sure the top entry is live (drop_stale).
+void Scheduler::run_top() {
+  Entry top = heap_.front();
+  std::pop_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
+  heap_.pop_back();
+  now_ = top.key.when;
+  Callback fn = std::move(slots_[top.slot].fn);
+  release(top.slot);
   fn();
 }
 
 void Scheduler::run_until(Time until) {
-  while (!queue_.empty() && queue_.begin()->first.when <= until)
-    run_event(queue_.begin());
+  while (next_time() <= until && !heap_.empty())
+    run_top();
   if (until > now_ && until != kTimeNever)
     now_ = until;
 }
 
 bool Scheduler::run_next() {
-  if (queue_.empty())
+  if (next_time() == kTimeNever)
     return false;
-  run_event(queue_.begin());
+  run_top();
   return true;
 }
 

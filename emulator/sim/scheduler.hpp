@@ -13,10 +13,10 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace nicemu {
 
@@ -36,10 +36,13 @@ public:
   using Callback = std::function<void()>;
 
   // Schedules `fn` at `when` (>= now()). Lower priority values run first
-  // among events at the same time. `name` appears in traces and errors.
-  EventId schedule(Time when, std::string name, Callback fn, int priority = 0);
+  // among events at the same time. `name` (a string literal: it is kept,
+  // not copied) says what the event is, for a debugger's eyes.
+  EventId schedule(Time when, const char *name, Callback fn, int priority = 0);
   // Cancels a pending event; returns false if it already ran or was unknown.
   bool cancel(EventId id);
+  // Whether `id` is scheduled and has neither run nor been cancelled.
+  bool is_pending(EventId id) const;
 
   // Events scheduled from now on come from `origin`; returns the previous
   // origin, to restore.
@@ -50,8 +53,8 @@ public:
   Time now() const { return now_; }
   // Time of the earliest pending event, or kTimeNever.
   Time next_time() const;
-  bool empty() const { return queue_.empty(); }
-  size_t pending() const { return queue_.size(); }
+  bool empty() const { return live_ == 0; }
+  size_t pending() const { return live_; }
 
   // Runs every event with time <= `until`, in order, then sets now() to
   // `until` (never backwards). Events scheduled by callbacks at or before
@@ -78,19 +81,36 @@ private:
              std::tie(o.when, o.priority, o.origin, o.seq);
     }
   };
-  struct Event {
-    std::string name;
+  // Events live in reused slots; an EventId is (generation << 32 | slot),
+  // so the id of an event that ran or was cancelled never matches the
+  // slot's next occupant.
+  struct Slot {
     Callback fn;
-    EventId id;
+    const char *name = nullptr;
+    uint32_t generation = 0;
+    bool live = false;
   };
-  void run_event(std::map<Key, Event>::iterator it);
+  // A min-heap of keys; entries whose slot has moved on (cancelled events)
+  // are dropped when they reach the top.
+  struct Entry {
+    Key key;
+    uint32_t slot, generation;
+    bool operator>(const Entry &o) const { return o.key < key; }
+  };
+  uint64_t next_seq();
+  void drop_stale() const;
+  void run_top();
+  void release(uint32_t slot);
 
   Time now_ = 0;
-  EventId next_id_ = 0;
   EventOrigin origin_;
-  std::map<uint64_t, uint64_t> next_seq_; // by origin
-  std::map<Key, Event> queue_;
-  std::map<EventId, Key> by_id_;
+  uint64_t *origin_seq_ = nullptr; // next_seq_ entry of origin_seq_for_
+  uint64_t origin_seq_for_ = 0;
+  std::unordered_map<uint64_t, uint64_t> next_seq_; // by origin
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;
+  mutable std::vector<Entry> heap_;
+  size_t live_ = 0;
   std::function<void(Time)> on_earlier_;
 };
 

@@ -76,6 +76,35 @@ TEST_CASE("scheduler runs events in time, then priority, then schedule order") {
   CHECK(s.empty());
 }
 
+TEST_CASE("scheduler: an event id never names a later event in its slot") {
+  Scheduler s;
+  std::string order;
+  EventId first = s.schedule(10, "first", [&] { order += '1'; });
+  CHECK(s.is_pending(first));
+  CHECK(s.pending() == 1);
+  CHECK(s.cancel(first));
+  CHECK_FALSE(s.is_pending(first));
+  CHECK(s.empty());
+  CHECK(s.next_time() == kTimeNever); // the cancelled entry is gone
+  // The freed slot is reused; the old id must not reach the new event.
+  EventId second = s.schedule(20, "second", [&] { order += '2'; });
+  CHECK(second != first);
+  CHECK_FALSE(s.cancel(first));
+  CHECK(s.is_pending(second));
+  CHECK(s.next_time() == 20);
+  s.run_until(20);
+  CHECK(order == "2");
+  CHECK_FALSE(s.is_pending(second));
+  CHECK_FALSE(s.cancel(second)); // already ran
+  EventId third = s.schedule(30, "third", [&] { order += '3'; });
+  CHECK_FALSE(s.cancel(second));
+  CHECK(s.run_next());
+  CHECK(order == "23");
+  CHECK_FALSE(s.is_pending(third));
+  CHECK_FALSE(s.run_next());
+  CHECK(s.now() == 30);
+}
+
 // Cores' slices interleave differently from run to run of the loop (and
 // under a debugger): events at one time must not run in the order they were
 // scheduled, but by who scheduled them.
@@ -85,7 +114,7 @@ TEST_CASE("events at one time run by origin, whatever order they came in") {
     std::string order;
     auto from = [&](EventOrigin o, char c) {
       EventOrigin was = s.set_origin(o);
-      s.schedule(10, std::string(1, c), [&order, c] { order += c; });
+      s.schedule(10, "from an origin", [&order, c] { order += c; });
       s.set_origin(was);
     };
     s.schedule(10, "e", [&] { order += 'e'; }); // from the loop or an event
