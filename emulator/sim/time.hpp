@@ -15,20 +15,40 @@ inline constexpr Time kPicosPerSecond = 1'000'000'000'000ull;
 // does not divide 1 THz (33 MHz) never accumulates rounding error.
 class ClockDomain {
 public:
-  explicit ClockDomain(uint64_t hz) : hz_(hz) {}
+  // 1 THz / hz in lowest terms (33 MHz: 1000000 / 33), so that the usual
+  // conversions fit 64-bit arithmetic; 128 bits only when they would not.
+  explicit ClockDomain(uint64_t hz)
+      : hz_(hz), ps_num_(kPicosPerSecond / gcd(kPicosPerSecond, hz)),
+        ps_den_(hz / gcd(kPicosPerSecond, hz)) {}
   uint64_t hz() const { return hz_; }
   // Start time of cycle `c`.
   Time time_of(uint64_t c) const {
-    return static_cast<Time>((unsigned __int128)c * kPicosPerSecond / hz_);
+    uint64_t product;
+    if (!__builtin_mul_overflow(c, ps_num_, &product))
+      return product / ps_den_;
+    return static_cast<Time>((unsigned __int128)c * ps_num_ / ps_den_);
   }
   // First cycle that starts at or after `t`.
   uint64_t cycle_at_or_after(Time t) const {
-    unsigned __int128 n = (unsigned __int128)t * hz_;
-    return static_cast<uint64_t>((n + kPicosPerSecond - 1) / kPicosPerSecond);
+    uint64_t product;
+    if (!__builtin_mul_overflow(t, ps_den_, &product) &&
+        product <= UINT64_MAX - (ps_num_ - 1))
+      return (product + ps_num_ - 1) / ps_num_;
+    unsigned __int128 n = (unsigned __int128)t * ps_den_;
+    return static_cast<uint64_t>((n + ps_num_ - 1) / ps_num_);
   }
 
 private:
+  static constexpr uint64_t gcd(uint64_t a, uint64_t b) {
+    while (b) {
+      uint64_t r = a % b;
+      a = b;
+      b = r;
+    }
+    return a;
+  }
   uint64_t hz_;
+  uint64_t ps_num_, ps_den_; // picoseconds per cycle = ps_num_ / ps_den_
 };
 
 // "1.234567 ms" style text for summaries and reports.

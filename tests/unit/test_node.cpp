@@ -76,6 +76,55 @@ TEST_CASE("scheduler runs events in time, then priority, then schedule order") {
   CHECK(s.empty());
 }
 
+TEST_CASE("clock domains convert exactly, in 64 bits or 128") {
+  // The reference: the definitions, in 128-bit arithmetic.
+  auto time_of = [](uint64_t hz, uint64_t c) {
+    return Time((unsigned __int128)c * kPicosPerSecond / hz);
+  };
+  auto cycle_at = [](uint64_t hz, Time t) {
+    unsigned __int128 n = (unsigned __int128)t * hz;
+    return uint64_t((n + kPicosPerSecond - 1) / kPicosPerSecond);
+  };
+  const uint64_t clocks[] = {33'000'000,           100'000'000,
+                             133'333'333,          7,
+                             1'000'000'000'000ull, 3'000'000'000'000ull};
+  const uint64_t values[] = {0,
+                             1,
+                             2,
+                             32,
+                             33,
+                             999'999,
+                             1'000'001,
+                             123'456'789'012ull,
+                             (1ull << 44) + 3,
+                             UINT64_MAX / 1'000'000 + 1, // 33 MHz: 128 bits
+                             UINT64_MAX / 33 - 1,
+                             UINT64_MAX / 33 + 1,
+                             UINT64_MAX / 2,
+                             kTimeNever - 1};
+  int checked = 0;
+  for (uint64_t hz : clocks) {
+    ClockDomain clock(hz);
+    for (uint64_t v : values) {
+      if ((unsigned __int128)v * kPicosPerSecond / hz <= UINT64_MAX) {
+        CHECK(clock.time_of(v) == time_of(hz, v));
+        ++checked;
+      }
+      if (((unsigned __int128)v * hz + kPicosPerSecond - 1) / kPicosPerSecond <=
+          UINT64_MAX) {
+        CHECK(clock.cycle_at_or_after(v) == cycle_at(hz, v));
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked > 100);
+  // 33 MHz: cycle 33 starts at exactly 1 us; 1 ps later is cycle 34.
+  ClockDomain lanai(33'000'000);
+  CHECK(lanai.time_of(33) == 1'000'000);
+  CHECK(lanai.cycle_at_or_after(1'000'000) == 33);
+  CHECK(lanai.cycle_at_or_after(1'000'001) == 34);
+}
+
 TEST_CASE("scheduler: an event id never names a later event in its slot") {
   Scheduler s;
   std::string order;
