@@ -718,6 +718,12 @@ void UnicornCpu::finish_fault() {
 
 StopReason UnicornCpu::run(uint64_t cycle_limit) {
   limit_ = cycle_limit;
+  if (parked_ && cycles_ >= cycle_limit && use_fiber()) {
+    // A slice that ends before the parked block may start: resuming would
+    // only park again (enter_block's loop), so skip both fiber switches.
+    stopped_at_limit_ = true;
+    return StopReason::Limit;
+  }
   stopped_at_limit_ = false;
   if (use_fiber())
     return run_on_fiber();
