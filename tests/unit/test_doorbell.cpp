@@ -731,3 +731,16 @@ TEST_CASE("host posted write: one the card refuses stops the run, named") {
   CHECK(r.message.find("host rank 0: a posted PIO write to card address "
                        "131072 was refused") == 0);
 }
+
+TEST_CASE("host posted write: one made just before exit still lands") {
+  Rig rig(bell_model(), bell_flash(sleep_forever()));
+  RunResult r = rig.run([](HostCalls &h) {
+    h.call(Op::Hello);
+    h.call(Op::Advance, 0, 0, 0, 5 * kUs);
+    REQUIRE(h.end.post_write(0xF000, 0xE817)); // then the rig exits
+  });
+  CHECK(r.outcome == RunOutcome::Halted);
+  CHECK(rig.host().error.empty());
+  CHECK(rig.card_word(0xF000) == 0xE817);
+  CHECK(rig.host().end.time() == 6 * kUs);
+}
