@@ -393,13 +393,19 @@ void HostEnd::map(int channel_fd) {
   control_ = reinterpret_cast<ControlBlock *>(base_);
 }
 
+// Every call and posted write: the cluster still runs and this host has not
+// said it exits.
+void HostEnd::check_callable() const {
+  if (control_->shutdown.load())
+    throw stopped("the cluster is shutting down");
+  if (HostState(control_->state.load()) == HostState::Exited)
+    throw Error("host channel: call after exit");
+}
+
 Reply HostEnd::call(Request r) {
   std::lock_guard<std::mutex> lock(call_mutex_);
   ControlBlock &cb = *control_;
-  if (cb.shutdown.load())
-    throw stopped("the cluster is shutting down");
-  if (HostState(cb.state.load()) == HostState::Exited)
-    throw Error("host channel: call after exit");
+  check_callable();
   // Read before posting: any reply from now on changes it.
   uint32_t seen = cb.reply_seq.load(std::memory_order_acquire);
   r.time = cb.host_time.load(std::memory_order_relaxed);
@@ -421,10 +427,7 @@ Reply HostEnd::call(Request r) {
 bool HostEnd::post_write(uint32_t card_addr, uint32_t value) {
   std::lock_guard<std::mutex> lock(call_mutex_);
   ControlBlock &cb = *control_;
-  if (cb.shutdown.load())
-    throw stopped("the cluster is shutting down");
-  if (HostState(cb.state.load()) == HostState::Exited)
-    throw Error("host channel: call after exit");
+  check_callable();
   uint32_t seq = cb.posted_seq.load(std::memory_order_relaxed);
   if (cb.posted_taken.load(std::memory_order_acquire) != seq)
     return false;

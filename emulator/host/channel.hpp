@@ -215,6 +215,7 @@ public:
 private:
   void map(int channel_fd);
   void release() noexcept;
+  void check_callable() const;
   void post(const Request &r);
   void wake_emulator();
   void wait_for_reply(uint32_t seen);
