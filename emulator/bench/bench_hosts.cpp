@@ -125,6 +125,11 @@ HostRun run_hosts(const BenchContext &c, uint32_t nodes,
   std::chrono::duration<double> total =
       std::chrono::steady_clock::now() - start;
   HostRun run{out.text(), r.end_time, r.wall_seconds, total.count()};
+  for (const auto &node : cluster->sim.nodes()) {
+    run.instructions += node->cpu().instructions();
+    run.cycles += node->cpu().cycles();
+    run.slept_cycles += node->sleep_cycles();
+  }
   if (r.outcome != RunOutcome::Halted || cluster->hosts->exit_code() != 0)
     throw Error(
         "bench: " + spec.program[0] + " on " + std::to_string(nodes) +

@@ -49,6 +49,8 @@ struct HostRun {
   Time virtual_time = 0;
   double run_wall = 0;   // the simulation loop
   double total_wall = 0; // from building the cluster to the last reap
+  // Summed over the NIC cores: what their firmware cost the emulator.
+  uint64_t instructions = 0, cycles = 0, slept_cycles = 0;
 };
 
 // Runs `program` (its name in the programs directory, then its arguments)

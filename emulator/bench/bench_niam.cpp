@@ -186,6 +186,9 @@ void measure_speed(const BenchContext &c, const NiamBenchOptions &o,
       c, f.speed_nodes, {"niam_bench_barrier", std::to_string(f.speed_rounds)});
   f.speed_virtual_seconds = double(run.virtual_time) / 1e12;
   f.speed_wall_seconds = run.run_wall;
+  f.speed_instructions = run.instructions;
+  f.speed_cycles = run.cycles;
+  f.speed_slept_cycles = run.slept_cycles;
 }
 
 BenchContext niam_context(const NiamBenchOptions &o, std::string &model) {

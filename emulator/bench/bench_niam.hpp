@@ -35,6 +35,9 @@ struct NiamBenchFigures {
   uint32_t speed_nodes = 0;
   int speed_rounds = 0;
   double speed_virtual_seconds = 0, speed_wall_seconds = 0;
+  // What the NIC cores did in that loop, summed over them: the instructions
+  // the emulator had to run, and the cycles they spent in `wait`.
+  uint64_t speed_instructions = 0, speed_cycles = 0, speed_slept_cycles = 0;
   // The largest barrier run: wall time from start to the last process
   // reaped, and peak resident memory (see docs/benchmarks.md).
   uint32_t largest_nodes = 0;

@@ -91,6 +91,16 @@ void print_table(const NiamBenchFigures &f) {
               f.speed_nodes, f.speed_rounds, f.speed_virtual_seconds * 1e3,
               f.speed_wall_seconds * 1e3,
               f.speed_virtual_seconds / f.speed_wall_seconds);
+  // Why the ratio is what it is: every instruction the cores ran had to be
+  // emulated, and virtual/wall = 1 needs them at the rate the cores ran them.
+  std::printf("  its %u NIC cores ran %.2f M instructions and slept %.1f %% "
+              "of their cycles: %.1f M instructions emulated per wall "
+              "second, where virtual/wall = 1 needs %.1f M\n",
+              f.speed_nodes, f.speed_instructions / 1e6,
+              f.speed_cycles ? 100.0 * f.speed_slept_cycles / f.speed_cycles
+                             : 0.0,
+              f.speed_instructions / f.speed_wall_seconds / 1e6,
+              f.speed_instructions / f.speed_virtual_seconds / 1e6);
   std::printf("largest run: %u nodes, %d barriers, %.2f s wall\n"
               "  memory of all its processes together (peak of the summed "
               "PSS, %d samples): %.1f MiB\n"
@@ -124,7 +134,14 @@ nlohmann::json to_json(const NiamBenchFigures &f) {
       {"rounds", f.speed_rounds},
       {"virtual_seconds", f.speed_virtual_seconds},
       {"wall_seconds", f.speed_wall_seconds},
-      {"virtual_per_wall", f.speed_virtual_seconds / f.speed_wall_seconds}};
+      {"virtual_per_wall", f.speed_virtual_seconds / f.speed_wall_seconds},
+      {"instructions", f.speed_instructions},
+      {"cycles", f.speed_cycles},
+      {"slept_cycles", f.speed_slept_cycles},
+      {"instructions_per_wall_second",
+       f.speed_instructions / f.speed_wall_seconds},
+      {"instructions_per_virtual_second",
+       f.speed_instructions / f.speed_virtual_seconds}};
   j["largest_run"] = {{"nodes", f.largest_nodes},
                       {"rounds", f.largest_rounds},
                       {"wall_seconds", f.largest_wall_seconds},

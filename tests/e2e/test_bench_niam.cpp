@@ -65,6 +65,17 @@ TEST_CASE("bench niam --quick --json: structure and plausible figures") {
   CHECK(speed.at("virtual_seconds").get<double>() > 0);
   CHECK(speed.at("wall_seconds").get<double>() > 0);
   CHECK(speed.at("virtual_per_wall").get<double>() > 0);
+  // Every core is accounted for the whole loop, asleep or not: the cycles of
+  // the 8 cores add up to 8 times the run at lanai4's 33 MHz (each core
+  // stops within a block of the end).
+  double cycles = speed.at("cycles"), instructions = speed.at("instructions"),
+         vsec = speed.at("virtual_seconds");
+  CHECK(cycles == doctest::Approx(8 * vsec * 33e6).epsilon(0.001));
+  CHECK(instructions > 0);
+  CHECK(instructions <= cycles);
+  CHECK(speed.at("slept_cycles").get<double>() <= cycles);
+  CHECK(speed.at("instructions_per_virtual_second").get<double>() ==
+        doctest::Approx(instructions / vsec));
   const auto &largest = j.at("largest_run");
   CHECK(largest.at("nodes") == 4);
   CHECK(largest.at("wall_seconds").get<double>() > 0);
