@@ -124,6 +124,7 @@ int run(const RunOptions &o) {
   spec.network = tap != nullptr; // a one-node run needs a switch to bridge
   spec.program = o.program;
   spec.events = observers.events();
+  spec.host_options = host_options(o);
   if (o.watchdog >= 0)
     spec.watchdog_cycles = uint64_t(o.watchdog);
   spec.console = [](uint32_t node, const std::string &line) {

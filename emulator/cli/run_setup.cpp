@@ -26,6 +26,17 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
                  "stop after this much virtual time (e.g. 10ms)");
   cmd.add_option("--watchdog", o.watchdog,
                  "watchdog period in cycles (0 = off; default: the model's)");
+  cmd.add_option("--host-timeout", o.host_timeout,
+                 "stop the run when the host processes it waits for make no "
+                 "library call for this many seconds of wall time")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+}
+
+HostOptions host_options(const ClusterOptions &o) {
+  HostOptions h;
+  h.host_timeout_ms = int(std::min(o.host_timeout, 1e6) * 1000);
+  return h;
 }
 
 void add_program_option(CLI::App &cmd, ClusterOptions &o) {
@@ -75,6 +86,7 @@ std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
   spec.topology = o.topology;
   spec.program = o.program;
   spec.events = events;
+  spec.host_options = host_options(o);
   if (o.watchdog >= 0)
     spec.watchdog_cycles = uint64_t(o.watchdog);
   spec.console = [](uint32_t node, const std::string &line) {

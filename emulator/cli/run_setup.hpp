@@ -25,9 +25,11 @@ struct ClusterOptions {
   uint32_t nodes = 1;
   std::vector<std::string> program; // host program and its arguments
   int64_t watchdog = -1;
+  double host_timeout = 60; // wall seconds, --host-timeout
 };
 
-// --model, --flash, --firmware, -n, --topology, --max-time, --watchdog.
+// --model, --flash, --firmware, -n, --topology, --max-time, --watchdog,
+// --host-timeout.
 void add_cluster_options(CLI::App &cmd, ClusterOptions &o);
 // `program` after --: call last, after the subcommand's own options.
 void add_program_option(CLI::App &cmd, ClusterOptions &o);
@@ -36,6 +38,8 @@ void add_program_option(CLI::App &cmd, ClusterOptions &o);
 std::vector<uint8_t> boot_flash(const ClusterOptions &o, const Model &model);
 // --max-time, or kTimeNever.
 Time max_run_time(const ClusterOptions &o);
+// What the host processes get from the options (--host-timeout).
+HostOptions host_options(const ClusterOptions &o);
 // Boots the cluster; firmware console lines go to stdout as "[nodeN] ...".
 std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
                                            const Model &model,

@@ -315,6 +315,10 @@ bool HostAgent::write(uint64_t addr, const void *in, size_t len) {
   return true;
 }
 
+std::string HostAgent::waiting_in() const {
+  return phase_ == Phase::Busy ? op_name(call_op_) : "";
+}
+
 void HostAgent::process_ended() {
   phase_ = Phase::Exited;
 }

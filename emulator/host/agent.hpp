@@ -48,6 +48,9 @@ public:
   // Why this host must stop the run (a posted write the card refused), or
   // empty.
   const std::string &failure() const { return failure_; }
+  // The library call this host waits in ("WaitEither"), or empty when it
+  // is not waiting for the emulator.
+  std::string waiting_in() const;
 
   // HostMemory (bus addresses)
   bool registered(uint64_t addr, size_t len) const override;

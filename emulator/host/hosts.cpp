@@ -37,6 +37,9 @@ namespace {
 volatile sig_atomic_t child_event = 1;
 int child_wake_fd = -1;
 
+// How long stopped hosts get to exit before SIGKILL.
+constexpr std::chrono::seconds kStopGrace{3};
+
 void on_sigchld(int) {
   child_event = 1;
   if (child_wake_fd >= 0) {
@@ -144,6 +147,32 @@ pid_t spawn_rank(const std::vector<char *> &argv,
   return pid;
 }
 
+// "3", "0, 2-7": ranks in increasing order, runs shortened.
+std::string rank_list(const std::vector<uint32_t> &ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1)
+      ++j;
+    if (!out.empty())
+      out += ", ";
+    out += std::to_string(ranks[i]);
+    if (j > i) {
+      out += '-';
+      out += std::to_string(ranks[j]);
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
+// 1500 -> "1.5 s".
+std::string format_seconds(int ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", ms / 1000.0);
+  return text;
+}
+
 std::string describe_status(int status) {
   if (WIFEXITED(status))
     return "exited with status " + std::to_string(WEXITSTATUS(status));
@@ -224,12 +253,51 @@ void HostGroup::wait() {
       return;
     auto waited = std::chrono::steady_clock::now() - start;
     if (waited > std::chrono::milliseconds(options_.host_timeout_ms)) {
-      failure_ = "no host made a library call for " +
-                 std::to_string(options_.host_timeout_ms / 1000) +
-                 " s of wall time (a host is computing, or stuck)";
+      // The hosts the run waits for: those whose clock is the earliest.
+      std::vector<uint32_t> holding;
+      for (uint32_t r = 0; r < agents_.size(); ++r)
+        if (agents_[r]->earliest_action() == earliest_action())
+          holding.push_back(r);
+      failure_ = std::string(holding.size() == 1 ? "host " : "hosts ") +
+                 rank_list(holding) + " made no library call for " +
+                 format_seconds(options_.host_timeout_ms) +
+                 " of wall time (computing, or stuck; --host-timeout)";
       return;
     }
   }
+}
+
+// Ranks with the same state are listed together, so that the one host that
+// left early stands out among a thousand that wait.
+std::string HostGroup::describe_stall() const {
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> groups;
+  for (uint32_t r = 0; r < agents_.size(); ++r) {
+    std::string what;
+    if (r < statuses_.size() && statuses_[r] != -1)
+      what = describe_status(statuses_[r]);
+    else if (std::string call = agents_[r]->waiting_in(); !call.empty())
+      what = "waiting in " + call;
+    else if (agents_[r]->said_exit())
+      what = "exiting";
+    else
+      continue;
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const auto &x) { return x.first == what; });
+    if (g == groups.end())
+      groups.push_back({what, {r}});
+    else
+      g->second.push_back(r);
+  }
+  std::string out;
+  for (const auto &[what, ranks] : groups) {
+    if (!out.empty())
+      out += "; ";
+    out += ranks.size() == 1 ? "host " : "hosts ";
+    out += rank_list(ranks);
+    out += ": ";
+    out += what;
+  }
+  return out;
 }
 
 bool HostGroup::finished() const {
@@ -239,6 +307,8 @@ bool HostGroup::finished() const {
 
 // Hosts that said they exit are left to finish (and flush their output);
 // the others are told the cluster stops and, if they linger, terminated.
+// A host that ignores SIGTERM, or hangs on its way out, is killed after a
+// grace period: stopping must not hang the emulator.
 void HostGroup::stop() {
   for (auto &a : agents_)
     if (!a->said_exit())
@@ -246,6 +316,20 @@ void HostGroup::stop() {
   for (uint32_t r = 0; r < pids_.size(); ++r)
     if (statuses_[r] == -1 && !agents_[r]->said_exit())
       kill(pids_[r], SIGTERM);
+  auto give_up = std::chrono::steady_clock::now() + kStopGrace;
+  auto running = [this] {
+    return std::count(statuses_.begin(), statuses_.end(), -1) > 0;
+  };
+  for (;;) {
+    child_event = 1; // look at every process, signal or not
+    reap(false);
+    if (!running() || std::chrono::steady_clock::now() >= give_up)
+      break;
+    usleep(10'000);
+  }
+  for (uint32_t r = 0; r < pids_.size(); ++r)
+    if (statuses_[r] == -1)
+      kill(pids_[r], SIGKILL);
   reap(true);
   child_wake_fd = -1; // the pipe closes with this group
 }

@@ -44,6 +44,7 @@ public:
   void wait() override;
   bool finished() const override;
   std::string failure() const override { return failure_; }
+  std::string describe_stall() const override;
 
 private:
   void reap(bool block);

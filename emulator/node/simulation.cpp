@@ -179,6 +179,9 @@ RunResult Simulation::run(Time max_time) {
                       "left to do"
                     : "every node is asleep and no event is pending that "
                       "could wake one";
+      if (std::string who = external_ ? external_->describe_stall() : "";
+          !who.empty())
+        result.message += " (" + who + ")";
       break;
     }
     if (t >= max_time) {

@@ -31,6 +31,9 @@ public:
   virtual bool finished() const = 0;
   // Non-empty when it failed (a host crashed): the run stops.
   virtual std::string failure() const = 0;
+  // When nothing can move any more: who waits and who is gone, for the
+  // message that ends the run.
+  virtual std::string describe_stall() const { return ""; }
 };
 
 // A debugger of the whole run (debug/gdb_target.hpp). It sees the run

@@ -68,6 +68,49 @@ TEST_CASE("a host program that crashes stops the cluster with a message") {
   CHECK(contains(r.err, "killed by signal 11"));
 }
 
+TEST_CASE("a host that leaves early is named when the others are stuck") {
+  // Rank 2 exits before its first barrier: the other ranks wait in it for
+  // good, and the message says who left and who waits.
+  CommandResult r =
+      nicemu({"run", "-n", "4", "--firmware", NICEMU_NIAM_IMAGE, "--", "sh",
+              "-c", "[ \"$NICEMU_RANK\" = 2 ] && exit 0; exec \"$0\" 3",
+              NICEMU_NIAM_BARRIER});
+  INFO(r);
+  CHECK(r.status != 0);
+  CHECK(contains(r.err, "every host waits for its NIC and no NIC has "
+                        "anything left to do (hosts 0-1, 3: waiting in "));
+  CHECK(contains(r.err, "host 2: exited with status 0)"));
+}
+
+TEST_CASE("a host stuck in computation past --host-timeout is killed") {
+  // Rank 1 never calls the library and ignores SIGTERM: the run stops after
+  // the timeout, names it, and kills it after the grace period.
+  CommandResult r = nicemu(
+      {"run", "-n", "2", "--host-timeout", "0.5", "--firmware",
+       NICEMU_NIAM_IMAGE, "--", "sh", "-c",
+       "[ \"$NICEMU_RANK\" = 1 ] && { trap '' TERM; while :; do :; done; }; "
+       "exec \"$0\" 3",
+       NICEMU_NIAM_BARRIER});
+  INFO(r);
+  CHECK(r.status != 0);
+  CHECK(contains(r.err, "host 1 made no library call for 0.5 s of wall "
+                        "time (computing, or stuck; --host-timeout)"));
+  CHECK(contains(r.err, "host 1: was killed by signal 9"));
+}
+
+TEST_CASE("a NIC that faults while hosts run fails the run") {
+  CommandResult r =
+      nicemu({"run", "-n", "2", "--firmware", firmware("fault_illegal.img"),
+              "--", NICEMU_NIAM_BARRIER, "3"});
+  INFO(r);
+  CHECK(r.status != 0);
+  CHECK(contains(r.err, "node 0: firmware fault: illegal instruction"));
+  // The hosts were stopped, not left behind: each has an outcome line.
+  CHECK(contains(r.err, "host 0: "));
+  CHECK(contains(r.err, "host 1: "));
+  CHECK_FALSE(contains(r.err, "still running"));
+}
+
 TEST_CASE("a host program that cannot be started is a clear error") {
   CommandResult r =
       nicemu({"run", "-n", "2", "--firmware", firmware("host_echo.img"), "--",
