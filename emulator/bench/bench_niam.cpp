@@ -118,11 +118,12 @@ private:
 std::vector<uint32_t> barrier_node_counts(const NiamBenchOptions &o) {
   if (o.quick)
     return {2, 4};
-  std::vector<uint32_t> n = {2, 4, 8, 16, 32, 64};
-  if (o.large || o.huge)
-    n.push_back(256);
-  if (o.huge)
-    n.push_back(1024);
+  std::vector<uint32_t> n;
+  for (uint32_t count : {2, 4, 8, 16, 32, 64, 256, 1024})
+    if (count <= o.max_nodes)
+      n.push_back(count);
+  if (n.empty())
+    throw Error("bench: --max-nodes must be at least 2");
   return n;
 }
 
@@ -132,7 +133,7 @@ void measure_barriers(const BenchContext &c, const NiamBenchOptions &o,
   for (uint32_t nodes : counts) {
     bool largest = nodes == counts.back();
     // 1024 nodes: a tenth of the barriers. Every round is emulated with
-    // all 1024 cores, so 100 of them would take some 25 minutes on 2 cores.
+    // all 1024 cores, so 100 of them would take some 14 minutes on 2 cores.
     int rounds =
         nodes >= 1024 ? std::max(1, f.barrier_rounds / 10) : f.barrier_rounds;
     std::unique_ptr<PssSampler> sampler;

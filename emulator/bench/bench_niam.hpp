@@ -55,8 +55,8 @@ struct NiamBenchOptions {
   std::string firmware;     // niam.img; empty: the shipped one
   std::string programs_dir; // niam_bench_*; empty: next to nicemu
   bool quick = false;       // 2 and 4 nodes, sizes up to 4 KiB, fewer rounds
-  bool large = false;       // also 256 nodes (256 host processes)
-  bool huge = false;        // also 256 and 1024 nodes
+  // Barrier runs go 2, 4, .. 64, 256, 1024 nodes, up to this many.
+  uint32_t max_nodes = 1024;
 };
 
 NiamBenchFigures run_niam_bench(const NiamBenchOptions &options);

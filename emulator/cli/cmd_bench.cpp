@@ -165,10 +165,18 @@ void add_niam_bench(CLI::App &bench) {
                  "print the figures as JSON (see docs/benchmarks.md)");
   niam->add_flag("--quick", opts->quick,
                  "2 and 4 nodes, sizes up to 4 KiB, fewer rounds");
-  niam->add_flag("--large", opts->large,
-                 "also 256 nodes (starts 256 host processes)");
-  niam->add_flag("--huge", opts->huge,
-                 "also 256 and 1024 nodes (starts 1024 host processes)");
+  niam->add_option("--max-nodes", opts->max_nodes,
+                   "barrier runs on 2, 4, .. 64, 256 and 1024 nodes up to "
+                   "this many (1024 starts 1024 host processes and takes "
+                   "minutes; 64 takes seconds)")
+      ->capture_default_str();
+  // Shorthands of earlier versions, kept for scripts.
+  niam->add_flag_callback(
+          "--large", [opts] { opts->max_nodes = 256; }, "--max-nodes 256")
+      ->group("");
+  niam->add_flag_callback(
+          "--huge", [opts] { opts->max_nodes = 1024; }, "--max-nodes 1024")
+      ->group("");
   niam->add_option("--firmware", opts->firmware,
                    "the niam image (default: the one shipped)");
   niam->add_option("--programs-dir", opts->programs_dir,
