@@ -125,6 +125,7 @@ int run(const RunOptions &o) {
   spec.program = o.program;
   spec.events = observers.events();
   spec.host_options = host_options(o);
+  spec.link_faults = o.link_faults;
   if (o.watchdog >= 0)
     spec.watchdog_cycles = uint64_t(o.watchdog);
   spec.console = [](uint32_t node, const std::string &line) {

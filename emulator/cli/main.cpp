@@ -22,7 +22,9 @@ int main(int argc, char **argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    return app.exit(e);
+    // --help and --version are 0; a bad argument is 1, like every other
+    // bad input (CLI11's own codes would be 100 and up).
+    return app.exit(e) == 0 ? 0 : 1;
   } catch (const nicemu::Error &e) {
     std::cerr << "nicemu: error: " << e.what() << "\n";
     return 1;

@@ -31,6 +31,20 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
                  "library call for this many seconds of wall time")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  const char *faults = "Fault injection (deterministic: same seed, same faults)";
+  cmd.add_option("--link-corrupt", o.link_faults.corrupt,
+                 "probability that a packet crossing a cable has one bit "
+                 "flipped (the receiver sees a CRC error)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->group(faults);
+  cmd.add_option("--link-loss", o.link_faults.lose,
+                 "probability that a packet crossing a cable is lost")
+      ->check(CLI::Range(0.0, 1.0))
+      ->group(faults);
+  cmd.add_option("--fault-seed", o.link_faults.seed,
+                 "seed of the injected faults")
+      ->capture_default_str()
+      ->group(faults);
 }
 
 HostOptions host_options(const ClusterOptions &o) {
@@ -87,6 +101,7 @@ std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
   spec.program = o.program;
   spec.events = events;
   spec.host_options = host_options(o);
+  spec.link_faults = o.link_faults;
   if (o.watchdog >= 0)
     spec.watchdog_cycles = uint64_t(o.watchdog);
   spec.console = [](uint32_t node, const std::string &line) {
@@ -119,6 +134,16 @@ void print_summary(Simulation &sim, const RunResult &r, const Model &model) {
   std::fprintf(stderr,
                "virtual time %.3f us, wall time %.3f ms, %.1f emulated MIPS\n",
                double(r.end_time) / 1e6, r.wall_seconds * 1e3, mips);
+  if (const Fabric *fabric = sim.fabric(); fabric && fabric->faults().any()) {
+    const FabricStats &s = fabric->stats();
+    std::fprintf(stderr,
+                 "network: %llu packets sent, %llu delivered; injected "
+                 "faults: %llu corrupted, %llu lost\n",
+                 (unsigned long long)s.packets_sent,
+                 (unsigned long long)s.packets_delivered,
+                 (unsigned long long)s.packets_corrupted,
+                 (unsigned long long)s.packets_lost);
+  }
 }
 
 int outcome_exit_code(Simulation &sim, const RunResult &r) {

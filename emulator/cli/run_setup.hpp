@@ -26,10 +26,11 @@ struct ClusterOptions {
   std::vector<std::string> program; // host program and its arguments
   int64_t watchdog = -1;
   double host_timeout = 60; // wall seconds, --host-timeout
+  LinkFaults link_faults;   // --link-corrupt, --link-loss, --fault-seed
 };
 
 // --model, --flash, --firmware, -n, --topology, --max-time, --watchdog,
-// --host-timeout.
+// --host-timeout, and the injected link faults.
 void add_cluster_options(CLI::App &cmd, ClusterOptions &o);
 // `program` after --: call last, after the subcommand's own options.
 void add_program_option(CLI::App &cmd, ClusterOptions &o);

@@ -16,6 +16,7 @@
 #include <cassert>
 #include <deque>
 #include <map>
+#include <random>
 #include <span>
 #include <utility>
 
@@ -57,6 +58,7 @@ struct Flight {
   bool waited = false;   // ... or ever was
   Time wait_since = 0;
   bool dropped = false;
+  bool lost = false;     // an injected fault: it ends with the cable it is on
   bool finished = false; // delivered or dropped: its last event ran
   // Store-and-forward: the switch port the head last arrived at, and whether
   // the packet waits there for its output port, filling that input.
@@ -112,6 +114,7 @@ struct Fabric::Impl {
   void wait(Flight *f);
   void stop_waiting(Flight *f);
   void drop(Flight *f, bool filtered = false);
+  void strike(Flight *f, uint32_t link);
   // The tail.
   void move(Flight *f, Time duration, bool all = false);
   void stream(Flight *f);
@@ -147,6 +150,9 @@ struct Fabric::Impl {
   std::vector<std::deque<Crossing>> crossings;
   std::vector<uint32_t> cable_of;      // link -> cable index in the topology
   std::vector<std::string> port_names; // port -> "node3", "switch1.p4"
+  // Injected faults: one generator per link (inject_faults).
+  LinkFaults faults;
+  std::vector<std::mt19937_64> fault_rng;
 };
 
 void Fabric::Impl::post(Time when, const char *name, std::function<void()> fn) {
@@ -192,6 +198,8 @@ void Fabric::Impl::take(Flight *f, uint32_t link) {
   links[link].holder = f;
   stop_waiting(f);
   f->held.push_back({link, f->moved});
+  if (faults.any())
+    strike(f, link); // before the observers: they see what the far end gets
   if (events)
     open_crossing(f, link);
   move(f, params.link_latency);
@@ -206,6 +214,11 @@ void Fabric::Impl::take(Flight *f, uint32_t link) {
 // this input for its output port waits on its cable (holding it, and so the
 // path back to its sender) until that packet leaves.
 void Fabric::Impl::arrive(Flight *f, uint32_t port) {
+  if (f->lost) {
+    ++stats.packets_lost;
+    f->dropped = true;
+    return stream(f); // what is left of it drains into the cable's end
+  }
   if (wiring.is_node(port))
     return at_node(f, port);
   if (params.store_and_forward) {
@@ -312,6 +325,33 @@ void Fabric::Impl::drop(Flight *f, bool filtered) {
     ++misrouted;
   f->dropped = true;
   stream(f); // the bytes drain where the head stopped, freeing the path
+}
+
+namespace {
+
+// A uniform draw in [0, 1) from 53 bits: the same on every platform, which
+// std::uniform_real_distribution does not promise.
+double unit_draw(std::mt19937_64 &rng) {
+  return double(rng() >> 11) * 0x1.0p-53;
+}
+
+} // namespace
+
+// Two draws per crossing, whatever the rates, so that a cable's stream of
+// draws depends only on the packets that crossed it.
+void Fabric::Impl::strike(Flight *f, uint32_t link) {
+  std::mt19937_64 &rng = fault_rng[link];
+  bool lose = unit_draw(rng) < faults.lose;
+  bool corrupt = unit_draw(rng) < faults.corrupt;
+  uint64_t bit = rng();
+  std::vector<uint8_t> &payload = f->packet.payload;
+  if (corrupt && !payload.empty()) {
+    bit %= payload.size() * 8;
+    payload[bit / 8] ^= uint8_t(1u << (bit % 8));
+    ++stats.packets_corrupted;
+  }
+  if (lose)
+    f->lost = true;
 }
 
 // ---- The tail ----------------------------------------------------------
@@ -514,6 +554,25 @@ void Fabric::deliver_from_outside(uint32_t node, std::vector<uint8_t> payload,
   uint32_t link = m.wiring.peer[m.wiring.node_port(node)];
   m.post(std::max(at, m.sched.now()), "fabric: frame from outside",
          [&m, f, link] { m.request(f, link); });
+}
+
+void Fabric::inject_faults(const LinkFaults &faults) {
+  auto check = [](double p, const char *what) {
+    if (!(p >= 0 && p <= 1)) // NaN too
+      throw Error(std::string("fabric: ") + what +
+                  " must be a probability between 0 and 1");
+  };
+  check(faults.corrupt, "the corruption rate");
+  check(faults.lose, "the loss rate");
+  impl_->faults = faults;
+  impl_->fault_rng.clear();
+  for (size_t link = 0; link < impl_->links.size(); ++link)
+    impl_->fault_rng.emplace_back(faults.seed * 0x9E3779B97F4A7C15ull +
+                                  link);
+}
+
+const LinkFaults &Fabric::faults() const {
+  return impl_->faults;
 }
 
 void Fabric::set_events(RunEvents *events) {

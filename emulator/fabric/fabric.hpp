@@ -129,6 +129,21 @@ struct FabricStats {
   // came in from there (deliver_from_outside).
   uint64_t packets_to_outside = 0;
   uint64_t packets_from_outside = 0;
+  // Injected faults (LinkFaults): cable crossings that flipped a bit of a
+  // packet, and packets lost on a cable (they drain where it ends).
+  uint64_t packets_corrupted = 0;
+  uint64_t packets_lost = 0;
+};
+
+// Faults injected on every cable (nicemu run --link-corrupt, --link-loss):
+// the spec's links lose nothing "unless a fault is injected". Each cable
+// direction draws from its own generator, seeded from `seed` and the
+// link, so the same run with the same seed strikes the same packets.
+struct LinkFaults {
+  double corrupt = 0; // per packet and cable crossed: one payload bit flips
+  double lose = 0;    // per packet and cable crossed: it never arrives
+  uint64_t seed = 1;
+  bool any() const { return corrupt > 0 || lose > 0; }
 };
 
 // Takes a filtered Ethernet frame (its payload ends with the FCS) as it
@@ -165,6 +180,11 @@ public:
   // source is the node number topology().nodes ("the outside").
   void deliver_from_outside(uint32_t node, std::vector<uint8_t> payload,
                             Time at);
+
+  // Strikes packets on every cable from now on. Throws nicemu::Error if a
+  // probability is outside [0, 1].
+  void inject_faults(const LinkFaults &faults);
+  const LinkFaults &faults() const;
 
   // Tells `events` (null: nobody) each packet's crossing of each cable, per
   // cable direction in the order the heads entered it, once the tail has

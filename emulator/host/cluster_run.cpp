@@ -11,6 +11,9 @@ start_cluster(const Model &model,
               const ClusterSpec &spec) {
   if (spec.nodes == 0)
     throw Error("run: -n must be at least 1");
+  if (spec.link_faults.any() && spec.nodes == 1 && spec.topology.empty())
+    throw Error("run: --link-corrupt and --link-loss need a network (-n 2 or "
+                "more, or --topology)");
   auto cluster = std::make_unique<Cluster>();
   Simulation &sim = cluster->sim;
   if (spec.nodes > 1 || !spec.topology.empty() || spec.network) {
@@ -18,6 +21,8 @@ start_cluster(const Model &model,
         make_fabric(sim.scheduler(), model, spec.nodes, spec.topology);
     Time lookahead = network_lookahead(model, *fabric);
     fabric->set_events(spec.events);
+    if (spec.link_faults.any())
+      fabric->inject_faults(spec.link_faults);
     sim.set_fabric(std::move(fabric), lookahead);
   }
   // Host programs: one process per node, each reaching its NIC through its

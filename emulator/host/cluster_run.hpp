@@ -24,6 +24,7 @@ struct ClusterSpec {
   std::vector<std::string> program; // host program and arguments; empty: none
   HostOptions host_options;
   std::optional<uint64_t> watchdog_cycles; // overrides the model's default
+  LinkFaults link_faults;                  // injected on every cable
   // Receives each console line of each node's firmware.
   std::function<void(uint32_t node, const std::string &line)> console;
   // Observers of the run (traces, packet captures); must outlive the

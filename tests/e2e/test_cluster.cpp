@@ -94,3 +94,84 @@ TEST_CASE("cluster errors are clear") {
               firmware("net_pingpong.img")});
   CHECK(mismatch.status == 1);
 }
+
+// ---- Injected link faults (link_check: node 0 sends 100 packets) --------
+
+namespace {
+
+struct LinkCheck {
+  CommandResult result;
+  long good = -1, crc_errors = -1, bad = -1, missing = -1;
+  long corrupted = -1, lost = -1; // from the summary's network line
+};
+
+LinkCheck link_check(std::vector<std::string> faults) {
+  std::vector<std::string> args = {"run", "-n", "2", "--firmware",
+                                   firmware("link_check.img")};
+  args.insert(args.end(), faults.begin(), faults.end());
+  LinkCheck c;
+  c.result = nicemu(args);
+  const std::string &out = c.result.out, &err = c.result.err;
+  if (size_t at = out.find("[node1] "); at != std::string::npos)
+    std::sscanf(out.c_str() + at,
+                "[node1] %ld of 100 packets good, %ld with CRC errors, %ld "
+                "with bad contents, %ld missing",
+                &c.good, &c.crc_errors, &c.bad, &c.missing);
+  if (size_t at = err.find("injected faults: "); at != std::string::npos)
+    std::sscanf(err.c_str() + at, "injected faults: %ld corrupted, %ld lost",
+                &c.corrupted, &c.lost);
+  return c;
+}
+
+} // namespace
+
+TEST_CASE("link faults: none injected, every packet arrives whole") {
+  LinkCheck c = link_check({});
+  INFO(c.result);
+  CHECK(c.result.status == 0);
+  CHECK(c.good == 100);
+  CHECK(c.crc_errors == 0);
+  // No faults asked for: the summary has no network line.
+  CHECK(c.corrupted == -1);
+}
+
+TEST_CASE("link faults: corrupted packets reach the firmware as CRC errors") {
+  LinkCheck c = link_check({"--link-corrupt", "0.1", "--fault-seed", "3"});
+  INFO(c.result);
+  CHECK(c.result.status == 1); // the firmware's verdict
+  CHECK(c.crc_errors > 0);
+  CHECK(c.good + c.crc_errors == 100);
+  CHECK(c.bad == 0); // the CRC caught every flipped bit
+  CHECK(c.missing == 0);
+  // Each packet crosses two cables; one hit twice on the same bit is whole.
+  CHECK(c.crc_errors <= c.corrupted);
+  CHECK(c.corrupted <= 2 * c.crc_errors);
+  CHECK(c.lost == 0);
+  // Deterministic: the same seed strikes the same packets.
+  LinkCheck again = link_check({"--link-corrupt", "0.1", "--fault-seed", "3"});
+  CHECK(again.result.out == c.result.out);
+  CHECK(again.corrupted == c.corrupted);
+  LinkCheck other = link_check({"--link-corrupt", "0.1", "--fault-seed", "4"});
+  CHECK(other.result.out != c.result.out);
+}
+
+TEST_CASE("link faults: lost packets never arrive") {
+  LinkCheck c = link_check({"--link-loss", "0.2"});
+  INFO(c.result);
+  CHECK(c.result.status == 1);
+  CHECK(c.lost > 0);
+  CHECK(c.missing == c.lost);
+  CHECK(c.good == 100 - c.lost);
+  CHECK(c.crc_errors == 0);
+}
+
+TEST_CASE("link faults: bad rates and a run without a network are refused") {
+  CommandResult r = nicemu({"run", "-n", "2", "--firmware",
+                            firmware("link_check.img"), "--link-corrupt", "2"});
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "--link-corrupt"));
+  r = nicemu(
+      {"run", "--firmware", firmware("hello.img"), "--link-loss", "0.5"});
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "need a network"));
+}

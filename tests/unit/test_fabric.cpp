@@ -38,9 +38,11 @@ public:
   void packet_arrived(Packet p, Time now) override {
     busy_ = false;
     log_.push_back({node_, p.id, head_, now, p.route.size(), p.payload.size()});
+    payloads.push_back(std::move(p.payload));
   }
   bool closed = false;
   std::vector<Time> offers;
+  std::vector<std::vector<uint8_t>> payloads; // as they arrived
 
 private:
   uint32_t node_;
@@ -508,4 +510,90 @@ TEST_CASE("filtered frames are dropped by the first switch and counted") {
   CHECK(net.fabric.stats().packets_filtered == 1);
   CHECK(net.fabric.misrouted() == 0);
   CHECK(net.fabric.stats().packets_delivered == 1);
+}
+
+// ---- Injected faults ---------------------------------------------------
+
+namespace {
+
+// Bits that differ between two equally long byte strings.
+int differing_bits(const std::vector<uint8_t> &a,
+                   const std::vector<uint8_t> &b) {
+  REQUIRE(a.size() == b.size());
+  int bits = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    bits += __builtin_popcount(unsigned(a[i] ^ b[i]));
+  return bits;
+}
+
+// Node 0 sends `count` 64-byte packets to node 1 through the crossbar (two
+// cables), 10 ns apart; returns node 1's payloads.
+std::vector<std::vector<uint8_t>> run_with(const LinkFaults &faults, int count,
+                                           FabricStats *stats = nullptr) {
+  Net net(make_topology(2, 8));
+  net.fabric.inject_faults(faults);
+  for (int i = 0; i < count; ++i)
+    net.send_to(0, 1, 64, Time(i) * 10'000);
+  net.sched.run_until(kTimeNever);
+  CHECK(net.sent.size() == size_t(count)); // every sender is told, lost or not
+  if (stats)
+    *stats = net.fabric.stats();
+  return net.rx[1]->payloads;
+}
+
+} // namespace
+
+TEST_CASE("injected corruption flips one bit per cable crossed") {
+  LinkFaults f;
+  f.corrupt = 1;
+  FabricStats stats;
+  auto got = run_with(f, 3, &stats);
+  REQUIRE(got.size() == 3);
+  for (size_t i = 0; i < got.size(); ++i) {
+    std::vector<uint8_t> sent(64, uint8_t(i)); // Net::send fills with the id
+    int bits = differing_bits(got[i], sent);
+    // Two cables, one flip on each: two bits, or none if both hit one bit.
+    CHECK((bits == 2 || bits == 0));
+  }
+  CHECK(stats.packets_corrupted == 6);
+  CHECK(stats.packets_delivered == 3);
+  CHECK(stats.packets_lost == 0);
+}
+
+TEST_CASE("injected faults are the same for the same seed, not for another") {
+  LinkFaults f;
+  f.corrupt = 0.5;
+  auto a = run_with(f, 40), b = run_with(f, 40);
+  CHECK(a == b);
+  f.seed = 2;
+  CHECK(run_with(f, 40) != a);
+}
+
+TEST_CASE("a lost packet never arrives, frees its path, and its sender goes "
+          "on") {
+  LinkFaults f;
+  f.lose = 1;
+  FabricStats stats;
+  CHECK(run_with(f, 2, &stats).empty());
+  // Lost on the first cable: it drains at the switch and goes no further.
+  CHECK(stats.packets_lost == 2);
+  CHECK(stats.packets_delivered == 0);
+
+  // Half the packets lost: the rest arrive whole, through the same links.
+  f.lose = 0.5;
+  auto got = run_with(f, 20, &stats);
+  CHECK(stats.packets_lost > 0);
+  CHECK(got.size() == 20 - stats.packets_lost);
+  for (const auto &p : got)
+    CHECK(p.size() == 64);
+}
+
+TEST_CASE("fault rates outside [0, 1] are refused") {
+  Net net(make_topology(2, 8));
+  LinkFaults f;
+  f.corrupt = 1.5;
+  CHECK_THROWS_AS(net.fabric.inject_faults(f), Error);
+  f.corrupt = 0;
+  f.lose = -0.1;
+  CHECK_THROWS_AS(net.fabric.inject_faults(f), Error);
 }
