@@ -1,5 +1,5 @@
 // End-to-end: remote memory transfers of the NI Active Messages firmware
-// (nicemu::host::bcopy, bcopy_notify, sync) on clusters of 1 to 8 nodes.
+// (nicemu::host::bcopy, bcopy_notify, sync) on clusters of 1 to 16 nodes.
 // The host program tests/e2e/programs/niam_bcopy.cpp checks the data and
 // the refusals on every rank; here we check that every rank said so, and
 // read the bandwidth niam_bcopy_bw.cpp prints.
@@ -65,6 +65,11 @@ TEST_CASE("niam bcopy: forwarded transfers on 3 nodes") {
 }
 TEST_CASE("niam bcopy: data, notify, sync and refusals on 8 nodes") {
   check_cluster(8);
+}
+// Two levels of 8-port switches, 7 nodes per leaf: the copies 6 -> 7,
+// 13 -> 14 and 15 -> 0 go through the root (docs/fabric.md).
+TEST_CASE("niam bcopy: data, notify, sync and refusals on 16 nodes") {
+  check_cluster(16);
 }
 
 TEST_CASE("niam bcopy: bandwidth grows with size, within the DMA bounds") {

@@ -3,10 +3,17 @@
 // all-reduces give every rank the right result, the fuzzy barrier, the error
 // cases and the unknown-handler counter; rank 0 prints the latencies in
 // virtual microseconds. Exit status 0 when everything held.
+//
+//   niam_barrier_prog [ROUNDS]   the checks above, ROUNDS timed calls (100)
+//   niam_barrier_prog idle MS    barrier, MS ms of computing without the
+//                                NIC, barrier (the NICs should sleep)
+//   niam_barrier_prog fuzzy      the fuzzy barrier with skewed arrivals
 #include <nicemu/host.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace host = nicemu::host;
 
@@ -20,6 +27,8 @@ void expect(bool ok, const char *what, long got, long want) {
   ++failures;
   std::printf("rank %u: %s: got %ld, want %ld\n", host::rank(), what, got,
               want);
+  // Seen even if the run then stalls and the cluster kills this process.
+  std::fflush(stdout);
 }
 
 int32_t now_ns() {
@@ -106,9 +115,93 @@ double fuzzy_wait_us() {
   return host::now_us() - start;
 }
 
+// A long stretch of host work between two barriers, without a NIC call:
+// the test reads from the run summary that every NIC slept through it.
+int idle_mode(uint32_t ms) {
+  host::barrier();
+  double start = host::now_us();
+  host::compute(uint64_t(ms) * 1000000000);
+  double end = host::now_us();
+  host::barrier();
+  expect(end - start >= ms * 1000.0, "computed us", long(end - start),
+         long(ms) * 1000);
+  if (host::rank() == 0)
+    std::printf("idle %u nodes: computed %.3f us between barriers\n",
+                host::size(), end - start);
+  std::printf("rank %u of %u: %s\n", host::rank(), host::size(),
+              failures ? "FAILED" : "ok");
+  return failures ? 1 : 0;
+}
+
+// The fuzzy barrier with skewed arrivals, one round per rank. In round k
+// rank r computes d = ((r + k) % P) * 50 us, posts, then waits: the rank
+// with d = 0 posts first, the one with d = (P - 1) * 50 us last. All ranks
+// leave the barrier before `start` within its exit skew, which is far less
+// than the time from the last post to any rank's completion, so each rank
+// checks locally that barrier_wait returned no earlier than start +
+// (P - 1) * 50 us; an all-reduce (max) of the post times then checks it
+// exactly. The first poster checks that barrier_post returned at once, then
+// works as long as the slowest rank before waiting: the work overlaps the
+// barrier, so it leaves with the others (had the post blocked until the
+// barrier completed, it would leave a whole work time after them).
+int fuzzy_mode() {
+  constexpr uint64_t kStep = 50000000; // 50 us
+  const uint32_t p = host::size(), r = host::rank();
+  const uint64_t slowest = uint64_t(p - 1) * kStep;
+  uint64_t post_ps = 0, lag_ps = 0, left_min = ~0ull, left_max = 0;
+  for (uint32_t k = 0; k < p; ++k) {
+    const uint64_t delay = uint64_t((r + k) % p) * kStep;
+    host::barrier();
+    const uint64_t start = host::now_ps();
+    host::compute(delay);
+    const uint64_t before_post = host::now_ps();
+    host::barrier_post();
+    const uint64_t posted = host::now_ps();
+    if (delay == 0) {
+      post_ps = posted - start;
+      // Posting is one PIO write: far less than the slowest rank's work.
+      expect(post_ps < 2000000, "ps in barrier_post (first poster)",
+             long(post_ps), 2000000);
+      host::compute(slowest); // useful work while the others arrive
+    }
+    host::barrier_wait();
+    const uint64_t left = host::now_ps();
+    expect(left >= start + slowest,
+           "left the fuzzy barrier before the slowest rank posted: ps after "
+           "start",
+           long(left - start), long(slowest));
+    left_min = std::min(left_min, left - start);
+    left_max = std::max(left_max, left - start);
+    const int32_t last_post =
+        host::allreduce_max(static_cast<int32_t>(before_post / 1000));
+    expect(static_cast<int32_t>(left / 1000) > last_post,
+           "left the fuzzy barrier before the last post (ns)",
+           long(left / 1000), long(last_post));
+    const int32_t first_left =
+        host::allreduce_min(static_cast<int32_t>(left / 1000));
+    if (delay == 0) {
+      lag_ps = (left / 1000 - uint64_t(first_left)) * 1000;
+      expect(lag_ps < slowest / 2,
+             "the first poster's work did not overlap the barrier: ps after "
+             "the first rank left",
+             long(lag_ps), long(slowest / 2));
+    }
+  }
+  std::printf("fuzzy rank %u of %u: post %.3f us, left %.3f..%.3f us after "
+              "start, slowest post %.3f us, first poster lag %.3f us\n",
+              r, p, post_ps / 1e6, left_min / 1e6, left_max / 1e6,
+              slowest / 1e6, lag_ps / 1e6);
+  std::printf("rank %u of %u: %s\n", r, p, failures ? "FAILED" : "ok");
+  return failures ? 1 : 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  if (argc > 2 && std::strcmp(argv[1], "idle") == 0)
+    return idle_mode(uint32_t(std::atoi(argv[2])));
+  if (argc > 1 && std::strcmp(argv[1], "fuzzy") == 0)
+    return fuzzy_mode();
   uint32_t n = argc > 1 ? uint32_t(std::atoi(argv[1])) : 100;
   check_barrier_order(4);
   check_reductions();

@@ -24,6 +24,8 @@ void expect(bool ok, const char *what, long got, long want) {
   ++failures;
   std::printf("rank %u: %s: got %ld, want %ld\n", host::rank(), what, got,
               want);
+  // Seen even if the run then stalls and the cluster kills this process.
+  std::fflush(stdout);
 }
 
 constexpr uint32_t kGuard = 0xEEEEEEEE;
