@@ -7,6 +7,7 @@
 #include <nicemu/host.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace host = nicemu::host;
@@ -42,7 +43,7 @@ void bulk_ping(uint32_t src, void *data, size_t bytes, uint64_t, uint64_t) {
 
 } // namespace
 
-int main() {
+int run() {
   constexpr int kRounds = 100;
   host::barrier();
   int failures = 0;
@@ -80,4 +81,17 @@ int main() {
     std::printf("rank %u: %d bulk echoes came back corrupted\n", host::rank(),
                 failures);
   return failures ? 1 : 0;
+}
+
+// The library throws nicemu::host::Error when a call cannot be made (a bad
+// argument, or the cluster stopping because another rank failed): say why
+// and exit, rather than abort.
+int main() {
+  try {
+    return run();
+  } catch (const nicemu::host::Error &e) {
+    const char *rank = std::getenv("NICEMU_RANK"); // the library may be gone
+    std::fprintf(stderr, "rank %s: %s\n", rank ? rank : "?", e.what());
+    return 1;
+  }
 }

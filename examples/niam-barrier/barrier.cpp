@@ -5,10 +5,11 @@
 #include <nicemu/host.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace host = nicemu::host;
 
-int main() {
+int run() {
   constexpr int kRounds = 100;
   host::barrier(); // everyone is up
   double start = host::now_us();
@@ -20,4 +21,17 @@ int main() {
     std::printf("%u nodes: barrier %.3f us (virtual), sum of ranks %d\n",
                 host::size(), barrier_us, sum);
   return sum == int32_t(host::size() * (host::size() - 1) / 2) ? 0 : 1;
+}
+
+// The library throws nicemu::host::Error when a call cannot be made (a bad
+// argument, or the cluster stopping because another rank failed): say why
+// and exit, rather than abort.
+int main() {
+  try {
+    return run();
+  } catch (const nicemu::host::Error &e) {
+    const char *rank = std::getenv("NICEMU_RANK"); // the library may be gone
+    std::fprintf(stderr, "rank %s: %s\n", rank ? rank : "?", e.what());
+    return 1;
+  }
 }

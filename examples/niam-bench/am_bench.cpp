@@ -43,7 +43,7 @@ void report_gap(uint32_t, uint32_t ns, uint32_t, uint32_t, uint32_t) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int run(int argc, char **argv) {
   int rounds = argc > 1 ? std::atoi(argv[1]) : 100;
   if (rounds < 2 || host::size() < 2)
     return 2;
@@ -81,4 +81,17 @@ int main(int argc, char **argv) {
   if (host::rank() == 0)
     std::printf("am_gap_us %.4f\n", gap_ns / 1000.0);
   return 0;
+}
+
+// The library throws nicemu::host::Error when a call cannot be made (a bad
+// argument, or the cluster stopping because another rank failed): say why
+// and exit, rather than abort.
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const nicemu::host::Error &e) {
+    const char *rank = std::getenv("NICEMU_RANK"); // the library may be gone
+    std::fprintf(stderr, "rank %s: %s\n", rank ? rank : "?", e.what());
+    return 1;
+  }
 }

@@ -11,7 +11,7 @@
 
 namespace host = nicemu::host;
 
-int main(int argc, char **argv) {
+int run(int argc, char **argv) {
   int rounds = argc > 1 ? std::atoi(argv[1]) : 100;
   if (rounds <= 0)
     return 2;
@@ -24,4 +24,17 @@ int main(int argc, char **argv) {
     std::printf("barrier_us %.4f\n", barrier_us);
   std::printf("peak_rss_kib %ld\n", peak_rss_kib());
   return 0;
+}
+
+// The library throws nicemu::host::Error when a call cannot be made (a bad
+// argument, or the cluster stopping because another rank failed): say why
+// and exit, rather than abort.
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const nicemu::host::Error &e) {
+    const char *rank = std::getenv("NICEMU_RANK"); // the library may be gone
+    std::fprintf(stderr, "rank %s: %s\n", rank ? rank : "?", e.what());
+    return 1;
+  }
 }

@@ -22,7 +22,7 @@ uint32_t repetitions(size_t bytes) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int run(int argc, char **argv) {
   size_t max = argc > 1 ? std::strtoul(argv[1], nullptr, 0) : 64 << 10;
   if (max < 4 || host::size() < 2)
     return 2;
@@ -43,4 +43,17 @@ int main(int argc, char **argv) {
   }
   std::printf("peak_rss_kib %ld\n", peak_rss_kib());
   return failures ? 1 : 0;
+}
+
+// The library throws nicemu::host::Error when a call cannot be made (a bad
+// argument, or the cluster stopping because another rank failed): say why
+// and exit, rather than abort.
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const nicemu::host::Error &e) {
+    const char *rank = std::getenv("NICEMU_RANK"); // the library may be gone
+    std::fprintf(stderr, "rank %s: %s\n", rank ? rank : "?", e.what());
+    return 1;
+  }
 }

@@ -79,7 +79,7 @@ uint32_t receive_burst(uint32_t count) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int run(int argc, char **argv) {
   int rounds = argc > 1 ? std::atoi(argv[1]) : 100;
   if (rounds < 4 || host::size() < 2)
     return 2;
@@ -189,4 +189,17 @@ int main(int argc, char **argv) {
                     double(kLargeBulk - kSmallBulk));
   }
   return 0;
+}
+
+// The library throws nicemu::host::Error when a call cannot be made (a bad
+// argument, or the cluster stopping because another rank failed): say why
+// and exit, rather than abort.
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const nicemu::host::Error &e) {
+    const char *rank = std::getenv("NICEMU_RANK"); // the library may be gone
+    std::fprintf(stderr, "rank %s: %s\n", rank ? rank : "?", e.what());
+    return 1;
+  }
 }
