@@ -2,6 +2,7 @@
 // on the virtual clock. Rank 0 prints "barrier_us X" (the mean); every rank
 // prints "peak_rss_kib N". Run with
 //   nicemu run -n 8 --firmware niam.img -- niam_bench_barrier [ROUNDS]
+#include "guarded_main.hpp"
 #include "peak_rss.hpp"
 
 #include <nicemu/host.hpp>
@@ -26,15 +27,6 @@ int run(int argc, char **argv) {
   return 0;
 }
 
-// The library throws nicemu::host::Error when a call cannot be made (a bad
-// argument, or the cluster stopping because another rank failed): say why
-// and exit, rather than abort.
 int main(int argc, char **argv) {
-  try {
-    return run(argc, argv);
-  } catch (const nicemu::host::Error &e) {
-    const char *rank = std::getenv("NICEMU_RANK"); // the library may be gone
-    std::fprintf(stderr, "rank %s: %s\n", rank ? rank : "?", e.what());
-    return 1;
-  }
+  return guarded_main([&] { return run(argc, argv); });
 }

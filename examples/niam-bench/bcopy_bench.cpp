@@ -3,6 +3,7 @@
 // transfers back to back then one sync, and prints "bcopy BYTES MB_PER_S"
 // (virtual time) per size; every rank prints "peak_rss_kib N". Run with
 //   nicemu run -n 2 --firmware niam.img -- niam_bench_bcopy [MAX]
+#include "guarded_main.hpp"
 #include "peak_rss.hpp"
 
 #include <nicemu/host.hpp>
@@ -45,15 +46,6 @@ int run(int argc, char **argv) {
   return failures ? 1 : 0;
 }
 
-// The library throws nicemu::host::Error when a call cannot be made (a bad
-// argument, or the cluster stopping because another rank failed): say why
-// and exit, rather than abort.
 int main(int argc, char **argv) {
-  try {
-    return run(argc, argv);
-  } catch (const nicemu::host::Error &e) {
-    const char *rank = std::getenv("NICEMU_RANK"); // the library may be gone
-    std::fprintf(stderr, "rank %s: %s\n", rank ? rank : "?", e.what());
-    return 1;
-  }
+  return guarded_main([&] { return run(argc, argv); });
 }

@@ -15,6 +15,8 @@
 //   logp_G_ns_per_byte X  G: the extra interval per byte between them
 // Run with
 //   nicemu run -n 2 --firmware niam.img -- niam_bench_logp [ROUNDS]
+#include "guarded_main.hpp"
+
 #include <nicemu/host.hpp>
 
 #include <cstdio>
@@ -191,15 +193,6 @@ int run(int argc, char **argv) {
   return 0;
 }
 
-// The library throws nicemu::host::Error when a call cannot be made (a bad
-// argument, or the cluster stopping because another rank failed): say why
-// and exit, rather than abort.
 int main(int argc, char **argv) {
-  try {
-    return run(argc, argv);
-  } catch (const nicemu::host::Error &e) {
-    const char *rank = std::getenv("NICEMU_RANK"); // the library may be gone
-    std::fprintf(stderr, "rank %s: %s\n", rank ? rank : "?", e.what());
-    return 1;
-  }
+  return guarded_main([&] { return run(argc, argv); });
 }

@@ -200,6 +200,22 @@ inline bool contains(const std::string &text, const std::string &needle) {
   return text.find(needle) != std::string::npos;
 }
 
+// How many lines "rank R of N: ok" (R < N) host programs printed: the test
+// programs' verdict, one line per rank that found everything right.
+inline int count_ok_ranks(const std::string &out, unsigned nodes) {
+  int ok = 0;
+  std::istringstream lines(out);
+  for (std::string l; std::getline(lines, l);) {
+    unsigned rank = 0, size = 0;
+    char word[16] = {};
+    if (std::sscanf(l.c_str(), "rank %u of %u: %15s", &rank, &size, word) ==
+            3 &&
+        size == nodes && rank < nodes && std::string(word) == "ok")
+      ++ok;
+  }
+  return ok;
+}
+
 // The image layout, read independently of nicemu's decoder
 // (docs/image-format.md): a 100-byte header, then 24-byte segment entries.
 inline uint32_t le32(const std::vector<uint8_t> &b, size_t at) {

@@ -19,17 +19,7 @@ void check_cluster(const char *program, unsigned nodes) {
                             NICEMU_NIAM_IMAGE, "--", program});
   INFO(r);
   REQUIRE(r.status == 0);
-  int ok_ranks = 0;
-  std::istringstream lines(r.out);
-  for (std::string l; std::getline(lines, l);) {
-    unsigned rank = 0, size = 0;
-    char word[16] = {};
-    if (std::sscanf(l.c_str(), "rank %u of %u: %15s", &rank, &size, word) ==
-            3 &&
-        size == nodes && rank < nodes && std::string(word) == "ok")
-      ++ok_ranks;
-  }
-  CHECK(ok_ranks == int(nodes));
+  CHECK(count_ok_ranks(r.out, nodes) == int(nodes));
   const unsigned sum = nodes * (nodes + 1) / 2;
   CHECK(contains(r.out, "c_api " + std::to_string(nodes) +
                             " nodes: sum of rank + 1 = " + std::to_string(sum) +

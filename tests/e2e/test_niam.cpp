@@ -23,20 +23,6 @@ struct NiamRun {
   double barrier_us = 0, allreduce_us = 0, fuzzy_us = 0;
 };
 
-int count_ok_ranks(const std::string &out, unsigned nodes) {
-  int ok = 0;
-  std::istringstream lines(out);
-  for (std::string l; std::getline(lines, l);) {
-    unsigned rank = 0, size = 0;
-    char word[16] = {};
-    if (std::sscanf(l.c_str(), "rank %u of %u: %15s", &rank, &size, word) ==
-            3 &&
-        size == nodes && std::string(word) == "ok")
-      ++ok;
-  }
-  return ok;
-}
-
 NiamRun niam_run(unsigned nodes, unsigned rounds) {
   NiamRun run;
   run.result = nicemu({"run", "-n", std::to_string(nodes), "--firmware",

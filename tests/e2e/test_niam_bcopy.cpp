@@ -15,26 +15,12 @@ using namespace e2e;
 
 namespace {
 
-int ok_ranks(const std::string &out, unsigned nodes) {
-  int ok = 0;
-  std::istringstream lines(out);
-  for (std::string l; std::getline(lines, l);) {
-    unsigned rank = 0, size = 0;
-    char word[16] = {};
-    if (std::sscanf(l.c_str(), "rank %u of %u: %15s", &rank, &size, word) ==
-            3 &&
-        size == nodes && std::string(word) == "ok")
-      ++ok;
-  }
-  return ok;
-}
-
 void check_cluster(unsigned nodes) {
   CommandResult r = nicemu({"run", "-n", std::to_string(nodes), "--firmware",
                             NICEMU_NIAM_IMAGE, "--", NICEMU_NIAM_BCOPY});
   INFO(r);
   REQUIRE(r.status == 0);
-  CHECK(ok_ranks(r.out, nodes) == int(nodes));
+  CHECK(count_ok_ranks(r.out, nodes) == int(nodes));
 }
 
 // Bytes per transfer -> MB/s, as rank 0 prints them.
@@ -78,7 +64,7 @@ TEST_CASE("niam bcopy: bandwidth grows with size, within the DMA bounds") {
     auto mbps = bandwidth(nodes, r);
     INFO(r);
     REQUIRE(r.status == 0);
-    CHECK(ok_ranks(r.out, nodes) == int(nodes));
+    CHECK(count_ok_ranks(r.out, nodes) == int(nodes));
     REQUIRE(mbps.size() == 8); // 4 B .. 64 KB by factors of 4
     double last = 0;
     for (auto [n, v] : mbps) {
