@@ -100,7 +100,9 @@ void bulk_arrived(uint32_t src, void *msg, size_t bytes, uint64_t, uint64_t) {
   void *fun = detail::from_token(h.fun);
   if (h.kind == Kind::GetRequest) {
     void *from = local_of(h.where, h.nbytes);
-    if (!from || !detail::mapped(from, h.nbytes, false)) {
+    // A get of 0 bytes needs no memory (gam_get lets its addresses be
+    // null): it must not be dropped, its handler runs.
+    if (h.nbytes && (!from || !detail::mapped(from, h.nbytes, false))) {
       drop(vnn_t(src), "get", from, h.nbytes);
       return;
     }
@@ -109,12 +111,15 @@ void bulk_arrived(uint32_t src, void *msg, size_t bytes, uint64_t, uint64_t) {
     return;
   }
   void *to = local_of(h.where, h.nbytes);
-  if (data_bytes != h.nbytes || !to || !detail::mapped(to, h.nbytes, true)) {
+  // Likewise a store (or get reply) of 0 bytes, whose address may be null.
+  if (data_bytes != h.nbytes ||
+      (h.nbytes && (!to || !detail::mapped(to, h.nbytes, true)))) {
     drop(vnn_t(src), h.kind == Kind::Store ? "store" : "get reply", to,
          h.nbytes);
     return;
   }
-  std::memcpy(to, data, h.nbytes);
+  if (h.nbytes)
+    std::memcpy(to, data, h.nbytes);
   if (fun)
     reinterpret_cast<XferHandler>(fun)(vnn_t(src), to, int(h.nbytes),
                                        reinterpret_cast<void *>(h.arg));
@@ -300,6 +305,10 @@ int gam_store(vnn_t dest, void *lva, void *rva, int nbytes, handler_t fun,
 int gam_store_async(vnn_t dest, void *lva, void *rva, int nbytes, handler_t fun,
                     void *arg, handler_t endfunc, void *earg) {
   return guarded([&] {
+    // endfunc is called here at the next poll: refuse one that is not a
+    // function of the program (docs/gam.md) before anything is sent, rather
+    // than jump to it later.
+    token(endfunc, "gam_store_async");
     store(dest, lva, rva, nbytes, fun, arg, "gam_store_async");
     // The data was copied out: lva is free already; say so at the next poll.
     if (endfunc)
