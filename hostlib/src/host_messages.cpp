@@ -48,6 +48,18 @@ struct Messages {
   uint32_t staged = 0;
   // Bulk messages being reassembled, by sender.
   std::unordered_map<uint32_t, std::vector<uint8_t>> partial;
+  // Handlers never nest (as in Berkeley AM): a message taken from the ring
+  // while a handler runs (a send inside it that waits for room serves the
+  // ring, so the NIC is never stuck behind a full ring) is held here and
+  // runs once that handler has returned, in arrival order.
+  struct Held {
+    bool bulk = false;
+    niam_packet small{};
+    uint32_t src = 0;
+    std::vector<uint8_t> msg;
+  };
+  std::deque<Held> held;
+  bool in_handler = false;
 };
 
 Messages &messages() {
@@ -162,7 +174,30 @@ void run_bulk(uint32_t src, std::vector<uint8_t> msg) {
                                       h.a0, h.a1);
 }
 
-// Takes the next ring entry, if it has arrived, and runs what it completes.
+void run_held(Messages::Held h) {
+  if (h.bulk)
+    run_bulk(h.src, std::move(h.msg));
+  else
+    run_small(h.small);
+}
+
+// Runs `h` now, or holds it if a handler is running (Messages::held).
+void deliver(Messages::Held h) {
+  Messages &m = messages();
+  if (m.in_handler) {
+    m.held.push_back(std::move(h));
+    return;
+  }
+  m.in_handler = true;
+  struct Reset {
+    bool &flag;
+    ~Reset() { flag = false; } // a handler may throw
+  } reset{m.in_handler};
+  run_held(std::move(h));
+}
+
+// Takes the next ring entry, if it has arrived, and delivers what it
+// completes.
 bool serve_one() {
   Messages &m = messages();
   if (*next_tag(m) != m.consumed + 1)
@@ -174,7 +209,9 @@ bool serve_one() {
   if (e.handler == NIAM_RING_SMALL) {
     ++m.consumed;
     report_consumed(m);
-    run_small(e);
+    Messages::Held h;
+    h.small = e;
+    deliver(std::move(h));
     return true;
   }
   // A chunk: offset, bytes, message bytes. Chunks of one sender arrive in
@@ -193,18 +230,30 @@ bool serve_one() {
     ++m.dropped;
     m.partial.erase(src);
   } else if (buf.size() == total) {
-    std::vector<uint8_t> msg = std::move(buf);
+    Messages::Held h;
+    h.bulk = true;
+    h.src = src;
+    h.msg = std::move(buf);
     m.partial.erase(src);
-    run_bulk(src, std::move(msg));
+    deliver(std::move(h));
   }
   return true;
 }
 
+// Runs the held messages first (they arrived before anything still in the
+// ring), then the ring. Inside a handler it only takes entries, to hold.
 int serve_all() {
+  Messages &m = messages();
   int n = 0;
-  while (serve_one())
-    ++n;
-  return n;
+  for (;; ++n) {
+    if (!m.in_handler && !m.held.empty()) {
+      Messages::Held h = std::move(m.held.front());
+      m.held.pop_front();
+      deliver(std::move(h));
+    } else if (!serve_one()) {
+      return n;
+    }
+  }
 }
 
 // ---- Sending ----------------------------------------------------------------

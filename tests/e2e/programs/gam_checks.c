@@ -22,11 +22,12 @@
  * (docs/gam.md), so when every fence and its answer are in, so is
  * everything sent before them, and lost messages show as wrong counts.
  *
- * A send that waits for room runs the handlers of arriving messages, also
- * inside a handler (docs/gam.md): a reply sent later by a nested handler
- * may leave first. So replies, get replies and transfers are recognised by
- * their arguments, not by their order, and fences are answered from the
- * main program, once every handler has returned.
+ * Handlers never nest (docs/gam.md): a reply that waits for room inside a
+ * request handler holds the messages it takes in until the handler has
+ * returned; the request handlers check it. Replies, get replies and
+ * transfers are still recognised by their arguments, not by their order,
+ * and fences are answered from the main program, once every handler has
+ * returned.
  *
  * Every rank prints "rank R: ok (C checks)", or "rank R: FAIL ..." lines
  * and exits with status 1. */
@@ -346,10 +347,14 @@ int a0, a1, a2, a3;
   got_reply(4, src, a0, a1, a2, a3);
 }
 
+static int request_depth = 0; /* request handlers running, nested */
+
 static void got_request(int kind, vnn_t src, int a0, int a1, int a2, int a3) {
   int a[4], v[4], k, n, status = AM_ERROR;
   if (!from_node(src, "request source"))
     return;
+  ++request_depth;
+  expect(request_depth == 1, "request handlers never nest", request_depth, 1);
   a[0] = a0, a[1] = a1, a[2] = a2, a[3] = a3;
   n = req_seen[src]++;
   expect_at(kind == 1 + n % 4, "request handler in order", src, n, kind,
@@ -374,6 +379,7 @@ static void got_request(int kind, vnn_t src, int a0, int a1, int a2, int a3) {
     break;
   }
   ok(status, "gam_reply_N from a request handler");
+  --request_depth;
 }
 
 static void request1(src, a0)
