@@ -133,7 +133,7 @@ void measure_barriers(const BenchContext &c, const NiamBenchOptions &o,
   for (uint32_t nodes : counts) {
     bool largest = nodes == counts.back();
     // 1024 nodes: a tenth of the barriers. Every round is emulated with
-    // all 1024 cores, so 100 of them would take some 14 minutes on 2 cores.
+    // all 1024 cores, so 100 of them would take 12 to 14 minutes on 2 cores.
     int rounds =
         nodes >= 1024 ? std::max(1, f.barrier_rounds / 10) : f.barrier_rounds;
     std::unique_ptr<PssSampler> sampler;
