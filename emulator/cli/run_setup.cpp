@@ -31,7 +31,8 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
                  "library call for this many seconds of wall time")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  const char *faults = "Fault injection (deterministic: same seed, same faults)";
+  const char *faults =
+      "Fault injection (deterministic: same seed, same faults)";
   cmd.add_option("--link-corrupt", o.link_faults.corrupt,
                  "probability that a packet crossing a cable has one bit "
                  "flipped (the receiver sees a CRC error)")

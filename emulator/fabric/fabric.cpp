@@ -567,8 +567,7 @@ void Fabric::inject_faults(const LinkFaults &faults) {
   impl_->faults = faults;
   impl_->fault_rng.clear();
   for (size_t link = 0; link < impl_->links.size(); ++link)
-    impl_->fault_rng.emplace_back(faults.seed * 0x9E3779B97F4A7C15ull +
-                                  link);
+    impl_->fault_rng.emplace_back(faults.seed * 0x9E3779B97F4A7C15ull + link);
 }
 
 const LinkFaults &Fabric::faults() const {

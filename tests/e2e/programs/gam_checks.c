@@ -31,6 +31,9 @@
  *
  * Every rank prints "rank R: ok (C checks)", or "rank R: FAIL ..." lines
  * and exits with status 1. */
+/* clang-format would join the K&R parameter declarations onto the
+ * function lines: the file is kept in its style by hand. */
+/* clang-format off */
 #include <nicemu/am.h>
 
 #include <stdio.h>
