@@ -166,6 +166,11 @@ std::string rank_list(const std::vector<uint32_t> &ranks) {
   return out;
 }
 
+// "host 3", "hosts 0, 2-7".
+std::string hosts_named(const std::vector<uint32_t> &ranks) {
+  return (ranks.size() == 1 ? "host " : "hosts ") + rank_list(ranks);
+}
+
 // 1500 -> "1.5 s".
 std::string format_seconds(int ms) {
   char text[32];
@@ -258,8 +263,7 @@ void HostGroup::wait() {
       for (uint32_t r = 0; r < agents_.size(); ++r)
         if (agents_[r]->earliest_action() == earliest_action())
           holding.push_back(r);
-      failure_ = std::string(holding.size() == 1 ? "host " : "hosts ") +
-                 rank_list(holding) + " made no library call for " +
+      failure_ = hosts_named(holding) + " made no library call for " +
                  format_seconds(options_.host_timeout_ms) +
                  " of wall time (computing, or stuck; --host-timeout)";
       return;
@@ -292,8 +296,7 @@ std::string HostGroup::describe_stall() const {
   for (const auto &[what, ranks] : groups) {
     if (!out.empty())
       out += "; ";
-    out += ranks.size() == 1 ? "host " : "hosts ";
-    out += rank_list(ranks);
+    out += hosts_named(ranks);
     out += ": ";
     out += what;
   }
