@@ -1,5 +1,6 @@
 // nicemu models            list the models on the search path
 // nicemu ldscript --model M -o FILE   linker script for a model's memory map
+#include "boards/board.hpp"
 #include "cli/commands.hpp"
 #include "mem/ldscript.hpp"
 #include "nicemu/error.hpp"
@@ -16,8 +17,11 @@ void add_models_command(CLI::App &app, ExitStatus &) {
   cmd->callback([] {
     for (const std::string &name : list_models()) {
       Model m = load_model(name);
+      const Board &board = checked_board(m);
       std::printf("%-10s %6.1f MHz  %s\n", name.c_str(), m.clock_hz / 1e6,
                   m.description.c_str());
+      std::printf("           board  %s: %s\n", board.name().c_str(),
+                  board.description().c_str());
       for (const MemoryRegion &r : m.memories)
         std::printf("           %-6s 0x%08x %6u KiB%s\n", r.name.c_str(),
                     r.base, r.size / 1024, r.executable ? " code" : "");

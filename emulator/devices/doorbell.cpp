@@ -15,9 +15,6 @@ DoorbellDevice::DoorbellDevice(DeviceHost &host, uint32_t fifos, uint32_t depth)
 
 std::unique_ptr<DoorbellDevice> DoorbellDevice::from_model(DeviceHost &host,
                                                            const Model &model) {
-  auto first = model.params.lower_bound("doorbell.");
-  if (first == model.params.end() || first->first.rfind("doorbell.", 0) != 0)
-    return nullptr;
   // An integer in [low, high], or an error naming the model and the key.
   auto whole = [&](const char *key, double low, double high) {
     double v = model.param(key); // throws when the key is missing
@@ -34,6 +31,17 @@ std::unique_ptr<DoorbellDevice> DoorbellDevice::from_model(DeviceHost &host,
   if (model.params.count("doorbell.entry_bits"))
     whole("doorbell.entry_bits", 32, 32); // entries are 32-bit words
   return std::make_unique<DoorbellDevice>(host, fifos, depth);
+}
+
+std::vector<ModelKey> DoorbellDevice::model_keys() {
+  const char *me = "doorbell bank";
+  return {{"params.doorbell.fifos", KeyUse::Required, me},
+          {"params.doorbell.depth", KeyUse::Required, me},
+          {"params.doorbell.entry_bits", KeyUse::Optional, me},
+          // How the VI provider shares the FIFOs out (docs/via.md).
+          {"params.doorbell.reserved", KeyUse::Reference, me},
+          {"params.doorbell.fifos_per_vi", KeyUse::Reference, me},
+          {"params.doorbell.max_vis", KeyUse::Reference, me}};
 }
 
 uint32_t DoorbellDevice::count(uint32_t fifo) const {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "devices/device.hpp"
+#include "nicemu/model.hpp"
 
 #include <deque>
 #include <functional>
@@ -28,10 +29,12 @@ public:
   // `fifos` in 1..kMaxFifos, `depth` in 1..kMaxDepth.
   DoorbellDevice(DeviceHost &host, uint32_t fifos, uint32_t depth);
   // The bank [params.doorbell] describes (fifos, depth; entry_bits, if
-  // given, must be 32), or null when the model has no doorbells. Throws
-  // nicemu::Error naming the model and the key when a value is wrong.
+  // given, must be 32). Throws nicemu::Error naming the model and the key
+  // when a value is wrong or missing.
   static std::unique_ptr<DoorbellDevice> from_model(DeviceHost &host,
                                                     const Model &model);
+  // The model keys it reads.
+  static std::vector<ModelKey> model_keys();
 
   uint32_t read(uint32_t offset) override;
   void write(uint32_t offset, uint32_t value) override;

@@ -8,6 +8,27 @@
 
 namespace nicemu {
 
+std::unique_ptr<HostDmaEngine> HostDmaEngine::from_model(DeviceHost &host,
+                                                         const Model &model) {
+  return std::make_unique<HostDmaEngine>(
+      host,
+      DmaTiming{model.timing("host_dma.gap_to_sram"),
+                model.timing("host_dma.per_word_to_sram")},
+      DmaTiming{model.timing("host_dma.gap_to_host"),
+                model.timing("host_dma.per_word_to_host")});
+}
+
+std::vector<ModelKey> HostDmaEngine::model_keys() {
+  const char *me = "host DMA engine";
+  return {{"timing.host_dma.gap_to_sram", KeyUse::Required, me},
+          {"timing.host_dma.per_word_to_sram", KeyUse::Required, me},
+          {"timing.host_dma.gap_to_host", KeyUse::Required, me},
+          {"timing.host_dma.per_word_to_host", KeyUse::Required, me},
+          {"timing.host_dma.startup", KeyUse::Reference, me},
+          {"params.host_dma.peak_to_sram_MBps", KeyUse::Reference, me},
+          {"params.host_dma.peak_to_host_MBps", KeyUse::Reference, me}};
+}
+
 uint32_t HostDmaEngine::read(uint32_t offset) {
   switch (offset) {
   case NICEMU_HDMA_HOST_ADDR:

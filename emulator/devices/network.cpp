@@ -10,6 +10,14 @@
 
 namespace nicemu {
 
+std::vector<ModelKey> TxEngine::model_keys() {
+  const char *me = "Tx engine";
+  return {{"timing.tx_dma.gap", KeyUse::Required, me},
+          {"timing.tx_dma.per_word", KeyUse::Required, me},
+          {"timing.tx_dma.startup", KeyUse::Reference, me},
+          {"params.tx_dma.peak_MBps", KeyUse::Reference, me}};
+}
+
 uint32_t packet_crc(const uint8_t *data, size_t len) {
   return uint32_t(crc32(crc32(0, nullptr, 0), data, uInt(len)));
 }

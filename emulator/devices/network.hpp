@@ -28,6 +28,9 @@ public:
   TxEngine(DeviceHost &host, DmaTiming timing)
       : host_(host), timing_(timing),
         ethernet_(ethernet_framing(host.model())) {}
+  // The model keys it reads.
+  static std::vector<ModelKey> model_keys();
+
   uint32_t read(uint32_t offset) override;
   void write(uint32_t offset, uint32_t value) override;
 

@@ -414,6 +414,7 @@ std::vector<MemoryRegion> read_memories(const Section &top,
 template <typename Value>
 void read_free_form(const Section &top, const std::string &kind,
                     std::map<std::string, Value> &out,
+                    std::map<std::string, uint32_t> &lines,
                     Value (*convert)(const Section &, const std::string &,
                                      const toml::node &)) {
   Section outer = top.sub(kind, false);
@@ -423,9 +424,11 @@ void read_free_form(const Section &top, const std::string &kind,
     if (!node.is_table())
       outer.fail_type(node, section, "a table " + header + " of values");
     Section inner{top.origin, *node.as_table(), header + " "};
-    for (const auto &[key, value] : inner.table)
-      out[section + "." + std::string(key.str())] =
-          convert(inner, std::string(key.str()), value);
+    for (const auto &[key, value] : inner.table) {
+      std::string name = section + "." + std::string(key.str());
+      out[name] = convert(inner, std::string(key.str()), value);
+      lines[kind + "." + name] = line_of(key.source());
+    }
   }
 }
 
@@ -453,20 +456,21 @@ double to_param(const Section &s, const std::string &key, const toml::node &v) {
 
 Model read_model(const toml::table &root, const std::string &origin) {
   Section top{origin, root, ""};
-  top.check_keys({"name", "description", "id", "core", "cycles", "memory",
-                  "flash", "timing", "params"});
+  top.check_keys({"name", "description", "board", "id", "core", "cycles",
+                  "memory", "flash", "timing", "params"});
   Model m;
   m.source = origin;
   m.name = top.string("name", true);
   check_name(top, m.name);
   m.description = top.string("description", false);
+  m.board = top.string("board", false); // checked by the board registry
   m.id = uint32_t(top.uint("id", 0, kU32Max, 0));
   read_core(top.sub("core", true), m);
   read_cycles(top.sub("cycles", false), m.cycles);
   m.flash_size = read_flash(top.sub("flash", true));
   m.memories = read_memories(top, m.flash_size);
-  read_free_form(top, "timing", m.timing_ps, &to_duration);
-  read_free_form(top, "params", m.params, &to_param);
+  read_free_form(top, "timing", m.timing_ps, m.key_lines, &to_duration);
+  read_free_form(top, "params", m.params, m.key_lines, &to_param);
   return m;
 }
 
@@ -662,6 +666,90 @@ double Model::param(const std::string &key) const {
     throw Error(source.string() + ": model \"" + name + "\" has no parameter " +
                 table_key("params", key));
   return it->second;
+}
+
+} // namespace nicemu
+
+namespace nicemu {
+
+namespace {
+
+// "timing.tx_dma.gap" -> "[timing.tx_dma] gap".
+std::string file_spelling(const std::string &full_key) {
+  size_t dot = full_key.find('.');
+  return table_key(full_key.substr(0, dot), full_key.substr(dot + 1));
+}
+
+// The key of `keys` one or two edits away from `full_key` (a misspelled
+// name in its table, or a misspelled table), if any.
+const ModelKey *near_miss(const std::string &full_key,
+                          const std::vector<ModelKey> &keys) {
+  const ModelKey *best = nullptr;
+  size_t best_distance = 3; // more than two edits is not a typo
+  for (const ModelKey &k : keys) {
+    size_t d = edit_distance(full_key, k.key);
+    if (d < best_distance)
+      best = &k, best_distance = d;
+  }
+  return best;
+}
+
+// " (did you mean X? the Tx engine reads it)" for a near miss; else the
+// keys the board reads in that table, or the tables it reads.
+std::string key_hint(const std::string &full_key,
+                     const std::vector<ModelKey> &keys) {
+  std::string table = full_key.substr(0, full_key.rfind('.') + 1);
+  if (const ModelKey *k = near_miss(full_key, keys)) {
+    std::string_view key(k->key);
+    std::string name = key.starts_with(table)
+                           ? std::string(key.substr(table.size()))
+                           : file_spelling(k->key);
+    return " (did you mean " + name + "? " +
+           (k->use == KeyUse::Reference
+                ? std::string("a reference figure of the ") + k->reader
+                : std::string("the ") + k->reader + " reads it") +
+           ")";
+  }
+  std::vector<std::string> names;
+  std::set<std::string> tables;
+  for (const ModelKey &k : keys) {
+    std::string_view key(k.key);
+    if (key.starts_with(table))
+      names.emplace_back(key.substr(table.size()));
+    tables.insert("[" + std::string(key.substr(0, key.rfind('.'))) + "]");
+  }
+  if (!names.empty())
+    return " (it reads " + join(names, ", ") + ")";
+  return tables.empty()
+             ? " (it reads no [timing.*] or [params.*] keys)"
+             : " (its tables: " + join({tables.begin(), tables.end()}, ", ") +
+                   ")";
+}
+
+} // namespace
+
+void check_model_keys(const Model &model, const std::vector<ModelKey> &keys,
+                      const std::string &board) {
+  const std::string file = model.source.string();
+  for (const auto &[full_key, line] : model.key_lines) {
+    auto known = std::find_if(keys.begin(), keys.end(), [&](const ModelKey &k) {
+      return full_key == k.key;
+    });
+    if (known != keys.end())
+      continue;
+    fail(file, line,
+         "model \"" + model.name + "\": " + file_spelling(full_key) +
+             ": no device of the " + board + " board reads this key" +
+             key_hint(full_key, keys));
+  }
+  for (const ModelKey &k : keys) {
+    if (k.use != KeyUse::Required || model.key_lines.count(k.key))
+      continue;
+    fail(file, 0,
+         "model \"" + model.name + "\": " + file_spelling(k.key) +
+             " is missing; the " + board + " board's " + k.reader +
+             " needs it");
+  }
 }
 
 } // namespace nicemu

@@ -3,19 +3,13 @@
 #pragma once
 
 #include "fabric/fabric.hpp"
+#include "fabric/fabric_params.hpp"
 #include "nicemu/model.hpp"
 
 #include <memory>
 #include <string>
 
 namespace nicemu {
-
-// Link and switch parameters of a model; throws nicemu::Error naming the
-// missing key when the model has no network figures. A model with
-// [params.ethernet] gets Ethernet framing (preamble, interframe gap, minimum
-// frame); [params.switch] store_and_forward = 1 makes its switches
-// store-and-forward.
-FabricParams fabric_params(const Model &model);
 
 // `topology_file` empty: one crossbar up to its port count, a generated
 // multi-switch network beyond.

@@ -11,6 +11,7 @@
 #include "nicemu/regs.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 namespace nicemu {
@@ -26,7 +27,9 @@ uint32_t round_up_4k(uint32_t n) {
 } // namespace
 
 Node::Node(const Model &model, Scheduler &scheduler, NodeConfig config)
-    : model_(model), scheduler_(scheduler), config_(std::move(config)),
+    : model_(model),
+      board_(config.board ? *config.board : checked_board(model)),
+      scheduler_(scheduler), config_(std::move(config)),
       clock_(model.clock_hz), watchdog_period_(config_.watchdog_cycles.value_or(
                                   model.watchdog_cycles)) {
   cpu_ = make_unicorn_cpu(*this, CpuOptions{model.cycles, config_.accounting});
@@ -48,54 +51,40 @@ Node::Node(const Model &model, Scheduler &scheduler, NodeConfig config)
 
 Node::~Node() = default;
 
-// The devices a model has: the core's own always; the DMA engines when the
-// model gives their timing.
+// The core's own devices, and those of the board the model names.
 void Node::add_devices() {
-  devices_.resize(9);
   caps_ = NICEMU_CAP_TIMER | NICEMU_CAP_IRQ | NICEMU_CAP_WATCHDOG;
-  if (auto doorbell = DoorbellDevice::from_model(*this, model_)) {
-    doorbell_ = doorbell.get();
-    devices_[8] = std::move(doorbell); // [params.doorbell]
-    caps_ |= NICEMU_CAP_DOORBELL;
-  }
-  auto timing = [this](const std::string &key) {
-    auto it = model_.timing_ps.find(key);
-    return it == model_.timing_ps.end() ? std::optional<Time>() : it->second;
-  };
-  auto gap = timing("host_dma.gap_to_sram"),
-       word = timing("host_dma.per_word_to_sram");
-  auto gap_out = timing("host_dma.gap_to_host"),
-       word_out = timing("host_dma.per_word_to_host");
-  if (gap && word && gap_out && word_out) {
-    devices_[4] = std::make_unique<HostDmaEngine>(
-        *this, DmaTiming{*gap, *word}, DmaTiming{*gap_out, *word_out});
-    caps_ |= NICEMU_CAP_HDMA;
-  }
-  auto tx_gap = timing("tx_dma.gap"), tx_word = timing("tx_dma.per_word");
-  if (tx_gap && tx_word) {
-    devices_[5] =
-        std::make_unique<TxEngine>(*this, DmaTiming{*tx_gap, *tx_word});
-    auto rx = std::make_unique<RxEngine>(*this);
-    if (config_.fabric)
-      config_.fabric->attach(config_.node, rx.get());
-    devices_[6] = std::move(rx);
-    devices_[7] = std::make_unique<RouteTable>(*this);
-    caps_ |= NICEMU_CAP_NETWORK;
-    if (ethernet_framing(model_)) // [params.ethernet]: links carry Ethernet
-      caps_ |= NICEMU_CAP_ETHERNET;
-  }
+  board_.assemble(*this, model_);
+  doorbell_ = dynamic_cast<DoorbellDevice *>(device_at(NICEMU_DOORBELL_BASE));
   NodeIdentity id{config_.node,
                   config_.nodes,
                   model_.id,
                   uint32_t(model_.clock_hz),
                   model_.code_region().size,
                   caps_};
-  devices_[0] = std::make_unique<SysDevice>(*this, id);
-  devices_[1] = std::make_unique<ConsoleDevice>(*this);
-  devices_[2] = std::make_unique<TimerDevice>(*this);
+  install(NICEMU_SYS_BASE, std::make_unique<SysDevice>(*this, id), 0);
+  install(NICEMU_CONSOLE_BASE, std::make_unique<ConsoleDevice>(*this), 0);
+  install(NICEMU_TIMER_BASE, std::make_unique<TimerDevice>(*this), 0);
   auto irq = std::make_unique<IrqController>(*this);
   irq_ = irq.get();
-  devices_[3] = std::move(irq);
+  install(NICEMU_IRQ_BASE, std::move(irq), 0);
+}
+
+void Node::install(uint32_t base, std::unique_ptr<Device> device,
+                   uint32_t caps) {
+  assert(device && base >= NICEMU_MMIO_BASE &&
+         (base - NICEMU_MMIO_BASE) % NICEMU_DEVICE_WINDOW == 0);
+  uint32_t window = (base - NICEMU_MMIO_BASE) / NICEMU_DEVICE_WINDOW;
+  if (window >= devices_.size())
+    devices_.resize(window + 1);
+  assert(!devices_[window] && "two devices in one window");
+  devices_[window] = std::move(device);
+  caps_ |= caps;
+}
+
+Device *Node::device_at(uint32_t base) const {
+  uint32_t window = (base - NICEMU_MMIO_BASE) / NICEMU_DEVICE_WINDOW;
+  return window < devices_.size() ? devices_[window].get() : nullptr;
 }
 
 const Node::Memory *Node::memory_for(uint32_t addr, uint32_t len) const {
@@ -180,8 +169,8 @@ void Node::reset() {
                 " (restart nicemu run)");
   flush_console();
   // Disarm the timer: its event would fire into the new devices.
-  if (devices_[2])
-    devices_[2]->write(NICEMU_TIMER_CTRL, 0);
+  if (Device *timer = device_at(NICEMU_TIMER_BASE))
+    timer->write(NICEMU_TIMER_CTRL, 0);
   for (auto &d : devices_)
     if (d)
       retired_devices_.push_back(std::move(d));

@@ -6,6 +6,7 @@
 // interrupt, take interrupts at block boundaries, halt, fault, watchdog.
 #pragma once
 
+#include "boards/board.hpp"
 #include "core/cpu.hpp"
 #include "devices/device.hpp"
 #include "devices/irq.hpp"
@@ -36,13 +37,16 @@ struct NodeConfig {
   Fabric *fabric = nullptr;          // the network, if any
   HostMemory *host_memory = nullptr; // the host's registered memory, if any
   RunEvents *events = nullptr;       // observers of the run, if any
+  // The board that assembles the card; null: the one the model names
+  // (checked_board). Tests pass boards of their own.
+  const Board *board = nullptr;
   // Receives each complete console line of the firmware (without '\n').
   std::function<void(uint32_t node, const std::string &line)> console;
 };
 
 class DoorbellDevice;
 
-class Node final : public CpuBus, public DeviceHost {
+class Node final : public CpuBus, public DeviceHost, private CardAssembly {
 public:
   Node(const Model &model, Scheduler &scheduler, NodeConfig config);
   ~Node() override;
@@ -78,6 +82,7 @@ public:
   void fail(Fault f);
   const Image &image() const { return image_; }
   const Model &model() const override { return model_; }
+  const Board &board() const { return board_; }
   Cpu &cpu() { return *cpu_; }
   const Cpu &cpu() const { return *cpu_; }
   uint64_t sleep_cycles() const { return sleep_cycles_; }
@@ -130,12 +135,18 @@ private:
                      unsigned size, bool write);
   void write_card(uint32_t addr, const uint8_t *data, uint32_t len);
   void add_devices();
+  // CardAssembly
+  DeviceHost &device_host() override { return *this; }
+  void install(uint32_t base, std::unique_ptr<Device> device,
+               uint32_t caps) override;
   const Memory *memory_for(uint32_t addr, uint32_t len) const;
+  Device *device_at(uint32_t base) const;
   void take_interrupt();
   void check_watchdog();
   uint64_t watchdog_deadline() const;
 
   const Model &model_;
+  const Board &board_;
   Scheduler &scheduler_;
   NodeConfig config_;
   ClockDomain clock_;

@@ -172,3 +172,35 @@ TEST_CASE("bad arguments and missing files are user errors") {
     check_user_error(r, {"--flash", "--firmware"});
   }
 }
+
+TEST_CASE("a model with a misspelled or missing key is refused before the "
+          "run, naming the key and the device") {
+  TempDir dir;
+  std::string text =
+      read_text(fs::path(NICEMU_SOURCE_DIR) / "emulator/models/lanai4.toml");
+  auto model_with = [&](const std::string &from, const std::string &to) {
+    std::string edited = text;
+    size_t at = edited.find(from);
+    REQUIRE(at != std::string::npos);
+    edited.replace(at, from.size(), to);
+    const std::string path = dir.file("card.toml");
+    std::ofstream(path) << edited;
+    return path;
+  };
+  {
+    CommandResult r =
+        nicemu({"run", "--model", model_with("per_word =", "per_wrod ="),
+                "--firmware", firmware("hello.img")});
+    INFO(r);
+    check_user_error(r, {"card.toml:", "[timing.tx_dma] per_wrod",
+                         "did you mean per_word? the Tx engine reads it"});
+  }
+  {
+    CommandResult r =
+        nicemu({"run", "--model", model_with("gap_to_sram =", "#"),
+                "--firmware", firmware("hello.img")});
+    INFO(r);
+    check_user_error(r, {"[timing.host_dma] gap_to_sram is missing",
+                         "the lanai4 board's host DMA engine needs it"});
+  }
+}

@@ -3,6 +3,7 @@
 // console. Shared by the node-level unit tests.
 #pragma once
 
+#include "boards/common/shared_parts.hpp"
 #include "devices/host_memory.hpp"
 #include "mips_asm.hpp"
 #include "nicemu/image.hpp"
@@ -57,6 +58,37 @@ inline const Model &test_model() {
   return m;
 }
 
+// The boards of the unit tests' own cards (models that name no board): a
+// card with host DMA ("testcard"), and with doorbells and a PCI host side
+// ("bellcard", "bad"; "nobellcard" without doorbells), by the name of the
+// file they were parsed as. nullptr for a model of the shipped ones, whose node
+// then takes the board the model names.
+inline const Board *board_for_test(const Model &model) {
+  static const SharedPartsBoard testcard("testcard", "card for unit tests",
+                                         {SharedPart::HostDma});
+  static const SharedPartsBoard bellcard(
+      "bellcard", "card with doorbells for unit tests",
+      {SharedPart::HostDma, SharedPart::Doorbells, SharedPart::PciHost});
+  static const SharedPartsBoard nobellcard(
+      "nobellcard", "card without doorbells for unit tests",
+      {SharedPart::HostDma, SharedPart::PciHost});
+  const std::string file = model.source.stem().string();
+  if (file == "testcard")
+    return &testcard;
+  if (file == "bellcard" || file == "bad")
+    return &bellcard;
+  if (file == "nobellcard")
+    return &nobellcard;
+  return nullptr;
+}
+
+// A node's configuration for `model`, with its test board if it has one.
+inline NodeConfig config_for(const Model &model) {
+  NodeConfig config;
+  config.board = board_for_test(model);
+  return config;
+}
+
 inline constexpr uint32_t kEntry = 0x1000;
 
 // Code words placed at given addresses, packed as an image and flashed.
@@ -88,7 +120,7 @@ struct Run {
   Run(const std::vector<uint8_t> &flash, Time max_time = kTimeNever,
       std::optional<uint64_t> watchdog = std::nullopt,
       HostMemory *host = nullptr, RunEvents *events = nullptr) {
-    NodeConfig config;
+    NodeConfig config = config_for(test_model());
     config.watchdog_cycles = watchdog;
     config.host_memory = host;
     config.events = events;

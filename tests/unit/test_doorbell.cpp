@@ -108,7 +108,8 @@ const Model &lanai4() {
 struct Card {
   Scheduler scheduler;
   Node node;
-  explicit Card(const Model &model) : node(model, scheduler, NodeConfig{}) {}
+  explicit Card(const Model &model)
+      : node(model, scheduler, config_for(model)) {}
 
   uint32_t read(uint32_t addr) {
     uint32_t value = 0;
@@ -166,7 +167,7 @@ public:
   Rig(const Model &model, const std::vector<uint8_t> &flash)
       : agent_(0, 1, 1 << 20, sim_.scheduler(), model) {
     sim_.set_external(this);
-    NodeConfig config;
+    NodeConfig config = config_for(model);
     config.host_memory = &agent_;
     node_ = &sim_.add_node(model, config);
     node_->boot(flash);
@@ -453,7 +454,7 @@ TEST_CASE("doorbell: a model's [params.doorbell] is checked") {
            "[params.doorbell]\n" + params;
     Model m = parse_model(text, "bad.toml");
     Scheduler scheduler;
-    Node node(m, scheduler, NodeConfig{});
+    Node node(m, scheduler, config_for(m));
     return node.doorbell() ? node.doorbell()->fifos() : 0u;
   };
   CHECK(card_with("fifos = 32\ndepth = 1\n") == 32);

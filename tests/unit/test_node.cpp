@@ -291,7 +291,7 @@ TEST_CASE("device registers refuse bad accesses with a bus error") {
 
 TEST_CASE("the boot ROM refuses a bad flash, saying why") {
   Simulation sim;
-  Node &node = sim.add_node(test_model(), {});
+  Node &node = sim.add_node(test_model(), config_for(test_model()));
   std::vector<uint8_t> erased(test_model().flash_size, 0xFF);
   CHECK_THROWS_WITH_AS(node.boot(erased), doctest::Contains("erased"), Error);
   CHECK_THROWS_WITH_AS(node.boot(flash_with({{kEntry, {nop()}}}, "lanai4")),
@@ -311,8 +311,8 @@ TEST_CASE("nodes can share one flash image, a node boots only once") {
   auto flash = std::make_shared<const std::vector<uint8_t>>(
       flash_with({{kEntry, sleep_until_1000()}}));
   Simulation sim;
-  Node &a = sim.add_node(test_model(), {});
-  NodeConfig second;
+  Node &a = sim.add_node(test_model(), config_for(test_model()));
+  NodeConfig second = config_for(test_model());
   second.node = 1;
   second.nodes = 2;
   Node &b = sim.add_node(test_model(), second);

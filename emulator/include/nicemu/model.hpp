@@ -35,6 +35,7 @@ struct CycleTable {
 struct Model {
   std::string name;                   // "lanai4"
   std::string description;            // one line
+  std::string board;                  // the card family that builds it
   std::filesystem::path source;       // file it was loaded from
   uint32_t id = 0;                    // value of SYS_MODEL
   uint64_t clock_hz = 0;              // core clock
@@ -47,6 +48,9 @@ struct Model {
   std::map<std::string, uint64_t> timing_ps;
   // Other numeric parameters, keyed "section.name".
   std::map<std::string, double> params;
+  // The line of each [timing.*] and [params.*] key in the file, keyed
+  // "timing.section.name" / "params.section.name", for messages.
+  std::map<std::string, uint32_t> key_lines;
 
   // The region holding `addr`, or nullptr.
   const MemoryRegion *region_at(uint32_t addr) const;
@@ -64,6 +68,30 @@ struct Model {
   uint64_t timing(const std::string &key) const;
   double param(const std::string &key) const;
 };
+
+// What a model's [timing.*] and [params.*] keys mean to the card built from
+// it. A board lists every key its devices read (docs/models.md, "Keys"):
+// a key in the file that no board device reads is refused, and so is a
+// required key that is missing.
+enum class KeyUse : uint8_t {
+  Required,  // the device cannot work without it
+  Optional,  // read when present; the device has a documented fallback
+  Reference, // a published figure kept beside the ones that are read (a
+             // check value, or a block the board does not model yet)
+};
+
+struct ModelKey {
+  const char *key;    // "timing.tx_dma.gap", "params.doorbell.fifos"
+  KeyUse use;
+  const char *reader; // who reads it, for messages: "the Tx engine"
+};
+
+// Throws nicemu::Error naming the model's file and line when one of its
+// [timing.*]/[params.*] keys is not in `keys` (with "did you mean ...?"),
+// or when a Required key of `keys` is missing (naming its reader). `board`
+// names the board in the messages.
+void check_model_keys(const Model &model, const std::vector<ModelKey> &keys,
+                      const std::string &board);
 
 // Loads a model by name (searched in the model path) or by file path.
 // Throws nicemu::Error naming the file, the key and what is wrong.

@@ -1,0 +1,58 @@
+// A board assembles one NIC family's card: which devices it has, at which
+// register windows, and which model keys they read. The node (node/) is the
+// same for every family: core, memories, bus and life cycle; it asks the
+// board named by the model (`board = "lanai4"`) for everything else.
+//
+// Adding a family is adding a folder here (docs/adding-a-card.md).
+#pragma once
+
+#include "devices/device.hpp"
+#include "nicemu/model.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nicemu {
+
+// What a board sees of the card it assembles (the node implements it).
+class CardAssembly {
+public:
+  virtual ~CardAssembly() = default;
+  // What the devices ask of their card (clock, scheduler, memories, irq...).
+  virtual DeviceHost &device_host() = 0;
+  // Puts `device` at its register window, which starts at `base` (a
+  // NICEMU_<DEV>_BASE of nicemu/regs.h); `caps`: the NICEMU_CAP_* bits it
+  // brings to SYS_CAPS.
+  virtual void install(uint32_t base, std::unique_ptr<Device> device,
+                       uint32_t caps) = 0;
+};
+
+class Board {
+public:
+  virtual ~Board() = default;
+  virtual const std::string &name() const = 0;
+  virtual const std::string &description() const = 0;
+  // Every [timing.*] and [params.*] key this board's devices read.
+  virtual std::vector<ModelKey> model_keys() const = 0;
+  // Memories ([[memory]] names) the card's devices need.
+  virtual std::vector<std::string> required_memories() const { return {}; }
+  // Installs the board's devices. SYS, CONSOLE, TIMER and IRQ are the
+  // core's own and every card has them: the node installs those.
+  virtual void assemble(CardAssembly &card, const Model &model) const = 0;
+};
+
+// The boards nicemu knows, by name; nullptr for an unknown name.
+const Board *find_board(const std::string &name);
+std::vector<const Board *> all_boards();
+
+// Throws nicemu::Error naming the model's file when the model does not fit
+// `board`: a key no device reads, a required key missing, a required memory
+// missing.
+void check_model_against(const Model &model, const Board &board);
+
+// The board `model` names, checked against the model. Throws nicemu::Error
+// when the model names no board or an unknown one, or does not fit it.
+const Board &checked_board(const Model &model);
+
+} // namespace nicemu

@@ -1,0 +1,154 @@
+// Boards: every shipped model names its board and fits it; a model key no
+// device reads, a required key that is missing, a missing memory and an
+// unknown board are refused with messages naming the key, the line, the
+// board and the device.
+#include "boards/board.hpp"
+#include "nicemu/error.hpp"
+#include "nicemu/model.hpp"
+#include "nicemu/regs.h"
+#include "node/node.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+using namespace nicemu;
+
+namespace {
+
+std::string shipped_text(const std::string &name) {
+  std::ifstream in(load_model(name).source);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The shipped model `name` with the first `from` replaced by `to`.
+Model edited(const std::string &name, const std::string &from,
+             const std::string &to) {
+  std::string text = shipped_text(name);
+  size_t at = text.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, from);
+  text.replace(at, from.size(), to);
+  return parse_model(text, "edited.toml");
+}
+
+// The message checked_board throws for `model`, or "(no error)".
+std::string refusal(const Model &model) {
+  try {
+    checked_board(model);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Checks that `model` is refused with a message holding `part`.
+void check_refused(const Model &model, const std::string &part) {
+  std::string message = refusal(model);
+  INFO(message);
+  CHECK(message.find(part) != std::string::npos);
+}
+
+// The line of `text` that holds `needle`, counted from 1.
+int line_of(const std::string &text, const std::string &needle) {
+  size_t at = text.find(needle);
+  REQUIRE(at != std::string::npos);
+  int line = 1;
+  for (size_t i = 0; i < at; ++i)
+    line += text[i] == '\n';
+  return line;
+}
+
+} // namespace
+
+TEST_CASE("boards: each shipped model names its own board and fits it") {
+  for (const char *name : {"lanai4", "comet", "martini", "uzura"}) {
+    CAPTURE(name);
+    Model m = load_model(name);
+    CHECK(m.board == name);
+    CHECK(&checked_board(m) == find_board(name));
+  }
+  CHECK(all_boards().size() == 4);
+  CHECK(find_board("nosuch") == nullptr);
+}
+
+TEST_CASE("boards: a misspelled key is refused at its line, with the key it "
+          "meant and who reads that") {
+  std::string text = shipped_text("lanai4");
+  Model m =
+      edited("lanai4", "per_word = \"30.1 ns\"", "per_wrod = \"30.1 ns\"");
+  CHECK(
+      refusal(m) ==
+      "edited.toml:" + std::to_string(line_of(text, "per_word = \"30.1 ns\"")) +
+          ": model \"lanai4\": [timing.tx_dma] per_wrod: no device of the "
+          "lanai4 board reads this key (did you mean per_word? the Tx "
+          "engine reads it)");
+  // A misspelled table is found across tables.
+  Model table = edited("lanai4", "[timing.tx_dma]", "[timing.tx_dam]");
+  check_refused(table, "(did you mean [timing.tx_dma] gap? the Tx engine "
+                       "reads it)");
+}
+
+TEST_CASE("boards: a required key that is missing is refused, naming the "
+          "device that needs it") {
+  Model m = edited("lanai4", "per_word = \"30.1 ns\"", "");
+  CHECK(refusal(m) == "edited.toml: model \"lanai4\": [timing.tx_dma] "
+                      "per_word is missing; the lanai4 board's Tx engine "
+                      "needs it");
+  Model bells = edited("comet", "depth =", "# depth =");
+  check_refused(bells, "[params.doorbell] depth is missing; the comet "
+                       "board's doorbell bank needs it");
+  // An Optional key may be left out: the host's doorbell cost falls back
+  // to a PIO write.
+  Model optional = edited("comet", "doorbell_write =", "# doorbell_write =");
+  CHECK(refusal(optional) == "(no error)");
+}
+
+TEST_CASE("boards: keys of a block the board does not have are refused") {
+  // lanai4 has no doorbells: a [params.doorbell] would once have added them
+  // silently.
+  std::string text =
+      shipped_text("lanai4") + "\n[params.doorbell]\nfifos = 4\n";
+  Model m = parse_model(text, "bells.toml");
+  check_refused(m, "[params.doorbell] fifos: no device of the lanai4 "
+                   "board reads this key (its tables: ");
+  // Reference figures are accepted and read by nobody.
+  Model martini = load_model("martini");
+  CHECK(martini.params.count("htlb.ways"));
+  CHECK(refusal(martini) == "(no error)");
+}
+
+TEST_CASE("boards: unknown or missing boards and missing memories") {
+  Model none = edited("lanai4", "board = \"lanai4\"", "");
+  check_refused(none, "names no board: add board = \"NAME\" at the top "
+                      "(boards: lanai4, comet, martini, uzura)");
+  Model unknown = edited("lanai4", "board = \"lanai4\"", "board = \"lanai5\"");
+  check_refused(unknown, "unknown board \"lanai5\"");
+  Model no_llcm = edited("martini", "name = \"llcm\"", "name = \"lcm\"");
+  check_refused(no_llcm, "the martini board needs a [[memory]] named "
+                         "\"llcm\"");
+}
+
+TEST_CASE("boards: a node has the devices of its board, and SYS_CAPS says "
+          "so") {
+  auto caps_of = [](const std::string &name) {
+    Model m = load_model(name);
+    Scheduler scheduler;
+    Node node(m, scheduler, NodeConfig{});
+    uint32_t caps = 0;
+    std::string why;
+    REQUIRE(
+        node.debug_mmio(NICEMU_SYS_BASE + NICEMU_SYS_CAPS, false, caps, why));
+    CHECK(&node.board() == find_board(name));
+    return caps;
+  };
+  const uint32_t core = NICEMU_CAP_TIMER | NICEMU_CAP_IRQ | NICEMU_CAP_WATCHDOG;
+  CHECK(caps_of("lanai4") == (core | NICEMU_CAP_HDMA | NICEMU_CAP_NETWORK));
+  CHECK(caps_of("comet") == (core | NICEMU_CAP_HDMA | NICEMU_CAP_NETWORK |
+                             NICEMU_CAP_ETHERNET | NICEMU_CAP_DOORBELL));
+  CHECK(caps_of("martini") == core);
+  CHECK(caps_of("uzura") == core);
+}
