@@ -2,15 +2,17 @@
 #pragma once
 
 #include "devices/device.hpp"
+#include "nicemu/regs.h"
 
 namespace nicemu {
 
 class ConsoleDevice final : public Device {
 public:
-  explicit ConsoleDevice(DeviceHost &host) : host_(host) {}
-  uint32_t read(uint32_t) override { return 0; }
-  void write(uint32_t, uint32_t value) override {
-    host_.console_byte(uint8_t(value));
+  explicit ConsoleDevice(DeviceHost &host)
+      : Device(RegisterLayout::of("CONSOLE")), host_(host) {
+    registers().on_write(NICEMU_CONSOLE_TX, [this](uint64_t value) {
+      host_.console_byte(uint8_t(value));
+    });
   }
 
 private:

@@ -1,8 +1,11 @@
-// The narrow device interface. The bus has already checked that an access is
-// an aligned 32-bit access to a register the device defines, with the right
-// direction, so devices only implement behaviour.
+// The narrow device interface: a device is its register bank (the
+// registers its contract header declares, and what each one does), plus
+// whatever callbacks its card or the fabric call (DMA done, packet
+// arrived). The bus checks every access against the bank's layout, so a
+// device only implements behaviour.
 #pragma once
 
+#include "devices/register_bank.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/time.hpp"
 
@@ -49,9 +52,15 @@ public:
 
 class Device {
 public:
+  explicit Device(const RegisterLayout &layout) : registers_(layout) {}
   virtual ~Device() = default;
-  virtual uint32_t read(uint32_t offset) = 0;
-  virtual void write(uint32_t offset, uint32_t value) = 0;
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+
+  RegisterBank &registers() { return registers_; }
+
+private:
+  RegisterBank registers_;
 };
 
 } // namespace nicemu

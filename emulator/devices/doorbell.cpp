@@ -11,7 +11,23 @@
 namespace nicemu {
 
 DoorbellDevice::DoorbellDevice(DeviceHost &host, uint32_t fifos, uint32_t depth)
-    : host_(host), fifos_(fifos), depth_(depth) {}
+    : Device(RegisterLayout::of("DOORBELL")), host_(host), fifos_(fifos),
+      depth_(depth) {
+  registers()
+      .on_read(NICEMU_DOORBELL_NONEMPTY,
+               [this] {
+                 uint32_t bits = 0;
+                 for (uint32_t i = 0; i < fifos_.size(); ++i)
+                   if (!fifos_[i].entries.empty())
+                     bits |= 1u << i;
+                 return bits;
+               })
+      .constant(NICEMU_DOORBELL_FIFOS, fifos)
+      .constant(NICEMU_DOORBELL_DEPTH, depth)
+      .bind(NICEMU_DOORBELL_SELECT, select_)
+      .on_read(NICEMU_DOORBELL_COUNT, [this] { return count(select_); })
+      .on_read(NICEMU_DOORBELL_POP, [this] { return pop(); });
+}
 
 std::unique_ptr<DoorbellDevice> DoorbellDevice::from_model(DeviceHost &host,
                                                            const Model &model) {
@@ -63,45 +79,19 @@ void DoorbellDevice::when_space(uint32_t fifo, SpaceWaiter waiter) {
     fifos_[fifo].waiters.push_back(std::move(waiter));
 }
 
-uint32_t DoorbellDevice::read(uint32_t offset) {
-  switch (offset) {
-  case NICEMU_DOORBELL_NONEMPTY: {
-    uint32_t bits = 0;
-    for (uint32_t i = 0; i < fifos_.size(); ++i)
-      if (!fifos_[i].entries.empty())
-        bits |= 1u << i;
-    return bits;
-  }
-  case NICEMU_DOORBELL_FIFOS:
-    return fifos();
-  case NICEMU_DOORBELL_DEPTH:
-    return depth_;
-  case NICEMU_DOORBELL_SELECT:
-    return select_;
-  case NICEMU_DOORBELL_COUNT:
-    return count(select_);
-  case NICEMU_DOORBELL_POP: {
-    if (select_ >= fifos_.size() || fifos_[select_].entries.empty())
-      return 0;
-    Fifo &f = fifos_[select_];
-    uint32_t value = f.entries.front();
-    f.entries.pop_front();
-    // A held write gets the entry just freed, at the time of this pop.
-    if (!f.waiters.empty()) {
-      SpaceWaiter waiter = std::move(f.waiters.front());
-      f.waiters.pop_front();
-      waiter(host_.now());
-    }
-    return value;
-  }
-  default:
+uint32_t DoorbellDevice::pop() {
+  if (select_ >= fifos_.size() || fifos_[select_].entries.empty())
     return 0;
+  Fifo &f = fifos_[select_];
+  uint32_t value = f.entries.front();
+  f.entries.pop_front();
+  // A held write gets the entry just freed, at the time of this pop.
+  if (!f.waiters.empty()) {
+    SpaceWaiter waiter = std::move(f.waiters.front());
+    f.waiters.pop_front();
+    waiter(host_.now());
   }
-}
-
-void DoorbellDevice::write(uint32_t offset, uint32_t value) {
-  if (offset == NICEMU_DOORBELL_SELECT)
-    select_ = value;
+  return value;
 }
 
 } // namespace nicemu

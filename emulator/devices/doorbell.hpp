@@ -36,9 +36,6 @@ public:
   // The model keys it reads.
   static std::vector<ModelKey> model_keys();
 
-  uint32_t read(uint32_t offset) override;
-  void write(uint32_t offset, uint32_t value) override;
-
   uint32_t fifos() const { return uint32_t(fifos_.size()); }
   uint32_t depth() const { return depth_; }
   // Entries in FIFO `fifo` (0 for a FIFO that does not exist).
@@ -54,6 +51,8 @@ public:
   void when_space(uint32_t fifo, SpaceWaiter waiter);
 
 private:
+  uint32_t pop(); // POP: the oldest entry of the selected FIFO, or 0
+
   struct Fifo {
     std::deque<uint32_t> entries;
     std::deque<SpaceWaiter> waiters;

@@ -29,44 +29,22 @@ std::vector<ModelKey> HostDmaEngine::model_keys() {
           {"params.host_dma.peak_to_host_MBps", KeyUse::Reference, me}};
 }
 
-uint32_t HostDmaEngine::read(uint32_t offset) {
-  switch (offset) {
-  case NICEMU_HDMA_HOST_ADDR:
-    return host_addr_;
-  case NICEMU_HDMA_CARD_ADDR:
-    return card_addr_;
-  case NICEMU_HDMA_LENGTH:
-    return length_;
-  case NICEMU_HDMA_STATUS:
-    return status_;
-  case NICEMU_HDMA_ERROR:
-    return error_;
-  default:
-    return 0;
-  }
-}
-
-void HostDmaEngine::write(uint32_t offset, uint32_t value) {
-  switch (offset) {
-  case NICEMU_HDMA_HOST_ADDR:
-    host_addr_ = value;
-    break;
-  case NICEMU_HDMA_CARD_ADDR:
-    card_addr_ = value;
-    break;
-  case NICEMU_HDMA_LENGTH:
-    length_ = value;
-    break;
-  case NICEMU_HDMA_CTRL:
-    if (value & NICEMU_DMA_START)
-      start(value);
-    break;
-  case NICEMU_HDMA_STATUS:
-    status_ &= ~(value & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR));
-    break;
-  default:
-    break;
-  }
+HostDmaEngine::HostDmaEngine(DeviceHost &host, DmaTiming to_card,
+                             DmaTiming to_host)
+    : Device(RegisterLayout::of("HDMA")), host_(host), to_card_(to_card),
+      to_host_(to_host) {
+  registers()
+      .bind(NICEMU_HDMA_HOST_ADDR, host_addr_)
+      .bind(NICEMU_HDMA_CARD_ADDR, card_addr_)
+      .bind(NICEMU_HDMA_LENGTH, length_)
+      .on_write(NICEMU_HDMA_CTRL,
+                [this](uint64_t v) {
+                  if (v & NICEMU_DMA_START)
+                    start(uint32_t(v));
+                })
+      .write_one_to_clear(NICEMU_HDMA_STATUS, status_,
+                          NICEMU_DMA_DONE | NICEMU_DMA_ERROR)
+      .on_read(NICEMU_HDMA_ERROR, [this] { return error_; });
 }
 
 // A refused transfer moves nothing and reports why; the engine stays usable.

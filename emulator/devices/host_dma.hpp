@@ -18,16 +18,12 @@ struct DmaTiming {
 
 class HostDmaEngine final : public Device {
 public:
-  HostDmaEngine(DeviceHost &host, DmaTiming to_card, DmaTiming to_host)
-      : host_(host), to_card_(to_card), to_host_(to_host) {}
+  HostDmaEngine(DeviceHost &host, DmaTiming to_card, DmaTiming to_host);
   // The engine a model's [timing.host_dma] describes.
   static std::unique_ptr<HostDmaEngine> from_model(DeviceHost &host,
                                                    const Model &model);
   // The model keys it reads.
   static std::vector<ModelKey> model_keys();
-
-  uint32_t read(uint32_t offset) override;
-  void write(uint32_t offset, uint32_t value) override;
 
   static constexpr uint32_t kMaxLength = 1u << 20;
 

@@ -4,46 +4,25 @@
 
 namespace nicemu {
 
-uint32_t IrqController::read(uint32_t offset) {
-  switch (offset) {
-  case NICEMU_IRQ_PENDING:
-    return pending_;
-  case NICEMU_IRQ_ENABLE:
-    return enable_;
-  case NICEMU_IRQ_MASTER:
-    return master_ ? 1 : 0;
-  case NICEMU_IRQ_EPC:
-    return epc_;
-  case NICEMU_IRQ_VECTOR:
-    return vector_;
-  case NICEMU_IRQ_CAUSE:
-    return cause_;
-  default:
-    return 0;
-  }
-}
-
-void IrqController::write(uint32_t offset, uint32_t value) {
-  switch (offset) {
-  case NICEMU_IRQ_PENDING:
-    pending_ &= ~value;
-    break;
-  case NICEMU_IRQ_ENABLE:
-    enable_ = value;
-    break;
-  case NICEMU_IRQ_MASTER:
-    master_ = (value & 1) != 0;
-    break;
-  case NICEMU_IRQ_VECTOR:
-    vector_ = value;
-    break;
-  case NICEMU_IRQ_RAISE:
-    pending_ |= value;
-    break;
-  default:
-    return;
-  }
-  host_.irq_state_changed();
+IrqController::IrqController(DeviceHost &host)
+    : Device(RegisterLayout::of("IRQ")), host_(host) {
+  auto changed = [this] { host_.irq_state_changed(); };
+  registers()
+      .write_one_to_clear(NICEMU_IRQ_PENDING, pending_, ~0u, changed)
+      .bind(NICEMU_IRQ_ENABLE, enable_, changed)
+      .on_read(NICEMU_IRQ_MASTER, [this] { return master_; })
+      .on_write(NICEMU_IRQ_MASTER,
+                [this](uint64_t v) {
+                  master_ = uint32_t(v) & 1;
+                  host_.irq_state_changed();
+                })
+      .on_read(NICEMU_IRQ_EPC, [this] { return epc_; })
+      .bind(NICEMU_IRQ_VECTOR, vector_, changed)
+      .on_read(NICEMU_IRQ_CAUSE, [this] { return cause_; })
+      .on_write(NICEMU_IRQ_RAISE, [this](uint64_t v) {
+        pending_ |= uint32_t(v);
+        host_.irq_state_changed();
+      });
 }
 
 void IrqController::raise(uint32_t lines) {

@@ -9,25 +9,23 @@ namespace nicemu {
 
 class IrqController final : public Device {
 public:
-  explicit IrqController(DeviceHost &host) : host_(host) {}
-  uint32_t read(uint32_t offset) override;
-  void write(uint32_t offset, uint32_t value) override;
+  explicit IrqController(DeviceHost &host);
 
   void raise(uint32_t lines);
   uint32_t active() const { return pending_ & enable_; }
-  bool should_interrupt() const { return master_ && active() != 0; }
+  bool should_interrupt() const { return (master_ & 1) && active() != 0; }
   uint32_t vector() const { return vector_; }
   // Entry into the interrupt stub: remember where, mask further interrupts.
   void enter(uint32_t epc) {
     epc_ = epc;
     cause_ = active();
-    master_ = false;
+    master_ = 0;
   }
 
 private:
   DeviceHost &host_;
   uint32_t pending_ = 0, enable_ = 0, epc_ = 0, vector_ = 0, cause_ = 0;
-  bool master_ = false;
+  uint32_t master_ = 0; // bit 0
 };
 
 } // namespace nicemu

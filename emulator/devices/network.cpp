@@ -24,44 +24,21 @@ uint32_t packet_crc(const uint8_t *data, size_t len) {
 
 // ---- Tx ------------------------------------------------------------------
 
-uint32_t TxEngine::read(uint32_t offset) {
-  switch (offset) {
-  case NICEMU_TX_ADDR:
-    return addr_;
-  case NICEMU_TX_LENGTH:
-    return length_;
-  case NICEMU_TX_ROUTE_LEN:
-    return route_len_;
-  case NICEMU_TX_STATUS:
-    return status_;
-  case NICEMU_TX_ERROR:
-    return error_;
-  default:
-    return 0;
-  }
-}
-
-void TxEngine::write(uint32_t offset, uint32_t value) {
-  switch (offset) {
-  case NICEMU_TX_ADDR:
-    addr_ = value;
-    break;
-  case NICEMU_TX_LENGTH:
-    length_ = value;
-    break;
-  case NICEMU_TX_ROUTE_LEN:
-    route_len_ = value;
-    break;
-  case NICEMU_TX_CTRL:
-    if (value & NICEMU_DMA_START)
-      start(value);
-    break;
-  case NICEMU_TX_STATUS:
-    status_ &= ~(value & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR));
-    break;
-  default:
-    break;
-  }
+TxEngine::TxEngine(DeviceHost &host, DmaTiming timing)
+    : Device(RegisterLayout::of("TX")), host_(host), timing_(timing),
+      ethernet_(ethernet_framing(host.model())) {
+  registers()
+      .bind(NICEMU_TX_ADDR, addr_)
+      .bind(NICEMU_TX_LENGTH, length_)
+      .bind(NICEMU_TX_ROUTE_LEN, route_len_)
+      .on_write(NICEMU_TX_CTRL,
+                [this](uint64_t v) {
+                  if (v & NICEMU_DMA_START)
+                    start(uint32_t(v));
+                })
+      .write_one_to_clear(NICEMU_TX_STATUS, status_,
+                          NICEMU_DMA_DONE | NICEMU_DMA_ERROR)
+      .on_read(NICEMU_TX_ERROR, [this] { return error_; });
 }
 
 void TxEngine::start(uint32_t ctrl) {
@@ -121,47 +98,28 @@ void TxEngine::sent(Time now) {
 
 // ---- Rx ------------------------------------------------------------------
 
-uint32_t RxEngine::read(uint32_t offset) {
-  switch (offset) {
-  case NICEMU_RX_ADDR:
-    return addr_;
-  case NICEMU_RX_SIZE:
-    return size_;
-  case NICEMU_RX_STATUS:
-    return status_;
-  case NICEMU_RX_LENGTH:
-    return length_;
-  default:
-    return 0;
-  }
+RxEngine::RxEngine(DeviceHost &host)
+    : Device(RegisterLayout::of("RX")), host_(host) {
+  registers()
+      .bind(NICEMU_RX_ADDR, addr_)
+      .bind(NICEMU_RX_SIZE, size_)
+      .on_write(NICEMU_RX_CTRL, [this](uint64_t v) { arm(uint32_t(v)); })
+      .write_one_to_clear(NICEMU_RX_STATUS, status_,
+                          NICEMU_RX_DONE | NICEMU_RX_CRC_ERROR |
+                              NICEMU_RX_TRUNCATED)
+      .on_read(NICEMU_RX_LENGTH, [this] { return length_; });
 }
 
-void RxEngine::write(uint32_t offset, uint32_t value) {
-  switch (offset) {
-  case NICEMU_RX_ADDR:
-    addr_ = value;
-    break;
-  case NICEMU_RX_SIZE:
-    size_ = value;
-    break;
-  case NICEMU_RX_CTRL:
-    if ((value & NICEMU_RX_ARM) && !receiving_) {
-      // A new buffer: the last packet's status no longer applies.
-      status_ &= ~(NICEMU_RX_DONE | NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED);
-      status_ |= NICEMU_RX_ARMED;
-      irq_ = (value & NICEMU_DMA_IRQ) != 0;
-      if (head_waiting_ && host_.fabric()) {
-        head_waiting_ = false;
-        host_.fabric()->receiver_ready(host_.node_id(), host_.now());
-      }
-    }
-    break;
-  case NICEMU_RX_STATUS:
-    status_ &=
-        ~(value & (NICEMU_RX_DONE | NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED));
-    break;
-  default:
-    break;
+void RxEngine::arm(uint32_t ctrl) {
+  if (!(ctrl & NICEMU_RX_ARM) || receiving_)
+    return;
+  // A new buffer: the last packet's status no longer applies.
+  status_ &= ~(NICEMU_RX_DONE | NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED);
+  status_ |= NICEMU_RX_ARMED;
+  irq_ = (ctrl & NICEMU_DMA_IRQ) != 0;
+  if (head_waiting_ && host_.fabric()) {
+    head_waiting_ = false;
+    host_.fabric()->receiver_ready(host_.node_id(), host_.now());
   }
 }
 
@@ -202,46 +160,37 @@ void RxEngine::packet_arrived(Packet p, Time now) {
 
 // ---- Route table -----------------------------------------------------------
 
-uint32_t RouteTable::read(uint32_t offset) {
-  auto bytes = [this](size_t first) {
+RouteTable::RouteTable(DeviceHost &host)
+    : Device(RegisterLayout::of("ROUTE")), host_(host) {
+  // Bytes `first`.. of `bytes` as a little-endian word (0 past the end).
+  auto word = [](const auto &bytes, size_t first) -> uint64_t {
     uint32_t v = 0;
-    for (size_t i = 0; i < 4 && first + i < route_.size(); ++i)
-      v |= uint32_t(route_[first + i]) << (8 * i);
+    for (size_t i = 0; i < 4 && first + i < bytes.size(); ++i)
+      v |= uint32_t(bytes[first + i]) << (8 * i);
     return v;
   };
-  auto mac_bytes = [this](size_t first) {
-    MacAddress mac = mac_of(dest_);
-    uint32_t v = 0;
-    for (size_t i = 0; i < 4 && first + i < mac.size(); ++i)
-      v |= uint32_t(mac[first + i]) << (8 * i);
-    return v;
-  };
-  switch (offset) {
-  case NICEMU_ROUTE_DEST:
-    return dest_;
-  case NICEMU_ROUTE_LENGTH:
-    return uint32_t(route_.size());
-  case NICEMU_ROUTE_BYTES_LO:
-    return bytes(0);
-  case NICEMU_ROUTE_BYTES_HI:
-    return bytes(4);
   // Addresses are functions of the node number (0 beyond the numbers that
   // have one), whether or not DEST is in this run.
-  case NICEMU_ROUTE_MAC_LO:
-    return dest_ > kMaxMacNode ? 0 : mac_bytes(0);
-  case NICEMU_ROUTE_MAC_HI:
-    return dest_ > kMaxMacNode ? 0 : mac_bytes(4);
-  case NICEMU_ROUTE_IPV4:
-    return dest_ > kMaxMacNode ? 0 : ipv4_of(dest_);
-  default:
-    return 0;
-  }
+  auto has_address = [this] { return dest_ <= kMaxMacNode; };
+  registers()
+      .bind(NICEMU_ROUTE_DEST, dest_, [this] { look_up(); })
+      .on_read(NICEMU_ROUTE_LENGTH, [this] { return route_.size(); })
+      .on_read(NICEMU_ROUTE_BYTES_LO, [this, word] { return word(route_, 0); })
+      .on_read(NICEMU_ROUTE_BYTES_HI, [this, word] { return word(route_, 4); })
+      .on_read(NICEMU_ROUTE_MAC_LO,
+               [this, word, has_address]() -> uint64_t {
+                 return has_address() ? word(mac_of(dest_), 0) : 0;
+               })
+      .on_read(NICEMU_ROUTE_MAC_HI,
+               [this, word, has_address]() -> uint64_t {
+                 return has_address() ? word(mac_of(dest_), 4) : 0;
+               })
+      .on_read(NICEMU_ROUTE_IPV4, [this, has_address]() -> uint64_t {
+        return has_address() ? ipv4_of(dest_) : 0;
+      });
 }
 
-void RouteTable::write(uint32_t offset, uint32_t value) {
-  if (offset != NICEMU_ROUTE_DEST)
-    return;
-  dest_ = value;
+void RouteTable::look_up() {
   route_.clear();
   Fabric *f = host_.fabric();
   if (f && dest_ != host_.node_id() && dest_ < f->topology().nodes)

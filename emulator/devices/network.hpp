@@ -25,14 +25,9 @@ namespace nicemu {
 // the send still completes.
 class TxEngine final : public Device {
 public:
-  TxEngine(DeviceHost &host, DmaTiming timing)
-      : host_(host), timing_(timing),
-        ethernet_(ethernet_framing(host.model())) {}
+  TxEngine(DeviceHost &host, DmaTiming timing);
   // The model keys it reads.
   static std::vector<ModelKey> model_keys();
-
-  uint32_t read(uint32_t offset) override;
-  void write(uint32_t offset, uint32_t value) override;
 
   static constexpr uint32_t kMaxLength = 1u << 16;
 
@@ -58,9 +53,7 @@ private:
 // arrives while nothing is armed waits on the link (backpressure).
 class RxEngine final : public Device, public PacketReceiver {
 public:
-  explicit RxEngine(DeviceHost &host) : host_(host) {}
-  uint32_t read(uint32_t offset) override;
-  void write(uint32_t offset, uint32_t value) override;
+  explicit RxEngine(DeviceHost &host);
 
   bool accept_head(const Packet &p, Time now) override;
   void packet_arrived(Packet p, Time now) override;
@@ -68,6 +61,7 @@ public:
   uint64_t crc_errors() const { return crc_errors_; }
 
 private:
+  void arm(uint32_t ctrl);
   DeviceHost &host_;
   uint32_t addr_ = 0, size_ = 0, status_ = 0, length_ = 0;
   bool irq_ = false, receiving_ = false, head_waiting_ = false;
@@ -79,11 +73,11 @@ private:
 // node's Ethernet and IPv4 addresses (fabric/ethernet.hpp; on every model).
 class RouteTable final : public Device {
 public:
-  explicit RouteTable(DeviceHost &host) : host_(host) {}
-  uint32_t read(uint32_t offset) override;
-  void write(uint32_t offset, uint32_t value) override;
+  explicit RouteTable(DeviceHost &host);
 
 private:
+  void look_up();
+
   DeviceHost &host_;
   uint32_t dest_ = 0;
   std::vector<uint8_t> route_;

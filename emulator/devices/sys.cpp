@@ -4,45 +4,27 @@
 
 namespace nicemu {
 
-uint32_t SysDevice::read(uint32_t offset) {
-  switch (offset) {
-  case NICEMU_SYS_ID:
-    return NICEMU_ID_MAGIC;
-  case NICEMU_SYS_VERSION:
-    return NICEMU_REGS_VERSION;
-  case NICEMU_SYS_MODEL:
-    return id_.model_id;
-  case NICEMU_SYS_NODE:
-    return id_.node;
-  case NICEMU_SYS_NODES:
-    return id_.nodes;
-  case NICEMU_SYS_CLOCK_HZ:
-    return id_.clock_hz;
-  case NICEMU_SYS_CAPS:
-    return id_.caps;
-  case NICEMU_SYS_WDT_PERIOD: {
-    uint64_t p = host_.watchdog_period();
-    return p > 0xFFFFFFFFu ? 0xFFFFFFFFu : uint32_t(p);
-  }
-  default:
-    return 0;
-  }
-}
-
-void SysDevice::write(uint32_t offset, uint32_t value) {
-  switch (offset) {
-  case NICEMU_SYS_EXIT:
-    host_.halt(value);
-    break;
-  case NICEMU_SYS_WDT_PERIOD:
-    host_.set_watchdog_period(value);
-    break;
-  case NICEMU_SYS_WDT_KICK:
-    host_.kick_watchdog();
-    break;
-  default:
-    break;
-  }
+SysDevice::SysDevice(DeviceHost &host, NodeIdentity id)
+    : Device(RegisterLayout::of("SYS")), host_(host), id_(id) {
+  registers()
+      .constant(NICEMU_SYS_ID, NICEMU_ID_MAGIC)
+      .constant(NICEMU_SYS_VERSION, NICEMU_REGS_VERSION)
+      .constant(NICEMU_SYS_MODEL, id_.model_id)
+      .constant(NICEMU_SYS_NODE, id_.node)
+      .constant(NICEMU_SYS_NODES, id_.nodes)
+      .constant(NICEMU_SYS_CLOCK_HZ, id_.clock_hz)
+      .constant(NICEMU_SYS_CAPS, id_.caps)
+      .on_write(NICEMU_SYS_EXIT,
+                [this](uint64_t value) { host_.halt(uint32_t(value)); })
+      .on_read(NICEMU_SYS_WDT_PERIOD,
+               [this]() -> uint64_t {
+                 uint64_t p = host_.watchdog_period();
+                 return p > 0xFFFFFFFFu ? 0xFFFFFFFFu : p;
+               })
+      .on_write(NICEMU_SYS_WDT_PERIOD,
+                [this](uint64_t value) { host_.set_watchdog_period(value); })
+      .on_write(NICEMU_SYS_WDT_KICK,
+                [this](uint64_t) { host_.kick_watchdog(); });
 }
 
 } // namespace nicemu

@@ -12,9 +12,7 @@ struct NodeIdentity {
 
 class SysDevice final : public Device {
 public:
-  SysDevice(DeviceHost &host, NodeIdentity id) : host_(host), id_(id) {}
-  uint32_t read(uint32_t offset) override;
-  void write(uint32_t offset, uint32_t value) override;
+  SysDevice(DeviceHost &host, NodeIdentity id);
 
 private:
   DeviceHost &host_;

@@ -6,45 +6,49 @@
 
 namespace nicemu {
 
-uint32_t TimerDevice::read(uint32_t offset) {
-  switch (offset) {
-  case NICEMU_TIMER_CYCLE_LO: {
-    uint64_t now = host_.now_cycle();
-    latched_hi_ = uint32_t(now >> 32);
-    return uint32_t(now);
-  }
-  case NICEMU_TIMER_CYCLE_HI:
-    return latched_hi_;
-  case NICEMU_TIMER_DEADLINE_LO:
-    return uint32_t(deadline_);
-  case NICEMU_TIMER_DEADLINE_HI:
-    return uint32_t(deadline_ >> 32);
-  case NICEMU_TIMER_PERIOD:
-    return period_;
-  case NICEMU_TIMER_CTRL:
-    return enabled_ ? NICEMU_TIMER_ENABLE : 0;
-  default:
-    return 0;
-  }
+TimerDevice::TimerDevice(DeviceHost &host)
+    : Device(RegisterLayout::of("TIMER")), host_(host) {
+  auto word = [](uint64_t value, int half) {
+    return uint32_t(value >> (32 * half));
+  };
+  auto set_word = [](uint64_t &value, int half, uint64_t word) {
+    uint64_t mask = 0xFFFFFFFFull << (32 * half);
+    value = (value & ~mask) | (uint64_t(uint32_t(word)) << (32 * half));
+  };
+  registers()
+      .on_read(NICEMU_TIMER_CYCLE_LO,
+               [this]() -> uint64_t {
+                 uint64_t now = host_.now_cycle();
+                 latched_hi_ = uint32_t(now >> 32);
+                 return uint32_t(now);
+               })
+      .on_read(NICEMU_TIMER_CYCLE_HI, [this] { return latched_hi_; })
+      .on_read(NICEMU_TIMER_DEADLINE_LO,
+               [this, word] { return word(deadline_, 0); })
+      .on_write(NICEMU_TIMER_DEADLINE_LO,
+                [this, set_word](uint64_t v) {
+                  set_word(deadline_, 0, v);
+                  rearm();
+                })
+      .on_read(NICEMU_TIMER_DEADLINE_HI,
+               [this, word] { return word(deadline_, 1); })
+      .on_write(NICEMU_TIMER_DEADLINE_HI,
+                [this, set_word](uint64_t v) {
+                  set_word(deadline_, 1, v);
+                  rearm();
+                })
+      .bind(NICEMU_TIMER_PERIOD, period_, [this] { rearm(); })
+      .on_read(
+          NICEMU_TIMER_CTRL,
+          [this]() -> uint64_t { return enabled_ ? NICEMU_TIMER_ENABLE : 0; })
+      .on_write(NICEMU_TIMER_CTRL, [this](uint64_t v) {
+        enabled_ = (v & NICEMU_TIMER_ENABLE) != 0;
+        rearm();
+      });
 }
 
-void TimerDevice::write(uint32_t offset, uint32_t value) {
-  switch (offset) {
-  case NICEMU_TIMER_DEADLINE_LO:
-    deadline_ = (deadline_ & ~0xFFFFFFFFull) | value;
-    break;
-  case NICEMU_TIMER_DEADLINE_HI:
-    deadline_ = (deadline_ & 0xFFFFFFFFull) | (uint64_t(value) << 32);
-    break;
-  case NICEMU_TIMER_PERIOD:
-    period_ = value;
-    break;
-  case NICEMU_TIMER_CTRL:
-    enabled_ = (value & NICEMU_TIMER_ENABLE) != 0;
-    break;
-  default:
-    return;
-  }
+void TimerDevice::stop() {
+  enabled_ = false;
   rearm();
 }
 

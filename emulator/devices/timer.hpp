@@ -10,9 +10,9 @@ namespace nicemu {
 
 class TimerDevice final : public Device {
 public:
-  explicit TimerDevice(DeviceHost &host) : host_(host) {}
-  uint32_t read(uint32_t offset) override;
-  void write(uint32_t offset, uint32_t value) override;
+  explicit TimerDevice(DeviceHost &host);
+  // Disarms the timer (its pending event is cancelled).
+  void stop();
 
 private:
   void rearm();

@@ -29,9 +29,9 @@ uint32_t round_up_4k(uint32_t n) {
 Node::Node(const Model &model, Scheduler &scheduler, NodeConfig config)
     : model_(model),
       board_(config.board ? *config.board : checked_board(model)),
-      scheduler_(scheduler), config_(std::move(config)),
-      clock_(model.clock_hz), watchdog_period_(config_.watchdog_cycles.value_or(
-                                  model.watchdog_cycles)) {
+      scheduler_(scheduler), config_(std::move(config)), clock_(model.clock_hz),
+      watchdog_period_(
+          config_.watchdog_cycles.value_or(model.watchdog_cycles)) {
   cpu_ = make_unicorn_cpu(*this, CpuOptions{model.cycles, config_.accounting});
   // The code memory first: the core keeps its fast cost cache for it.
   std::vector<MemoryRegion> regions = model.memories;
@@ -74,17 +74,24 @@ void Node::install(uint32_t base, std::unique_ptr<Device> device,
                    uint32_t caps) {
   assert(device && base >= NICEMU_MMIO_BASE &&
          (base - NICEMU_MMIO_BASE) % NICEMU_DEVICE_WINDOW == 0);
-  uint32_t window = (base - NICEMU_MMIO_BASE) / NICEMU_DEVICE_WINDOW;
-  if (window >= devices_.size())
-    devices_.resize(window + 1);
-  assert(!devices_[window] && "two devices in one window");
-  devices_[window] = std::move(device);
+  assert(device->registers().complete() && "a register has no behaviour");
+  uint32_t first = (base - NICEMU_MMIO_BASE) / NICEMU_DEVICE_WINDOW;
+  uint32_t pages =
+      (device->registers().layout().window_bytes() + NICEMU_DEVICE_WINDOW - 1) /
+      NICEMU_DEVICE_WINDOW;
+  if (first + pages > pages_.size())
+    pages_.resize(first + pages);
+  for (uint32_t p = first; p < first + pages; ++p) {
+    assert(!pages_[p].device && "two devices in one window");
+    pages_[p] = Window{device.get(), base};
+  }
+  devices_.push_back(std::move(device));
   caps_ |= caps;
 }
 
 Device *Node::device_at(uint32_t base) const {
-  uint32_t window = (base - NICEMU_MMIO_BASE) / NICEMU_DEVICE_WINDOW;
-  return window < devices_.size() ? devices_[window].get() : nullptr;
+  uint32_t page = (base - NICEMU_MMIO_BASE) / NICEMU_DEVICE_WINDOW;
+  return page < pages_.size() ? pages_[page].device : nullptr;
 }
 
 const Node::Memory *Node::memory_for(uint32_t addr, uint32_t len) const {
@@ -169,12 +176,12 @@ void Node::reset() {
                 " (restart nicemu run)");
   flush_console();
   // Disarm the timer: its event would fire into the new devices.
-  if (Device *timer = device_at(NICEMU_TIMER_BASE))
-    timer->write(NICEMU_TIMER_CTRL, 0);
+  if (auto *timer = dynamic_cast<TimerDevice *>(device_at(NICEMU_TIMER_BASE)))
+    timer->stop();
   for (auto &d : devices_)
-    if (d)
-      retired_devices_.push_back(std::move(d));
+    retired_devices_.push_back(std::move(d));
   devices_.clear();
+  pages_.clear();
   irq_ = nullptr;
   doorbell_ = nullptr;
   add_devices();
@@ -292,75 +299,63 @@ uint64_t Node::now_cycle() const {
   return clock_.cycle_at_or_after(scheduler_.now());
 }
 
-Device *Node::device_for(uint32_t addr, uint32_t &offset, std::string &why,
-                         unsigned size, bool write) {
-  uint32_t window = (addr - NICEMU_MMIO_BASE) / NICEMU_DEVICE_WINDOW;
-  offset = (addr - NICEMU_MMIO_BASE) % NICEMU_DEVICE_WINDOW;
+// The bus: the device whose window holds `addr` (one lookup), then its
+// register bank, which checks the access and runs the register's behaviour.
+// `write`: the access is a write of `value`; else `value` receives the read.
+bool Node::access(uint32_t addr, unsigned size, bool write, uint64_t &value,
+                  std::string &why) {
+  uint32_t page = (addr - NICEMU_MMIO_BASE) / NICEMU_DEVICE_WINDOW;
   const char *verb = write ? "write to " : "read from ";
-  if (window >= devices_.size() || !devices_[window]) {
-    const char *name = device_name(window);
+  const Window *w =
+      page < pages_.size() && pages_[page].device ? &pages_[page] : nullptr;
+  if (!w) {
+    const char *name = device_name(page);
     why = std::string(verb) + describe_mmio_address(addr) +
           (name ? ": the " + model_.name + " model has no " + name + " device"
                 : std::string(": no device at this address"));
-    return nullptr;
+    return false;
   }
-  const RegisterInfo *reg = find_register(window, offset);
-  if (!reg) {
-    why =
-        std::string(verb) + describe_mmio_address(addr) + ": no such register";
-    return nullptr;
-  }
-  if (size != 4) {
-    why = std::string(verb) + describe_mmio_address(addr) + ": " +
-          std::to_string(size) + "-byte access (registers are 32-bit)";
-    return nullptr;
-  }
-  Access need = write ? Access::W : Access::R;
-  if ((uint8_t(reg->access) & uint8_t(need)) == 0) {
-    why = std::string(verb) + describe_mmio_address(addr) + ": register is " +
-          (write ? "read-only" : "write-only");
-    return nullptr;
-  }
-  return devices_[window].get();
+  uint32_t offset = addr - w->base;
+  RegisterBank &bank = w->device->registers();
+  bool done = write ? bank.write(offset, size, value, why)
+                    : bank.read(offset, size, value, why);
+  if (!done)
+    why = verb + describe_register(bank.layout(), offset) + ": " + why;
+  return done;
+}
+
+bool Node::cpu_access(uint32_t addr, unsigned size, bool write, uint64_t &value,
+                      std::string &why) {
+  in_cpu_access_ = true;
+  uint64_t progress = last_progress_;
+  last_progress_ = cpu_->access_cycle(); // a device access is progress
+  bool done = access(addr, size, write, value, why);
+  if (!done)
+    last_progress_ = progress;
+  in_cpu_access_ = false;
+  return done;
 }
 
 bool Node::mmio_read(uint32_t addr, unsigned size, uint32_t &value,
                      std::string &why) {
-  uint32_t offset;
-  Device *d = device_for(addr, offset, why, size, false);
-  if (!d)
-    return false;
-  in_cpu_access_ = true;
-  last_progress_ = cpu_->access_cycle();
-  value = d->read(offset);
-  in_cpu_access_ = false;
-  return true;
+  uint64_t v = 0;
+  bool done = cpu_access(addr, size, false, v, why);
+  value = uint32_t(v);
+  return done;
 }
 
 bool Node::mmio_write(uint32_t addr, unsigned size, uint32_t value,
                       std::string &why) {
-  uint32_t offset;
-  Device *d = device_for(addr, offset, why, size, true);
-  if (!d)
-    return false;
-  in_cpu_access_ = true;
-  last_progress_ = cpu_->access_cycle();
-  d->write(offset, value);
-  in_cpu_access_ = false;
-  return true;
+  uint64_t v = value;
+  return cpu_access(addr, size, true, v, why);
 }
 
 bool Node::debug_mmio(uint32_t addr, bool write, uint32_t &value,
                       std::string &why) {
-  uint32_t offset;
-  Device *d = device_for(addr, offset, why, 4, write);
-  if (!d)
-    return false;
-  if (write)
-    d->write(offset, value);
-  else
-    value = d->read(offset);
-  return true;
+  uint64_t v = value;
+  bool done = access(addr, 4, write, v, why);
+  value = uint32_t(v);
+  return done;
 }
 
 void Node::halt(uint32_t exit_code) {

@@ -131,8 +131,10 @@ private:
     MemoryRegion region;
     ZeroedBuffer<uint8_t> bytes;
   };
-  Device *device_for(uint32_t addr, uint32_t &offset, std::string &why,
-                     unsigned size, bool write);
+  bool access(uint32_t addr, unsigned size, bool write, uint64_t &value,
+              std::string &why);
+  bool cpu_access(uint32_t addr, unsigned size, bool write, uint64_t &value,
+                  std::string &why);
   void write_card(uint32_t addr, const uint8_t *data, uint32_t len);
   void add_devices();
   // CardAssembly
@@ -153,7 +155,14 @@ private:
   std::vector<Memory> memories_;
   std::shared_ptr<const std::vector<uint8_t>> flash_;
   std::unique_ptr<Cpu> cpu_;
-  std::vector<std::unique_ptr<Device>> devices_; // by window index
+  // The bus: the device of each 4 KiB page of the MMIO range, and where
+  // its window starts.
+  struct Window {
+    Device *device = nullptr;
+    uint32_t base = 0;
+  };
+  std::vector<Window> pages_;
+  std::vector<std::unique_ptr<Device>> devices_;
   // Devices replaced by reset(): kept, as events may still refer to them.
   std::vector<std::unique_ptr<Device>> retired_devices_;
   uint32_t caps_ = 0;

@@ -277,7 +277,7 @@ TEST_CASE("device registers refuse bad accesses with a bus error") {
   CHECK(run_store(sw(zero, NICEMU_SYS_ID, t9)) ==
         "write to SYS_ID: register is read-only");
   CHECK(run_store(sb(zero, NICEMU_SYS_EXIT, t9)) ==
-        "write to SYS_EXIT: 1-byte access (registers are 32-bit)");
+        "write to SYS_EXIT: 1-byte access to a 32-bit register");
   CHECK(run_store(sw(zero, 0x7000, t9)) ==
         "write to ROUTE_DEST: the testcard model has no ROUTE device");
   std::vector<uint32_t> far = {lui(t9, 0x1F01),     nop(),
