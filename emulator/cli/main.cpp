@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "nicemu/error.hpp"
 
+#include <exception>
 #include <iostream>
 
 int main(int argc, char **argv) {
@@ -26,6 +27,11 @@ int main(int argc, char **argv) {
     // bad input (CLI11's own codes would be 100 and up).
     return app.exit(e) == 0 ? 0 : 1;
   } catch (const nicemu::Error &e) {
+    std::cerr << "nicemu: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception &e) {
+    // Not expected (a library's own exception, out of memory): still a
+    // message and a failure status, not std::terminate.
     std::cerr << "nicemu: error: " << e.what() << "\n";
     return 1;
   }

@@ -37,6 +37,7 @@
 #include "core/mips_decode.hpp"
 #include "core/unicorn_store_fix.hpp"
 #include "mem/zeroed_buffer.hpp"
+#include "nicemu/error.hpp"
 
 #include <unicorn/unicorn.h>
 
@@ -44,8 +45,10 @@
 
 #include <cassert>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <unordered_map>
 
 namespace nicemu {
@@ -65,15 +68,45 @@ void disable_transparent_huge_pages() {
   (void)done;
 }
 
+// A Unicorn call that failed, named with its arguments, e.g.
+// "Unicorn uc_mem_map_ptr(0x1f000000, 16 MiB) failed: Invalid memory
+// mapping (UC_ERR_MAP)".
+std::string unicorn_failure(const std::string &call, uc_err err) {
+  return "Unicorn " + call + " failed: " + uc_strerror(err);
+}
+
+void check(uc_err err, const std::string &call) {
+  if (err != UC_ERR_OK)
+    throw Error(unicorn_failure(call, err));
+}
+
+std::string hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", (unsigned long long)value);
+  return text;
+}
+
+// "16 MiB", "4 KiB", or bytes when not a whole number of either.
+std::string size_text(uint64_t bytes) {
+  if (bytes != 0 && bytes % (1u << 20) == 0)
+    return std::to_string(bytes >> 20) + " MiB";
+  if (bytes != 0 && bytes % (1u << 10) == 0)
+    return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+std::string range_text(uint64_t base, uint64_t size) {
+  return hex(base) + ", " + size_text(size);
+}
+
 uc_engine *open_engine() {
   disable_transparent_huge_pages();
   // Also links the store workaround into every program that runs a core.
   (void)unicorn_store_fix_applies();
   uc_engine *uc = nullptr;
-  uc_err err = uc_open(UC_ARCH_MIPS,
-                       uc_mode(UC_MODE_MIPS32 | UC_MODE_LITTLE_ENDIAN), &uc);
-  if (err != UC_ERR_OK)
-    throw std::runtime_error(std::string("Unicorn: ") + uc_strerror(err));
+  check(uc_open(UC_ARCH_MIPS, uc_mode(UC_MODE_MIPS32 | UC_MODE_LITTLE_ENDIAN),
+                &uc),
+        "uc_open(MIPS32, little-endian)");
   return uc;
 }
 
@@ -108,7 +141,12 @@ class UnicornCpu final : public Cpu {
 public:
   UnicornCpu(CpuBus &bus, const CpuOptions &options)
       : uc_(open_engine()), bus_(bus), options_(options) {
-    install_hooks();
+    try {
+      install_hooks();
+    } catch (...) {
+      uc_close(uc_); // the destructor does not run
+      throw;
+    }
   }
   ~UnicornCpu() override {
     close_engine();
@@ -122,7 +160,8 @@ public:
     uint32_t perms = UC_PROT_READ | UC_PROT_EXEC;
     if (writable)
       perms |= UC_PROT_WRITE;
-    check(uc_mem_map_ptr(uc_, base, size, perms, host), "map memory");
+    check(uc_mem_map_ptr(uc_, base, size, perms, host),
+          "uc_mem_map_ptr(" + range_text(base, size) + ")");
     ram_regions_.push_back({base, size});
     if (ram_regions_.size() == 1) { // the first memory holds the code
       hot_ = ZeroedBuffer<HotCost>(size / 4);
@@ -134,7 +173,7 @@ public:
     mmio_base_ = base;
     check(uc_mmio_map(uc_, base, size, &UnicornCpu::on_mmio_read, this,
                       &UnicornCpu::on_mmio_write, this),
-          "map device range");
+          "uc_mmio_map(" + range_text(base, size) + ")");
   }
 
   StopReason run(uint64_t cycle_limit) override;
@@ -187,11 +226,6 @@ private:
     std::optional<uint32_t> pc; // known exactly (fetch faults, bus errors)
   };
 
-  static void check(uc_err err, const char *what) {
-    if (err != UC_ERR_OK)
-      throw std::runtime_error(std::string("Unicorn: cannot ") + what + ": " +
-                               uc_strerror(err));
-  }
   uint32_t read_reg(int reg) const {
     uint32_t v = 0;
     uc_reg_read(uc_, reg, &v);
@@ -382,7 +416,7 @@ void UnicornCpu::apply_debug_hooks() {
   if (hooks_wanted_.instructions) {
     check(
         uc_hook_add(uc_, &h, UC_HOOK_CODE, (void *)&on_debug_code, this, 1, 0),
-        "add instruction hook");
+        "uc_hook_add(UC_HOOK_CODE)");
     debug_hooks_.push_back(h);
   }
   auto add = [&](int type, const CpuDebugHooks::Range &r) {
@@ -390,7 +424,10 @@ void UnicornCpu::apply_debug_hooks() {
       return;
     check(uc_hook_add(uc_, &h, type, (void *)&on_debug_memory, this, r.begin,
                       r.end - 1),
-          "add watchpoint hook");
+          std::string("uc_hook_add(") +
+              (type == UC_HOOK_MEM_READ ? "UC_HOOK_MEM_READ"
+                                        : "UC_HOOK_MEM_WRITE") +
+              ", " + hex(r.begin) + ".." + hex(r.end - 1) + ")");
     debug_hooks_.push_back(h);
   };
   for (const auto &r : hooks_wanted_.reads)
@@ -432,13 +469,13 @@ void UnicornCpu::install_hooks() {
   if (options_.accounting)
     check(uc_hook_add(uc_, &h, UC_HOOK_BLOCK, (void *)&UnicornCpu::on_block,
                       this, 1, 0),
-          "add block hook");
+          "uc_hook_add(UC_HOOK_BLOCK)");
   check(uc_hook_add(uc_, &h, UC_HOOK_INTR, (void *)&UnicornCpu::on_exception,
                     this, 1, 0),
-        "add exception hook");
+        "uc_hook_add(UC_HOOK_INTR)");
   check(uc_hook_add(uc_, &h, UC_HOOK_MEM_INVALID,
                     (void *)&UnicornCpu::on_bad_memory, this, 1, 0),
-        "add memory fault hook");
+        "uc_hook_add(UC_HOOK_MEM_INVALID)");
 }
 
 const BlockInfo &UnicornCpu::lookup_block(uint32_t addr, uint32_t size) {
@@ -835,7 +872,14 @@ RawRunResult raw_unicorn_run(const std::vector<RawRunRegion> &regions,
     memory.emplace_back(r.size, 0);
     if (r.contents)
       std::memcpy(memory.back().data(), r.contents, r.size);
-    uc_mem_map_ptr(uc, r.base, r.size, UC_PROT_ALL, memory.back().data());
+    if (uc_err err = uc_mem_map_ptr(uc, r.base, r.size, UC_PROT_ALL,
+                                    memory.back().data());
+        err != UC_ERR_OK) {
+      result.error = unicorn_failure(
+          "uc_mem_map_ptr(" + range_text(r.base, r.size) + ")", err);
+      uc_close(uc);
+      return result;
+    }
   }
   auto t0 = std::chrono::steady_clock::now();
   uc_err err = uc_emu_start(uc, entry, stop_at, 0, 0);

@@ -38,12 +38,18 @@ int spins_for(uint32_t hosts) {
 // A waiting host re-checks this often that the emulator still runs.
 constexpr int kLivenessCheckMs = 250;
 
-Error sys_error(const std::string &what) {
-  return Error("host channel: " + what + ": " + std::strerror(errno));
+Error sys_error(const std::string &what, ErrorKind kind = ErrorKind::Failure) {
+  return Error("host channel: " + what + ": " + std::strerror(errno), kind);
 }
 
+// What a host's call gets when the emulator or the cluster stops.
 Error stopped(const std::string &why) {
-  return Error("the emulator stopped: " + why);
+  return Error("the emulator stopped: " + why, ErrorKind::Stopped);
+}
+
+// What a host gets when its channel cannot be opened.
+Error not_run(const std::string &what) {
+  return Error(what, ErrorKind::NotRun);
 }
 
 void cpu_relax() {
@@ -124,16 +130,16 @@ int write_byte_without_sigpipe(int fd) {
 int env_fd(const char *name) {
   const char *text = std::getenv(name);
   if (!text)
-    throw Error(std::string(name) +
-                " is not set: start this program with `nicemu run -n N -- "
-                "./prog`");
+    throw not_run(std::string(name) +
+                  " is not set: start this program with `nicemu run -n N -- "
+                  "./prog`");
   char *end = nullptr;
   errno = 0;
   long fd = std::strtol(text, &end, 10);
   if (errno || end == text || *end || fd < 0 || fd > INT_MAX)
-    throw Error(std::string(name) + "='" + text +
-                "' is not a descriptor number: start this program with "
-                "`nicemu run -n N -- ./prog`");
+    throw not_run(std::string(name) + "='" + text +
+                  "' is not a descriptor number: start this program with "
+                  "`nicemu run -n N -- ./prog`");
   return int(fd);
 }
 
@@ -141,9 +147,9 @@ int env_fd(const char *name) {
 int duplicate(int fd, const char *what) {
   int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (dup < 0)
-    throw Error("host channel: the " + std::string(what) + " descriptor " +
-                std::to_string(fd) + " is not open (" + std::strerror(errno) +
-                ")");
+    throw not_run("host channel: the " + std::string(what) + " descriptor " +
+                  std::to_string(fd) + " is not open (" + std::strerror(errno) +
+                  ")");
   return dup;
 }
 
@@ -160,13 +166,15 @@ EmulatorEnd::EmulatorEnd(uint32_t rank, uint32_t size, uint64_t arena_bytes) {
   const std::string who = "rank " + std::to_string(rank);
   if (rank >= size)
     throw Error("host channel: " + who + " of a cluster of " +
-                std::to_string(size));
+                    std::to_string(size),
+                ErrorKind::BadArgument);
   arena_offset_ = page_round(sizeof(ControlBlock));
   uint64_t arena_span = page_round(arena_bytes);
   if (arena_bytes == 0 || arena_span == 0 ||
       arena_span > uint64_t(INT64_MAX) - arena_offset_)
     throw Error("host channel for " + who + ": bad arena size " +
-                std::to_string(arena_bytes));
+                    std::to_string(arena_bytes),
+                ErrorKind::BadArgument);
   mapped_ = arena_offset_ + arena_span;
   arena_size_ = arena_bytes;
   try {
@@ -338,8 +346,8 @@ HostEnd::HostEnd(int channel_fd, int wake_fd) {
     struct stat st {};
     if (fstat(wake_fd_, &st) < 0 ||
         !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
-      throw Error("host channel: descriptor " + std::to_string(wake_fd) +
-                  " is not the emulator's wake pipe");
+      throw not_run("host channel: descriptor " + std::to_string(wake_fd) +
+                    " is not the emulator's wake pipe");
     map(channel_fd);
   } catch (...) {
     release();
@@ -370,26 +378,27 @@ void HostEnd::map(int channel_fd) {
   const std::string which = "descriptor " + std::to_string(channel_fd);
   struct stat st {};
   if (fstat(fd_, &st) < 0)
-    throw sys_error("cannot inspect " + which);
+    throw sys_error("cannot inspect " + which, ErrorKind::NotRun);
   if (uint64_t(st.st_size) < sizeof(ControlBlock))
-    throw Error("host channel: " + which + " is not a nicemu channel (" +
-                std::to_string(st.st_size) + " bytes, too small)");
+    throw not_run("host channel: " + which + " is not a nicemu channel (" +
+                  std::to_string(st.st_size) + " bytes, too small)");
   mapped_ = size_t(st.st_size);
   void *p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (p == MAP_FAILED)
-    throw sys_error("cannot map " + which);
+    throw sys_error("cannot map " + which, ErrorKind::NotRun);
   base_ = static_cast<uint8_t *>(p);
   const auto *cb = reinterpret_cast<const ControlBlock *>(base_);
   if (cb->magic != kMagic)
-    throw Error("host channel: " + which +
-                " is not a nicemu channel (bad magic number)");
+    throw not_run("host channel: " + which +
+                  " is not a nicemu channel (bad magic number)");
   if (cb->version != kVersion)
-    throw Error("host channel: version mismatch: the emulator speaks version " +
-                std::to_string(cb->version) + ", this program version " +
-                std::to_string(kVersion) + " (rebuild it with this nicemu)");
+    throw not_run(
+        "host channel: version mismatch: the emulator speaks version " +
+        std::to_string(cb->version) + ", this program version " +
+        std::to_string(kVersion) + " (rebuild it with this nicemu)");
   if (cb->arena_offset < sizeof(ControlBlock) || cb->arena_offset > mapped_ ||
       cb->arena_size > mapped_ - cb->arena_offset || cb->rank >= cb->size)
-    throw Error("host channel: " + which + " has a corrupt control block");
+    throw not_run("host channel: " + which + " has a corrupt control block");
   control_ = reinterpret_cast<ControlBlock *>(base_);
 }
 
@@ -399,7 +408,7 @@ void HostEnd::check_callable() const {
   if (control_->shutdown.load())
     throw stopped("the cluster is shutting down");
   if (HostState(control_->state.load()) == HostState::Exited)
-    throw Error("host channel: call after exit");
+    throw Error("host channel: call after exit", ErrorKind::State);
 }
 
 Reply HostEnd::call(Request r) {

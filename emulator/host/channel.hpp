@@ -172,8 +172,9 @@ private:
 // The host's end: maps the object named by the environment.
 class HostEnd {
 public:
-  // From NICEMU_CHANNEL_FD and NICEMU_WAKE_FD; throws nicemu::Error with a
-  // clear message if the program was not started by `nicemu run`. Created
+  // From NICEMU_CHANNEL_FD and NICEMU_WAKE_FD; throws nicemu::Error (kind
+  // NotRun) with a clear message if the program was not started by `nicemu
+  // run`. Created
   // once and never destroyed (atexit handlers may still call it); the
   // descriptors become close-on-exec, so the program's own children do not
   // inherit the channel.
@@ -187,8 +188,9 @@ public:
 
   // Posts `r` (stamped with the host's virtual time), wakes the emulator,
   // waits for the reply, and moves the host's clock to reply.time. Throws
-  // nicemu::Error "the emulator stopped: ..." if the emulator is gone or
-  // the cluster stops (Status::Shutdown). Calls from several threads take
+  // nicemu::Error "the emulator stopped: ..." (kind Stopped) if the
+  // emulator is gone or the cluster stops (Status::Shutdown), and one of
+  // kind State for a call after exit(). Calls from several threads take
   // turns.
   Reply call(Request r);
   // A PIO write the host does not wait for (PCI writes are posted): the

@@ -115,7 +115,8 @@ void post_collective(uint32_t op, int32_t value, bool barrier,
   AmState &s = am();
   if (s.pending)
     throw Error(std::string("nicemu: ") + what +
-                ": a collective is still pending (call barrier_wait first)");
+                    ": a collective is still pending (call barrier_wait first)",
+                ErrorCode::State);
   uint32_t args[6] = {op, static_cast<uint32_t>(value), 0, 0, 0, 0};
   s.pending_seq = post(NIAM_H_COLLECTIVE, args);
   s.pending = ++s.collectives;
@@ -148,7 +149,7 @@ void barrier_post() {
 void barrier_wait() {
   AmState &s = am();
   if (!s.pending || !s.pending_barrier)
-    throw Error("nicemu: barrier_wait without barrier_post");
+    throw Error("nicemu: barrier_wait without barrier_post", ErrorCode::State);
   wait_collective();
 }
 
@@ -187,8 +188,9 @@ uint32_t virt(const void *p) {
   return bus_address(p) - uint32_t(channel::kArenaBusBase);
 }
 
-[[noreturn]] void refuse(const char *what, const std::string &why) {
-  throw Error(std::string("nicemu: ") + what + ": " + why);
+[[noreturn]] void refuse(const char *what, const std::string &why,
+                         ErrorCode code = ErrorCode::BadArgument) {
+  throw Error(std::string("nicemu: ") + what + ": " + why, code);
 }
 
 // [p, p + bytes) must lie in one region this process am_alloc'd: by the
@@ -232,7 +234,8 @@ void post_bcopy(uint32_t src_node, const void *src, uint32_t dst_node,
 void *am_alloc(size_t bytes) {
   AmState &s = am();
   if (bytes == 0 || bytes > NIAM_VIRT_BYTES)
-    refuse("am_alloc", std::to_string(bytes) + " bytes");
+    refuse("am_alloc", std::to_string(bytes) + " bytes",
+           bytes == 0 ? ErrorCode::BadArgument : ErrorCode::OutOfMemory);
   size_t span =
       (bytes + NIAM_PAGE_BYTES - 1) / NIAM_PAGE_BYTES * NIAM_PAGE_BYTES;
   // alloc aligns to 64 bytes: over-allocate by the most alignment can cost,
@@ -250,7 +253,8 @@ namespace {
 void map_pages(AmState &s, uint8_t *p, size_t span) {
   uint32_t v = virt(p);
   if (v + span > NIAM_VIRT_BYTES)
-    refuse("am_alloc", "beyond the NIC's 64 MB page table");
+    refuse("am_alloc", "beyond the NIC's 64 MB page table",
+           ErrorCode::OutOfMemory);
   uint32_t args[6] = {v, uint32_t(span / NIAM_PAGE_BYTES), bus_address(p), 0, 0,
                       0};
   post(NIAM_H_MAP, args);

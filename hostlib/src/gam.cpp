@@ -35,7 +35,8 @@ template <typename Body> int guarded(Body body) {
 }
 
 [[noreturn]] void refuse(const char *what, const std::string &why) {
-  throw host::Error(std::string("gam: ") + what + ": " + why);
+  throw host::Error(std::string("gam: ") + what + ": " + why,
+                    host::ErrorCode::BadArgument);
 }
 
 using ReqHandler = void (*)(vnn_t, int, int, int, int);

@@ -23,6 +23,45 @@ struct Session {
   uint64_t next_free = 0; // arena bump allocator
 };
 
+// The channel's errors (nicemu::Error) as this library's.
+ErrorCode code_of(nicemu::ErrorKind kind) {
+  switch (kind) {
+  case nicemu::ErrorKind::BadArgument:
+    return ErrorCode::BadArgument;
+  case nicemu::ErrorKind::OutOfMemory:
+    return ErrorCode::OutOfMemory;
+  case nicemu::ErrorKind::NotRun:
+    return ErrorCode::NotRun;
+  case nicemu::ErrorKind::Stopped:
+    return ErrorCode::Stopped;
+  case nicemu::ErrorKind::State:
+    return ErrorCode::State;
+  case nicemu::ErrorKind::Failure:
+    break;
+  }
+  return ErrorCode::Failure;
+}
+
+[[noreturn]] void rethrow(const nicemu::Error &e) {
+  throw Error(e.what(), code_of(e.kind()));
+}
+
+// A status the emulator answered with.
+ErrorCode code_of(Status s) {
+  switch (s) {
+  case Status::BadArgument:
+  case Status::NotRegistered:
+    return ErrorCode::BadArgument;
+  case Status::Exhausted:
+    return ErrorCode::OutOfMemory;
+  case Status::Shutdown:
+    return ErrorCode::Stopped;
+  case Status::Ok:
+    break;
+  }
+  return ErrorCode::Failure;
+}
+
 void say_exit() {
   // Lets the run end without waiting for this process's last breath.
   try {
@@ -34,14 +73,14 @@ void say_exit() {
 Session &session() {
   static Session s = [] {
     Session made;
-    try {
-      made.end = &channel::HostEnd::from_environment();
-    } catch (const nicemu::Error &e) {
-      throw Error(e.what());
-    }
     Request hello;
     hello.op = Op::Hello;
-    made.mailbox = made.end->call(hello).value;
+    try {
+      made.end = &channel::HostEnd::from_environment();
+      made.mailbox = made.end->call(hello).value;
+    } catch (const nicemu::Error &e) {
+      rethrow(e);
+    }
     std::atexit(say_exit);
     return made;
   }();
@@ -53,17 +92,18 @@ Reply call(Request r) {
   try {
     rep = session().end->call(r);
   } catch (const nicemu::Error &e) {
-    throw Error(e.what());
+    rethrow(e);
   }
   if (rep.status == Status::Shutdown)
-    throw Error("nicemu: the cluster is stopping");
+    throw Error("nicemu: the cluster is stopping", ErrorCode::Stopped);
   return rep;
 }
 
 void check(Status s, const char *what) {
   if (s != Status::Ok)
     throw Error(std::string("nicemu: ") + what + " failed (status " +
-                std::to_string(int(s)) + ")");
+                    std::to_string(int(s)) + ")",
+                code_of(s));
 }
 
 uint64_t arena_offset(const void *p, size_t len) {
@@ -71,7 +111,8 @@ uint64_t arena_offset(const void *p, size_t len) {
   auto *b = static_cast<const uint8_t *>(p);
   if (b < arena || b + len > arena + session().end->arena_size())
     throw Error("nicemu: buffer is not registered memory (use "
-                "nicemu::host::alloc)");
+                "nicemu::host::alloc)",
+                ErrorCode::BadArgument);
   return uint64_t(b - arena);
 }
 
@@ -103,7 +144,8 @@ void *alloc(size_t bytes) {
   uint64_t len = (bytes + 63) & ~uint64_t(63);
   if (bytes == 0 || start + len > s.end->arena_size())
     throw Error("nicemu: out of registered memory (" + std::to_string(bytes) +
-                " bytes asked)");
+                    " bytes asked)",
+                ErrorCode::OutOfMemory);
   // Registered from the end of the previous allocation (alignment padding
   // included), so the emulator keeps all of them as one region.
   Request r;
@@ -128,7 +170,7 @@ void pio_write(uint32_t card_addr, uint32_t value) {
       if (s.end->post_write(card_addr, value))
         return;
     } catch (const nicemu::Error &e) {
-      throw Error(e.what());
+      rethrow(e);
     }
   }
   Request r;
@@ -188,7 +230,8 @@ void doorbell(uint32_t fifo, uint32_t value) {
   if (s == Status::BadArgument)
     throw Error("nicemu: doorbell write failed (status -1): the NIC has no "
                 "doorbell FIFO " +
-                std::to_string(fifo));
+                    std::to_string(fifo),
+                ErrorCode::BadArgument);
   check(s, "doorbell write");
 }
 

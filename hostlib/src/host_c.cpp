@@ -32,41 +32,39 @@ int fail(const char *function, int status, const char *message) noexcept {
   return status;
 }
 
-bool has(const char *text, const char *part) {
-  return std::strstr(text, part) != nullptr;
-}
-
-// host::Error carries only a message, so the status code is read from it.
-// The phrases come from host.cpp, am.cpp and the channel
-// (emulator/host/channel.cpp); tests/e2e/programs/c_api.c checks each code
-// it can provoke, so a reworded message shows up there. A message with none
-// of them gets the call's `fallback`: the transfers, for instance, throw
-// only for bad arguments.
-int classify(const char *message, int fallback) {
-  if (has(message, "the emulator stopped") ||
-      has(message, "the cluster is stopping") || has(message, "(status -4)"))
-    return NICEMU_ESTOPPED;
-  // Opening the channel: the environment `nicemu run` sets is missing or
-  // does not lead to a channel.
-  if (has(message, "nicemu run") || has(message, "host channel"))
-    return NICEMU_ENOTRUN;
-  if (has(message, "out of registered memory") || has(message, "(status -3)"))
-    return NICEMU_ENOMEM;
-  if (has(message, "not registered memory") || has(message, "(status -1)") ||
-      has(message, "(status -2)"))
+// The status code of a C++ failure: the code its throw site gave it.
+int status_of(host::ErrorCode code) noexcept {
+  switch (code) {
+  case host::ErrorCode::BadArgument:
     return NICEMU_EINVAL;
-  if (has(message, "still pending") || has(message, "without barrier_post"))
+  case host::ErrorCode::OutOfMemory:
+    return NICEMU_ENOMEM;
+  case host::ErrorCode::NotRun:
+    return NICEMU_ENOTRUN;
+  case host::ErrorCode::Stopped:
+    return NICEMU_ESTOPPED;
+  case host::ErrorCode::State:
     return NICEMU_ESTATE;
-  return fallback;
+  case host::ErrorCode::Failure:
+    break;
+  }
+  return NICEMU_EFAIL;
 }
 
-template <class F>
-int guard(const char *function, F &&f, int fallback = NICEMU_EFAIL) noexcept {
+// host.hpp promises the C codes as the enum's values.
+static_assert(int(host::ErrorCode::BadArgument) == NICEMU_EINVAL &&
+              int(host::ErrorCode::OutOfMemory) == NICEMU_ENOMEM &&
+              int(host::ErrorCode::NotRun) == NICEMU_ENOTRUN &&
+              int(host::ErrorCode::Stopped) == NICEMU_ESTOPPED &&
+              int(host::ErrorCode::State) == NICEMU_ESTATE &&
+              int(host::ErrorCode::Failure) == NICEMU_EFAIL);
+
+template <class F> int guard(const char *function, F &&f) noexcept {
   try {
     f();
     return NICEMU_OK;
   } catch (const host::Error &e) {
-    return fail(function, classify(e.what(), fallback), e.what());
+    return fail(function, status_of(e.code()), e.what());
   } catch (const std::bad_alloc &) {
     return fail(function, NICEMU_EFAIL, "out of host memory");
   } catch (const std::exception &e) {
@@ -82,12 +80,10 @@ int null_out(const char *function) noexcept {
 
 // For calls whose only result is a value: stores it through `out`.
 template <class T, class F>
-int get(const char *function, T *out, F &&f,
-        int fallback = NICEMU_EFAIL) noexcept {
+int get(const char *function, T *out, F &&f) noexcept {
   if (!out)
     return null_out(function);
-  return guard(
-      function, [&] { *out = f(); }, fallback);
+  return guard(function, [&] { *out = f(); });
 }
 
 } // namespace
@@ -234,18 +230,15 @@ int nicemu_am_bad_packets(uint32_t *out) noexcept {
 int nicemu_am_alloc(size_t bytes, void **out) noexcept {
   if (bytes == 0)
     return fail(__func__, NICEMU_EINVAL, "zero bytes asked");
-  // What am_alloc refuses of a non-zero size is a size too large.
-  return get(
-      __func__, out, [&] { return host::am_alloc(bytes); }, NICEMU_ENOMEM);
+  return get(__func__, out, [&] { return host::am_alloc(bytes); });
 }
 
 int nicemu_bcopy(uint32_t src_node, const void *src, uint32_t dst_node,
                  void *dst, size_t bytes) noexcept {
   if (!src || !dst)
     return fail(__func__, NICEMU_EINVAL, "a buffer pointer is NULL");
-  return guard(
-      __func__, [&] { host::bcopy(src_node, src, dst_node, dst, bytes); },
-      NICEMU_EINVAL);
+  return guard(__func__,
+               [&] { host::bcopy(src_node, src, dst_node, dst, bytes); });
 }
 
 int nicemu_bcopy_notify(uint32_t src_node, const void *src, uint32_t dst_node,
@@ -253,12 +246,9 @@ int nicemu_bcopy_notify(uint32_t src_node, const void *src, uint32_t dst_node,
                         uint32_t value) noexcept {
   if (!src || !dst || !flag)
     return fail(__func__, NICEMU_EINVAL, "a buffer pointer is NULL");
-  return guard(
-      __func__,
-      [&] {
-        host::bcopy_notify(src_node, src, dst_node, dst, bytes, flag, value);
-      },
-      NICEMU_EINVAL);
+  return guard(__func__, [&] {
+    host::bcopy_notify(src_node, src, dst_node, dst, bytes, flag, value);
+  });
 }
 
 int nicemu_sync(uint32_t *refused) noexcept {

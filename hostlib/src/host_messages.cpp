@@ -82,7 +82,8 @@ const volatile uint32_t *next_tag(const Messages &m) {
 }
 
 [[noreturn]] void refuse(const char *what, const std::string &why) {
-  throw Error(std::string("nicemu: ") + what + ": " + why);
+  throw Error(std::string("nicemu: ") + what + ": " + why,
+              ErrorCode::BadArgument);
 }
 
 // ---- Handler tokens ---------------------------------------------------------

@@ -50,3 +50,31 @@ TEST_CASE("C API: outside nicemu run the first call returns an error code") {
   CHECK(contains(r.out, "outside nicemu run: status -3 (not started by nicemu "
                         "run): nicemu_rank: NICEMU_CHANNEL_FD is not set"));
 }
+
+TEST_CASE("C API: a channel that cannot be opened is NICEMU_ENOTRUN") {
+  // The variables are set, but name no open descriptor: the code comes from
+  // the kind of the channel's error, whatever its message says.
+  CommandResult r = run_command("/usr/bin/env",
+                                {"NICEMU_CHANNEL_FD=900", "NICEMU_WAKE_FD=901",
+                                 NICEMU_C_API_C99, "outside", "is not open"});
+  INFO(r);
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "outside nicemu run: status -3 (not started by nicemu "
+                        "run): nicemu_rank: host channel: the channel "
+                        "(NICEMU_CHANNEL_FD) descriptor 900 is not open"));
+}
+
+TEST_CASE("C API: a cluster that stops makes calls fail with "
+          "NICEMU_ESTOPPED") {
+  CommandResult r =
+      nicemu({"run", "-n", "1", "--firmware", firmware("fault_illegal.img"),
+              "--", NICEMU_C_API_C99, "stopped"});
+  INFO(r);
+  CHECK(r.status == 125);
+  CHECK(contains(r.err, "node 0: firmware fault: illegal instruction"));
+  // The fault (at 1.97 us of virtual time) stops the cluster while the host
+  // computes; the ignored SIGTERM lets it report the status and exit.
+  CHECK(contains(r.out, "stopped cluster: status -4 (the cluster is "
+                        "stopping): nicemu_compute: the emulator stopped"));
+  CHECK(contains(r.err, "host 0: exited with status 0"));
+}

@@ -21,6 +21,7 @@
 
 using namespace nicemu::channel;
 using nicemu::Error;
+using nicemu::ErrorKind;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -90,8 +91,20 @@ int expect_stopped(HostEnd &host) {
     host.call(request(Op::Hello));
     return 1;
   } catch (const Error &e) {
-    return std::string(e.what()).find("the emulator stopped") == 0 ? 0 : 2;
+    if (std::string(e.what()).find("the emulator stopped") != 0)
+      return 2;
+    return e.kind() == ErrorKind::Stopped ? 0 : 3;
   }
+}
+
+// The kind of the nicemu::Error `f` throws; nothing if it throws none.
+template <typename F> std::optional<ErrorKind> kind_thrown(F f) {
+  try {
+    f();
+  } catch (const Error &e) {
+    return e.kind();
+  }
+  return std::nullopt;
 }
 
 } // namespace
@@ -499,4 +512,55 @@ TEST_CASE("channel: a host whose emulator goes away gets an error, no hang") {
     prctl(PR_SET_CHILD_SUBREAPER, 0);
   }
   CHECK(Clock::now() - start < std::chrono::seconds(3));
+}
+
+TEST_CASE("channel: errors carry their kind for the host library") {
+  // The host library's status codes come from these kinds, not from the
+  // messages (hostlib/src/host.cpp, host_c.cpp).
+  WakePipe wake;
+  SUBCASE("no channel: NotRun") {
+    unsetenv("NICEMU_CHANNEL_FD");
+    unsetenv("NICEMU_WAKE_FD");
+    CHECK(kind_thrown([] { HostEnd::from_environment(); }) ==
+          ErrorKind::NotRun);
+    setenv("NICEMU_CHANNEL_FD", "3x", 1);
+    setenv("NICEMU_WAKE_FD", "4", 1);
+    CHECK(kind_thrown([] { HostEnd::from_environment(); }) ==
+          ErrorKind::NotRun);
+    unsetenv("NICEMU_CHANNEL_FD");
+    unsetenv("NICEMU_WAKE_FD");
+    EmulatorEnd emu(0, 1, kArena);
+    const int closed = 900;
+    REQUIRE(fcntl(closed, F_GETFD) < 0);
+    CHECK(kind_thrown([&] { HostEnd(closed, wake.write_fd); }) ==
+          ErrorKind::NotRun);
+    CHECK(kind_thrown([&] { HostEnd(emu.fd(), emu.fd()); }) ==
+          ErrorKind::NotRun);
+    CHECK(kind_thrown([&] { HostEnd(wake.read_fd, wake.write_fd); }) ==
+          ErrorKind::NotRun);
+    emu.control().version = kVersion + 1;
+    CHECK(kind_thrown([&] { HostEnd(emu.fd(), wake.write_fd); }) ==
+          ErrorKind::NotRun);
+  }
+  SUBCASE("a call after exit: State") {
+    EmulatorEnd emu(0, 1, kArena);
+    HostEnd host(emu.fd(), wake.write_fd);
+    host.exit(0);
+    CHECK(kind_thrown([&] { host.call(request(Op::Hello)); }) ==
+          ErrorKind::State);
+  }
+  SUBCASE("a call after shutdown: Stopped") {
+    EmulatorEnd emu(0, 1, kArena);
+    HostEnd host(emu.fd(), wake.write_fd);
+    emu.shutdown();
+    CHECK(kind_thrown([&] { host.call(request(Op::Hello)); }) ==
+          ErrorKind::Stopped);
+    CHECK(kind_thrown([&] { host.post_write(0x1000, 1); }) ==
+          ErrorKind::Stopped);
+  }
+  SUBCASE("a bad channel asked for: BadArgument") {
+    CHECK(kind_thrown([] { EmulatorEnd(4, 4, kArena); }) ==
+          ErrorKind::BadArgument);
+    CHECK(kind_thrown([] { EmulatorEnd(0, 1, 0); }) == ErrorKind::BadArgument);
+  }
 }

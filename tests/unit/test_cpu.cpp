@@ -3,11 +3,13 @@
 // device accesses, sleeping, and the faults the core reports.
 #include "core/cpu.hpp"
 #include "mips_asm.hpp"
+#include "nicemu/error.hpp"
 #include "nicemu/regs.h"
 
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 using namespace nicemu;
@@ -397,4 +399,35 @@ TEST_CASE("a new PC between fiber slices takes effect at once") {
     CHECK(classic.regs.gpr[v1] >= 0x77); // the other routine ran
     check_same(fiber, classic);
   }
+}
+
+TEST_CASE("a mapping Unicorn refuses is a nicemu::Error naming the call") {
+  std::vector<uint32_t> code = {addiu(t0, zero, 7)};
+  append_exit(code);
+  Harness h(code);
+  std::vector<uint8_t> more(0x1000);
+  // Over the RAM the harness mapped at 0, then not page-aligned.
+  CHECK_THROWS_WITH_AS(h.cpu->map_ram(0x8000, 0x1000, more.data(), true),
+                       "Unicorn uc_mem_map_ptr(0x8000, 4 KiB) failed: "
+                       "Invalid memory mapping (UC_ERR_MAP)",
+                       Error);
+  CHECK_THROWS_WITH_AS(h.cpu->map_ram(0x20100, 0x1000, more.data(), true),
+                       "Unicorn uc_mem_map_ptr(0x20100, 4 KiB) failed: "
+                       "Invalid argument (UC_ERR_ARG)",
+                       Error);
+  CHECK_THROWS_WITH_AS(h.cpu->map_mmio(NICEMU_MMIO_BASE, 0x10000),
+                       doctest::Contains("Unicorn uc_mmio_map(0x"), Error);
+  std::vector<uint8_t> big(0x100000);
+  try {
+    h.cpu->map_ram(0, 0x100000, big.data(), false);
+    FAIL("mapped over the RAM");
+  } catch (const Error &e) {
+    CHECK(e.kind() == ErrorKind::Failure);
+    CHECK(std::string(e.what()) ==
+          "Unicorn uc_mem_map_ptr(0x0, 1 MiB) failed: Invalid memory mapping "
+          "(UC_ERR_MAP)");
+  }
+  // The core is as it was: the program still runs.
+  CHECK(run_to_end(h) == StopReason::Halt);
+  CHECK(h.reg(t0) == 7);
 }

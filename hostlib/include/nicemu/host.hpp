@@ -6,14 +6,35 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 
 namespace nicemu::host {
 
+// Why a call failed, for programs that react to it. The values are the C
+// API's status codes (NICEMU_EINVAL and the others in nicemu/host.h).
+enum class ErrorCode : int {
+  BadArgument = -1, // a bad value, memory not from alloc, an unknown address
+  OutOfMemory = -2, // registered memory or NIC registration slots used up
+  NotRun = -3,      // not started by `nicemu run` (or no channel to it)
+  Stopped = -4,     // the cluster is stopping; every later call fails too
+  State = -5,       // a call out of order (e.g. barrier_wait without post)
+  Failure = -6,     // anything else: what() says what happened
+};
+
 // Thrown when a call cannot be carried out: bad arguments, the program was
-// not started by `nicemu run`, or the cluster is stopping.
+// not started by `nicemu run`, or the cluster is stopping. what() is the
+// message, code() the reason.
 class Error : public std::runtime_error {
 public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string &what, ErrorCode code = ErrorCode::Failure)
+      : std::runtime_error(what), code_(code) {}
+  explicit Error(const char *what, ErrorCode code = ErrorCode::Failure)
+      : std::runtime_error(what), code_(code) {}
+
+  ErrorCode code() const noexcept { return code_; }
+
+private:
+  ErrorCode code_;
 };
 
 // The nicemu release this library belongs to, e.g. "0.1.0".

@@ -5,11 +5,16 @@
  * file also builds with -std=gnu89 (tests/e2e/CMakeLists.txt).
  *
  *   c_api_prog           on a cluster: every rank prints "rank R of N: ok"
- *   c_api_prog outside   not started by nicemu run: expects NICEMU_ENOTRUN
+ *   c_api_prog outside [PHRASE]
+ *                        not started by nicemu run: expects NICEMU_ENOTRUN
+ *                        and a message containing PHRASE ("nicemu run")
+ *   c_api_prog stopped   on a cluster whose firmware faults: calls until
+ *                        one fails, which must be NICEMU_ESTOPPED
  *
  * Exit status 0 when everything held. */
 #include <nicemu/host.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,13 +45,13 @@ static void fails(int status, int want, const char *call, const char *phrase,
          what, 0, 1);
 }
 
-static int outside(void) {
+static int outside(const char *phrase) {
   uint32_t rank = 99;
   int status = nicemu_rank(&rank), again;
   printf("outside nicemu run: status %d (%s): %s\n", status,
          nicemu_strerror(status), nicemu_last_error());
   if (status != NICEMU_ENOTRUN || rank != 99 ||
-      strstr(nicemu_last_error(), "nicemu run") == NULL)
+      strstr(nicemu_last_error(), phrase) == NULL)
     return 1;
   /* Again: a failed attach is not remembered as half done. */
   again = nicemu_barrier();
@@ -220,10 +225,30 @@ static void check_bcopy(uint32_t size) {
   ok(nicemu_barrier(), "barrier after the transfers");
 }
 
+/* The NIC faults, so the cluster stops: the call in progress, or the next
+ * one, fails with NICEMU_ESTOPPED. The SIGTERM that comes with the stop is
+ * ignored so that the program lives to say so. */
+static int stopped(void) {
+  uint32_t rank = 0;
+  unsigned long calls = 0;
+  int status;
+  signal(SIGTERM, SIG_IGN);
+  status = nicemu_rank(&rank);
+  while (status == NICEMU_OK && calls < 1000000) {
+    status = nicemu_compute(1000000); /* 1 us */
+    ++calls;
+  }
+  printf("stopped cluster: status %d (%s): %s\n", status,
+         nicemu_strerror(status), nicemu_last_error());
+  return status == NICEMU_ESTOPPED ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   uint32_t size = 0;
   if (argc > 1 && strcmp(argv[1], "outside") == 0)
-    return outside();
+    return outside(argc > 2 ? argv[2] : "nicemu run");
+  if (argc > 1 && strcmp(argv[1], "stopped") == 0)
+    return stopped();
 
   ok(nicemu_rank(&my_rank), "rank");
   ok(nicemu_size(&size), "size");

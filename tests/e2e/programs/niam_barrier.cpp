@@ -67,23 +67,30 @@ void check_reductions() {
          host::allreduce_sum(INT32_MAX), wrapped);
 }
 
+// The code an Error thrown by `f` carries; 0 if it throws none.
+template <class F> long code_thrown(F f) {
+  try {
+    f();
+  } catch (const host::Error &e) {
+    return long(e.code());
+  }
+  return 0;
+}
+
 void check_errors() {
-  bool threw = false;
-  try {
-    host::barrier_wait();
-  } catch (const host::Error &) {
-    threw = true;
-  }
-  expect(threw, "barrier_wait without barrier_post throws", threw, 1);
+  const long state = long(host::ErrorCode::State);
+  long code = code_thrown([] { host::barrier_wait(); });
+  expect(code == state, "barrier_wait without barrier_post throws State", code,
+         state);
   host::barrier_post();
-  threw = false;
-  try {
-    host::allreduce_sum(1);
-  } catch (const host::Error &) {
-    threw = true;
-  }
-  expect(threw, "a second collective while one is pending throws", threw, 1);
+  code = code_thrown([] { host::allreduce_sum(1); });
+  expect(code == state, "a second collective while one is pending throws State",
+         code, state);
   host::barrier_wait();
+  int on_stack = 0;
+  const long bad = long(host::ErrorCode::BadArgument);
+  code = code_thrown([&] { host::bus_address(&on_stack); });
+  expect(code == bad, "memory not from alloc is a BadArgument", code, bad);
 }
 
 // An AM naming handler 99 is counted and dropped; requests are served in
