@@ -24,6 +24,7 @@ public:
   virtual ~DeviceHost() = default;
   // Exact cycle of the access being served, or of the event being run.
   virtual uint64_t now_cycle() const = 0;
+  // The core's clock (devices with a clock of their own: device_clock.hpp).
   virtual const ClockDomain &clock() const = 0;
   virtual Scheduler &scheduler() = 0;
   virtual void raise_irq(uint32_t lines) = 0;

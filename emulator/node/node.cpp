@@ -20,6 +20,11 @@ namespace {
 
 constexpr uint32_t kMmioSize = 0x01000000; // 0x1F000000-0x1FFFFFFF
 
+const Board &checked(const Model &model, const Board &board) {
+  check_model_against(model, board);
+  return board;
+}
+
 uint32_t round_up_4k(uint32_t n) {
   return (n + 0xFFF) & ~0xFFFu;
 }
@@ -27,8 +32,8 @@ uint32_t round_up_4k(uint32_t n) {
 } // namespace
 
 Node::Node(const Model &model, Scheduler &scheduler, NodeConfig config)
-    : model_(model),
-      board_(config.board ? *config.board : checked_board(model)),
+    : model_(model), board_(config.board ? checked(model, *config.board)
+                                         : checked_board(model)),
       scheduler_(scheduler), config_(std::move(config)), clock_(model.clock_hz),
       watchdog_period_(
           config_.watchdog_cycles.value_or(model.watchdog_cycles)) {
@@ -351,9 +356,9 @@ bool Node::mmio_write(uint32_t addr, unsigned size, uint32_t value,
 }
 
 bool Node::debug_mmio(uint32_t addr, bool write, uint32_t &value,
-                      std::string &why) {
+                      std::string &why, unsigned size) {
   uint64_t v = value;
-  bool done = access(addr, 4, write, v, why);
+  bool done = access(addr, size, write, v, why);
   value = uint32_t(v);
   return done;
 }

@@ -38,7 +38,8 @@ struct NodeConfig {
   HostMemory *host_memory = nullptr; // the host's registered memory, if any
   RunEvents *events = nullptr;       // observers of the run, if any
   // The board that assembles the card; null: the one the model names
-  // (checked_board). Tests pass boards of their own.
+  // (checked_board). Tests pass boards of their own. Either way the model
+  // is checked against the board.
   const Board *board = nullptr;
   // Receives each complete console line of the firmware (without '\n').
   std::function<void(uint32_t node, const std::string &line)> console;
@@ -93,10 +94,12 @@ public:
   }
   BlockObserver *block_observer() const { return observer_; }
   void flush_console();
-  // The debugger reads or writes a device register: 32-bit, checked like the
+  // The debugger reads or writes a device register (`size` bytes, at most
+  // 4; a 64-bit register in halves), checked like the
   // core's accesses, with the register's side effects, but no wait states
   // and no watchdog progress. False (with `why`) if refused.
-  bool debug_mmio(uint32_t addr, bool write, uint32_t &value, std::string &why);
+  bool debug_mmio(uint32_t addr, bool write, uint32_t &value, std::string &why,
+                  unsigned size = 4);
 
   // CpuBus
   bool mmio_read(uint32_t addr, unsigned size, uint32_t &value,
