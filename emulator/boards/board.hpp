@@ -7,6 +7,7 @@
 #pragma once
 
 #include "devices/device.hpp"
+#include "devices/host_port.hpp"
 #include "nicemu/model.hpp"
 
 #include <memory>
@@ -26,6 +27,9 @@ public:
   // brings to SYS_CAPS.
   virtual void install(uint32_t base, std::unique_ptr<Device> device,
                        uint32_t caps) = 0;
+  // The card's side of the host bus, where the board maps the windows host
+  // programs reach.
+  virtual HostPort &host_port() = 0;
 };
 
 class Board {

@@ -187,6 +187,7 @@ void Node::reset() {
     retired_devices_.push_back(std::move(d));
   devices_.clear();
   pages_.clear();
+  host_port_.clear();
   irq_ = nullptr;
   doorbell_ = nullptr;
   add_devices();

@@ -128,6 +128,8 @@ public:
   RunEvents *events() override { return config_.events; }
   // The doorbell FIFOs the host writes; null when the model has none.
   DoorbellDevice *doorbell() { return doorbell_; }
+  // The windows host programs reach (mapped by the board).
+  HostPort &host_port() override { return host_port_; }
 
 private:
   struct Memory {
@@ -166,6 +168,7 @@ private:
   };
   std::vector<Window> pages_;
   std::vector<std::unique_ptr<Device>> devices_;
+  HostPort host_port_;
   // Devices replaced by reset(): kept, as events may still refer to them.
   std::vector<std::unique_ptr<Device>> retired_devices_;
   uint32_t caps_ = 0;

@@ -1,5 +1,6 @@
 #include "boards/common/shared_parts.hpp"
 
+#include "boards/common/pci_host.hpp"
 #include "devices/doorbell.hpp"
 #include "devices/host_dma.hpp"
 #include "devices/network.hpp"
@@ -46,6 +47,31 @@ void install_network(CardAssembly &card, const Model &model) {
   card.install(NICEMU_ROUTE_BASE, std::make_unique<RouteTable>(host), 0);
 }
 
+// The doorbell FIFOs, and their window on the host bus. A doorbell write
+// costs the model's doorbell_write, or one PIO write where it has none.
+void install_doorbells(CardAssembly &card, const Model &model) {
+  auto bell = DoorbellDevice::from_model(card.device_host(), model);
+  DoorbellDevice &fifos = *bell;
+  card.install(NICEMU_DOORBELL_BASE, std::move(bell), NICEMU_CAP_DOORBELL);
+  auto cost = model.timing_ps.find("host.doorbell_write");
+  Time write = cost != model.timing_ps.end()
+                   ? cost->second
+                   : model.timing("host.pio_write_word");
+  card.host_port().map(NICEMU_HOST_DOORBELLS, 4ull * fifos.fifos(),
+                       std::make_unique<DoorbellWindow>(fifos, write));
+}
+
+// Every card memory, by PIO at its card address.
+void map_card_memory(CardAssembly &card, const Model &model) {
+  Time read = model.timing("host.pio_read_word"),
+       write = model.timing("host.pio_write_word");
+  for (const MemoryRegion &r : model.memories)
+    card.host_port().map(
+        r.base, r.size,
+        std::make_unique<CardMemoryWindow>(card.device_host(), r.base, read,
+                                           write, model.host_mailbox()));
+}
+
 } // namespace
 
 std::vector<ModelKey> shared_part_keys(SharedPart part) {
@@ -79,10 +105,10 @@ void install_shared_part(SharedPart part, CardAssembly &card,
     install_network(card, model);
     break;
   case SharedPart::Doorbells:
-    card.install(NICEMU_DOORBELL_BASE, DoorbellDevice::from_model(host, model),
-                 NICEMU_CAP_DOORBELL);
+    install_doorbells(card, model);
     break;
   case SharedPart::PciHost:
+    map_card_memory(card, model);
     break;
   }
 }

@@ -19,6 +19,11 @@ extern "C" {
 #define NICEMU_DEVICE_WINDOW 0x1000u
 #define NICEMU_FLASH_WINDOW 0x1E000000u /* flash contents, read-only */
 
+/* The card in its host's bus address space (host PIO and doorbells; the
+ * host library's sized reads and writes): card memories at their card
+ * addresses, doorbell FIFO i at NICEMU_HOST_DOORBELLS + 4 * i. */
+#define NICEMU_HOST_DOORBELLS 0xE0000000u
+
 /* Device windows: X(DEVICE, index) */
 #define NICEMU_DEVICES(X)                                                      \
   X(SYS, 0)                                                                    \

@@ -1,0 +1,53 @@
+// The host side of a PCI card: the windows a host program reaches over the
+// bus. Card memory by programmed I/O (32-bit words at the card's own
+// addresses; a write to the mailbox page also raises NICEMU_IRQ_HOST, the
+// doorbell of the NI-AM and sample firmwares), and the doorbell FIFOs (one
+// 32-bit word per FIFO at NICEMU_HOST_DOORBELLS + 4 x FIFO; a full FIFO
+// holds the write until the firmware pops an entry, as a PCI target
+// retries it).
+#pragma once
+
+#include "devices/device.hpp"
+#include "devices/doorbell.hpp"
+#include "devices/host_port.hpp"
+
+namespace nicemu {
+
+class CardMemoryWindow final : public HostWindow {
+public:
+  // The card memory at [base, base + size) of `card`; `mailbox`: the card
+  // address of the mailbox page.
+  CardMemoryWindow(DeviceHost &card, uint32_t base, Time read_cost,
+                   Time write_cost, uint32_t mailbox)
+      : card_(card), base_(base), read_cost_(read_cost),
+        write_cost_(write_cost), mailbox_(mailbox) {}
+
+  void read(uint64_t offset, unsigned size, Time at,
+            const HostBusCompletion &done) override;
+  void write(uint64_t offset, unsigned size, uint64_t value, Time at,
+             HostBusCompletion done) override;
+  Time posted_write_cost() const override { return write_cost_; }
+
+private:
+  DeviceHost &card_;
+  uint32_t base_;
+  Time read_cost_, write_cost_;
+  uint32_t mailbox_;
+};
+
+class DoorbellWindow final : public HostWindow {
+public:
+  DoorbellWindow(DoorbellDevice &bell, Time write_cost)
+      : bell_(bell), write_cost_(write_cost) {}
+
+  void read(uint64_t offset, unsigned size, Time at,
+            const HostBusCompletion &done) override;
+  void write(uint64_t offset, unsigned size, uint64_t value, Time at,
+             HostBusCompletion done) override;
+
+private:
+  DoorbellDevice &bell_;
+  Time write_cost_;
+};
+
+} // namespace nicemu

@@ -1,0 +1,75 @@
+// The card as its host sees it: windows in the host's bus address space
+// that host programs reach with sized loads and stores, each charging the
+// host its bus cost from the model. The node owns one host port, its board
+// maps the windows (card memory by PIO and the mailbox, doorbells; next,
+// DIMMnet-1's kick pages, BOTF windows and LLCM, UZURA's registers), and
+// the host channel carries generic reads and writes to it: the host agent
+// knows no device.
+#pragma once
+
+#include "sim/time.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nicemu {
+
+// How a host access ended.
+struct HostBusResult {
+  bool ok = true;
+  uint64_t value = 0; // a read's data
+  Time done = 0;      // when the host's access completes
+  std::string why;    // refused: the reason, for the host's error
+};
+// Called once with how the access ended. A window that held a write calls
+// it when the write can land, before landing it, and drops the write if it
+// returns false (the writer has gone meanwhile); otherwise the value
+// returned is ignored.
+using HostBusCompletion = std::function<bool(const HostBusResult &)>;
+
+class HostWindow {
+public:
+  virtual ~HostWindow() = default;
+  // An access of `size` bytes at `offset` in the window, made at `at`.
+  // Calls `done` exactly once: at once for most windows, later for a write
+  // the window holds (a PCI target retrying a write it cannot take yet).
+  virtual void read(uint64_t offset, unsigned size, Time at,
+                    const HostBusCompletion &done) = 0;
+  virtual void write(uint64_t offset, unsigned size, uint64_t value, Time at,
+                     HostBusCompletion done) = 0;
+  // What one write costs the host, for writes it posts (goes on without
+  // waiting for: PCI posts writes); 0 if the window takes no posted writes.
+  virtual Time posted_write_cost() const { return 0; }
+};
+
+class HostPort {
+public:
+  // Maps `window` at [base, base + size). Windows never overlap (an
+  // emulator bug otherwise: assertion).
+  void map(uint64_t base, uint64_t size, std::unique_ptr<HostWindow> window);
+  void clear() { windows_.clear(); }
+
+  // An access the host made at `at`; an address no window holds is refused
+  // at once, at `at`.
+  void read(uint64_t addr, unsigned size, Time at,
+            const HostBusCompletion &done);
+  void write(uint64_t addr, unsigned size, uint64_t value, Time at,
+             HostBusCompletion done);
+  // The window at `addr`'s posted-write cost (0: none there, or it takes
+  // no posted writes).
+  Time posted_write_cost(uint64_t addr) const;
+
+private:
+  struct Mapped {
+    uint64_t base, size;
+    std::unique_ptr<HostWindow> window;
+  };
+  const Mapped *find(uint64_t addr) const;
+
+  std::vector<Mapped> windows_; // by base
+};
+
+} // namespace nicemu
