@@ -1,6 +1,5 @@
 #include "host/agent.hpp"
 
-#include "devices/doorbell.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/regs.h"
 #include "node/node.hpp"
@@ -51,20 +50,12 @@ const char *op_name(Op op) {
 } // namespace
 
 HostCosts HostCosts::from(const Model &model) {
-  auto get = [&](const char *key) {
-    auto it = model.timing_ps.find(key);
-    if (it == model.timing_ps.end())
-      throw Error("model " + model.name +
-                  " cannot run host programs: [timing] " + key + " is missing");
-    return it->second;
-  };
-  HostCosts costs{get("host.pio_write_word"), get("host.pio_read_word"),
-                  get("host.poll_own_memory")};
-  // A model without its own figure: a doorbell is one PIO write.
-  auto doorbell = model.timing_ps.find("host.doorbell_write");
-  costs.doorbell_write =
-      doorbell != model.timing_ps.end() ? doorbell->second : costs.pio_write;
-  return costs;
+  auto it = model.timing_ps.find("host.poll_own_memory");
+  if (it == model.timing_ps.end())
+    throw Error("model " + model.name +
+                " cannot run host programs: [timing] host.poll_own_memory is "
+                "missing");
+  return HostCosts{it->second};
 }
 
 HostAgent::HostAgent(uint32_t rank, uint32_t size, uint64_t arena_bytes,
@@ -72,8 +63,14 @@ HostAgent::HostAgent(uint32_t rank, uint32_t size, uint64_t arena_bytes,
     : rank_(rank), scheduler_(scheduler), model_(model),
       costs_(HostCosts::from(model)),
       channel_(
-          std::make_unique<channel::EmulatorEnd>(rank, size, arena_bytes)) {
-  channel_->set_posted_write_cost(costs_.pio_write);
+          std::make_unique<channel::EmulatorEnd>(rank, size, arena_bytes)) {}
+
+// Posted writes go to the mailbox: the host charges itself what a write
+// there costs.
+void HostAgent::attach(Node *node) {
+  node_ = node;
+  channel_->set_posted_write_cost(
+      node->host_port().posted_write_cost(model_.host_mailbox()));
 }
 
 HostAgent::~HostAgent() = default;
@@ -128,26 +125,25 @@ void HostAgent::take_posted_write() {
   if (!channel_->take_posted(w))
     return;
   Time at = std::max<Time>(w.time, scheduler_.now());
-  clock_ = std::max(clock_, at + costs_.pio_write);
+  Time cost = node_ ? node_->host_port().posted_write_cost(w.a) : 0;
+  clock_ = std::max(clock_, at + cost);
   EventOrigin was = scheduler_.set_origin(EventOrigin::host(rank_));
-  scheduler_.schedule(at, "host: posted write", [this, w, at] {
+  scheduler_.schedule(at, "host: posted write", [this, w, at, cost] {
     if (RunEvents *events = node_ ? node_->events() : nullptr)
-      events->host_call(rank_, "PioWrite", at, at + costs_.pio_write);
-    if (!pio_write(w) && failure_.empty())
-      failure_ = "host rank " + std::to_string(rank_) +
-                 ": a posted PIO write to card address " + std::to_string(w.a) +
-                 " was refused (not a card register)";
+      events->host_call(rank_, "PioWrite", at, at + cost);
+    auto refused = [this, &w](const HostBusResult &result) {
+      if (!result.ok && failure_.empty())
+        failure_ = "host rank " + std::to_string(rank_) +
+                   ": a posted PIO write to card address " +
+                   std::to_string(w.a) + " was refused (" + result.why + ")";
+      return true;
+    };
+    if (!node_)
+      refused({false, 0, at, "no card"});
+    else
+      node_->host_port().write(w.a, 4, w.b, at, refused);
   });
   scheduler_.set_origin(was);
-}
-
-bool HostAgent::pio_write(const Request &r) {
-  if (!node_ || r.a % 4 || !node_->card_range(r.a, 4))
-    return false;
-  node_->card_write(r.a, &r.b, 4);
-  if (r.a - model_.host_mailbox() < 4096)
-    node_->raise_irq(NICEMU_IRQ_HOST); // the mailbox doorbell
-  return true;
 }
 
 void HostAgent::reply_at(Time t, Reply reply) {
@@ -184,18 +180,12 @@ void HostAgent::handle(const Request &r) {
   call_op_ = r.op;
   call_start_ = now;
   switch (r.op) {
-  case Op::PioWrite: {
-    Reply rep;
-    if (!pio_write(r))
-      rep.status = Status::BadArgument;
-    return reply_at(now + costs_.pio_write, rep);
-  }
-  case Op::PioRead: {
-    Reply rep;
-    if (!node_ || r.a % 4 || !node_->card_read(r.a, &rep.value, 4))
-      rep.status = Status::BadArgument;
-    return reply_at(now + costs_.pio_read, rep);
-  }
+  case Op::PioWrite:
+    return card_access(true, r.a, r.b, now);
+  case Op::PioRead:
+    return card_access(false, r.a, 0, now);
+  case Op::Doorbell: // FIFO r.a of the card's doorbell window
+    return card_access(true, NICEMU_HOST_DOORBELLS + 4ull * r.a, r.b, now);
   case Op::Advance:
     return reply_at(now + r.arg64, Reply{});
   case Op::WaitWord:
@@ -218,33 +208,30 @@ void HostAgent::handle(const Request &r) {
     if (watch_ && r.arg64 != kTimeNever)
       watch_deadline(std::max<Time>(r.arg64, now));
     return;
-  case Op::Doorbell:
-    return ring_doorbell(r);
   default:
     return reply_at(now, immediate(r));
   }
 }
 
-// A doorbell write lands in its FIFO at once and costs the host the model's
-// doorbell_write. A full FIFO refuses it, as a PCI target retries a write
-// it cannot take: the write is held until the firmware pops an entry of
-// that FIFO, lands at that pop, and completes no earlier than it would
-// have without the retry.
-void HostAgent::ring_doorbell(const Request &r) {
-  const Time now = r.time;
-  DoorbellDevice *bell = node_ ? node_->doorbell() : nullptr;
-  if (!bell || r.a >= bell->fifos())
-    return reply_at(now, Reply{Status::BadArgument, 0, 0});
-  const Time done = now + costs_.doorbell_write;
-  if (bell->push(r.a, r.b))
-    return reply_at(done, Reply{});
-  bell->when_space(
-      r.a, [this, bell, fifo = r.a, value = r.b, done](Time popped) {
-        if (phase_ == Phase::Exited) // the process is gone: drop its write
-          return;
-        bell->push(fifo, value); // the pop just freed an entry
-        reply_at(std::max(done, popped), Reply{});
-      });
+// The card answers through its host port, at once or (a held write) later;
+// a host gone by then gets no reply and its held write is dropped.
+void HostAgent::card_access(bool write, uint64_t addr, uint64_t value,
+                            Time at) {
+  auto reply = [this](const HostBusResult &result) {
+    if (phase_ == Phase::Exited)
+      return false;
+    Reply rep;
+    rep.status = result.ok ? Status::Ok : Status::BadArgument;
+    rep.value = uint32_t(result.value);
+    reply_at(result.done, rep);
+    return true;
+  };
+  if (!node_)
+    reply({false, 0, at, "no card"});
+  else if (write)
+    node_->host_port().write(addr, 4, value, at, reply);
+  else
+    node_->host_port().read(addr, 4, at, reply);
 }
 
 bool HostAgent::word_in_arena(uint64_t offset) const {

@@ -17,9 +17,10 @@ namespace nicemu {
 
 class Node;
 
+// What the host's own side costs: noticing a change in its own memory. The
+// card's windows charge their own bus costs (devices/host_port.hpp).
 struct HostCosts {
-  Time pio_write = 0, pio_read = 0, poll_own_memory = 0;
-  Time doorbell_write = 0; // host.doorbell_write, else host.pio_write_word
+  Time poll_own_memory = 0;
   static HostCosts from(const Model &model);
 };
 
@@ -30,7 +31,7 @@ public:
   ~HostAgent() override;
 
   channel::EmulatorEnd &channel() { return *channel_; }
-  void attach(Node *node) { node_ = node; }
+  void attach(Node *node);
   uint32_t rank() const { return rank_; }
 
   // Picks up a posted request, if any, and schedules it at its time.
@@ -61,11 +62,12 @@ private:
   enum class Phase { Starting, Computing, Busy, Exited };
   void handle(const channel::Request &r);
   void take_posted_write();
-  bool pio_write(const channel::Request &r);
+  // A sized access to the card through its host port; `done` gets the
+  // reply (BadArgument where the port refuses it).
+  void card_access(bool write, uint64_t addr, uint64_t value, Time at);
   void reply_at(Time t, channel::Reply r);
   void check_watch();
   void watch_deadline(Time deadline);
-  void ring_doorbell(const channel::Request &r);
   bool word_in_arena(uint64_t offset) const;
   uint32_t arena_word(uint64_t offset) const;
   channel::Reply immediate(const channel::Request &r);

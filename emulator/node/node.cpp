@@ -1,7 +1,6 @@
 #include "node/node.hpp"
 
 #include "devices/console.hpp"
-#include "devices/doorbell.hpp"
 #include "devices/host_dma.hpp"
 #include "devices/network.hpp"
 #include "devices/registers.hpp"
@@ -60,7 +59,6 @@ Node::~Node() = default;
 void Node::add_devices() {
   caps_ = NICEMU_CAP_TIMER | NICEMU_CAP_IRQ | NICEMU_CAP_WATCHDOG;
   board_.assemble(*this, model_);
-  doorbell_ = dynamic_cast<DoorbellDevice *>(device_at(NICEMU_DOORBELL_BASE));
   NodeIdentity id{config_.node,
                   config_.nodes,
                   model_.id,
@@ -189,7 +187,6 @@ void Node::reset() {
   pages_.clear();
   host_port_.clear();
   irq_ = nullptr;
-  doorbell_ = nullptr;
   add_devices();
   for (Memory &m : memories_)
     std::memset(m.bytes.data(), 0, m.bytes.size());

@@ -45,8 +45,6 @@ struct NodeConfig {
   std::function<void(uint32_t node, const std::string &line)> console;
 };
 
-class DoorbellDevice;
-
 class Node final : public CpuBus, public DeviceHost, private CardAssembly {
 public:
   Node(const Model &model, Scheduler &scheduler, NodeConfig config);
@@ -126,8 +124,8 @@ public:
   HostMemory *host_memory() override { return config_.host_memory; }
   Fabric *fabric() override { return config_.fabric; }
   RunEvents *events() override { return config_.events; }
-  // The doorbell FIFOs the host writes; null when the model has none.
-  DoorbellDevice *doorbell() { return doorbell_; }
+  // The device whose window starts at `base` (NICEMU_<DEV>_BASE), or null.
+  Device *device_at(uint32_t base) const;
   // The windows host programs reach (mapped by the board).
   HostPort &host_port() override { return host_port_; }
 
@@ -147,7 +145,6 @@ private:
   void install(uint32_t base, std::unique_ptr<Device> device,
                uint32_t caps) override;
   const Memory *memory_for(uint32_t addr, uint32_t len) const;
-  Device *device_at(uint32_t base) const;
   void take_interrupt();
   void check_watchdog();
   uint64_t watchdog_deadline() const;
@@ -173,7 +170,6 @@ private:
   std::vector<std::unique_ptr<Device>> retired_devices_;
   uint32_t caps_ = 0;
   IrqController *irq_ = nullptr;
-  DoorbellDevice *doorbell_ = nullptr;
   NodeState state_ = NodeState::Reset;
   Image image_;
   uint32_t exit_code_ = 0;

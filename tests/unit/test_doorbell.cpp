@@ -98,6 +98,11 @@ const Model &comet() {
   return m;
 }
 
+// The card's doorbell FIFOs, or null.
+DoorbellDevice *doorbell_of(Node &node) {
+  return dynamic_cast<DoorbellDevice *>(node.device_at(NICEMU_DOORBELL_BASE));
+}
+
 const Model &lanai4() {
   static Model m = load_model("lanai4");
   return m;
@@ -278,11 +283,11 @@ std::vector<uint32_t> dma_at_10us() {
 
 TEST_CASE("doorbell: comet's bank comes from its model: 8 FIFOs of 16") {
   Card card(comet());
-  REQUIRE(card.node.doorbell() != nullptr);
+  REQUIRE(doorbell_of(card.node) != nullptr);
   CHECK(card.bell(NICEMU_DOORBELL_FIFOS) == 8);
   CHECK(card.bell(NICEMU_DOORBELL_DEPTH) == 16);
-  CHECK(card.node.doorbell()->fifos() == 8);
-  CHECK(card.node.doorbell()->depth() == 16);
+  CHECK(doorbell_of(card.node)->fifos() == 8);
+  CHECK(doorbell_of(card.node)->depth() == 16);
   CHECK((card.read(NICEMU_SYS_BASE + NICEMU_SYS_CAPS) & NICEMU_CAP_DOORBELL));
   CHECK(card.bell(NICEMU_DOORBELL_NONEMPTY) == 0);
   CHECK(card.bell(NICEMU_DOORBELL_SELECT) == 0);
@@ -290,7 +295,7 @@ TEST_CASE("doorbell: comet's bank comes from its model: 8 FIFOs of 16") {
 
 TEST_CASE("doorbell: FIFOs keep order, NONEMPTY, COUNT, an empty pop is 0") {
   Card card(comet());
-  DoorbellDevice &bell = *card.node.doorbell();
+  DoorbellDevice &bell = *doorbell_of(card.node);
   REQUIRE(bell.push(0, 1));
   REQUIRE(bell.push(0, 2));
   REQUIRE(bell.push(0, 3));
@@ -324,7 +329,7 @@ TEST_CASE("doorbell: FIFOs keep order, NONEMPTY, COUNT, an empty pop is 0") {
 
 TEST_CASE("doorbell: a full FIFO refuses a push and keeps what it has") {
   Card card(comet());
-  DoorbellDevice &bell = *card.node.doorbell();
+  DoorbellDevice &bell = *doorbell_of(card.node);
   for (uint32_t i = 0; i < 16; ++i)
     REQUIRE(bell.push(2, 100 + i));
   CHECK_FALSE(bell.push(2, 999));
@@ -337,7 +342,7 @@ TEST_CASE("doorbell: a full FIFO refuses a push and keeps what it has") {
 
 TEST_CASE("doorbell: the interrupt line rises on empty -> non-empty only") {
   Card card(comet());
-  DoorbellDevice &bell = *card.node.doorbell();
+  DoorbellDevice &bell = *doorbell_of(card.node);
   CHECK(card.pending() == 0);
   bell.push(1, 10);
   CHECK(card.pending() == NICEMU_IRQ_DOORBELL);
@@ -361,7 +366,7 @@ TEST_CASE("doorbell: the interrupt line rises on empty -> non-empty only") {
 
 TEST_CASE("doorbell: a pop hands the freed entry to the first waiter") {
   Card card(bell_model());
-  DoorbellDevice &bell = *card.node.doorbell();
+  DoorbellDevice &bell = *doorbell_of(card.node);
   REQUIRE(bell.push(0, 1));
   REQUIRE(bell.push(0, 2));
   REQUIRE_FALSE(bell.push(0, 3));
@@ -410,7 +415,7 @@ TEST_CASE("doorbell: the register table has the device at window 8") {
 
 TEST_CASE("doorbell: lanai4 has none, the window is a bus error") {
   Card card(lanai4());
-  CHECK(card.node.doorbell() == nullptr);
+  CHECK(doorbell_of(card.node) == nullptr);
   CHECK((card.read(NICEMU_SYS_BASE + NICEMU_SYS_CAPS) & NICEMU_CAP_DOORBELL) ==
         0);
   uint32_t value = 0;
@@ -455,7 +460,7 @@ TEST_CASE("doorbell: a model's [params.doorbell] is checked") {
     Model m = parse_model(text, "bad.toml");
     Scheduler scheduler;
     Node node(m, scheduler, config_for(m));
-    return node.doorbell() ? node.doorbell()->fifos() : 0u;
+    return doorbell_of(node) ? doorbell_of(node)->fifos() : 0u;
   };
   CHECK(card_with("fifos = 32\ndepth = 1\n") == 32);
   CHECK_THROWS_WITH_AS(card_with("fifos = 33\ndepth = 4\n"),
@@ -474,13 +479,31 @@ TEST_CASE("doorbell: a model's [params.doorbell] is checked") {
 
 // ---- the host's doorbell write -------------------------------------------
 
-TEST_CASE("host costs: doorbell_write from the model, else one PIO write") {
-  CHECK(HostCosts::from(bell_model()).doorbell_write == kDoorbellWrite);
-  CHECK(HostCosts::from(no_bell_model()).doorbell_write == kUs);
-  CHECK(HostCosts::from(comet()).doorbell_write ==
-        comet().timing("host.doorbell_write"));
-  CHECK(HostCosts::from(lanai4()).doorbell_write ==
-        lanai4().timing("host.pio_write_word"));
+TEST_CASE("host port: a doorbell write costs doorbell_write (else one PIO "
+          "write); cards without doorbells have no doorbell window") {
+  // When a host write made at 1 us to `addr` completes; 0 if refused.
+  auto write_done = [](const Model &model, uint64_t addr) {
+    Card card(model);
+    HostBusResult got;
+    card.node.host_port().write(addr, 4, 7, kUs, [&](const HostBusResult &r) {
+      got = r;
+      return true;
+    });
+    return got.ok ? got.done : 0;
+  };
+  const uint32_t mailbox = comet().host_mailbox();
+  CHECK(write_done(bell_model(), NICEMU_HOST_DOORBELLS) ==
+        kUs + kDoorbellWrite);
+  CHECK(write_done(comet(), NICEMU_HOST_DOORBELLS + 4) ==
+        kUs + comet().timing("host.doorbell_write"));
+  CHECK(write_done(comet(), mailbox) ==
+        kUs + comet().timing("host.pio_write_word"));
+  CHECK(write_done(lanai4(), NICEMU_HOST_DOORBELLS) == 0);
+  CHECK(write_done(lanai4(), lanai4().host_mailbox()) ==
+        kUs + lanai4().timing("host.pio_write_word"));
+  // Past the last FIFO, or not a word: refused.
+  CHECK(write_done(comet(), NICEMU_HOST_DOORBELLS + 4 * 8) == 0);
+  CHECK(write_done(comet(), NICEMU_HOST_DOORBELLS + 2) == 0);
 }
 
 TEST_CASE("host doorbell: a write costs doorbell_write, a full FIFO holds "
@@ -504,7 +527,7 @@ TEST_CASE("host doorbell: a write costs doorbell_write, a full FIFO holds "
   CHECK(h.replies[3].time > 100 * kUs);
   CHECK(h.replies[3].time < 100 * kUs + 200'000);
   CHECK(rig.card_word(0x7000) == 11);
-  DoorbellDevice &bell = *rig.node().doorbell();
+  DoorbellDevice &bell = *doorbell_of(rig.node());
   CHECK(bell.count(0) == 2);
 }
 
@@ -525,7 +548,7 @@ TEST_CASE("host doorbell: the firmware pops before the write would have "
   // Issued at 100 us, popped before 100.5 us: done at 100.5 us, as unheld.
   CHECK(h.replies[4].time == 100 * kUs + kDoorbellWrite);
   CHECK(rig.card_word(0x7000) == 1);
-  CHECK(rig.node().doorbell()->count(0) == 2);
+  CHECK(doorbell_of(rig.node())->count(0) == 2);
 }
 
 TEST_CASE("host doorbell: a doorbell wakes a sleeping core") {
@@ -555,7 +578,7 @@ TEST_CASE("host doorbell: a doorbell wakes a sleeping core") {
   uint32_t woke = rig.card_word(0x7004);
   CHECK(woke >= 5000 + 3); // rang at 50 us = cycle 5000, + the wake cost
   CHECK(woke <= 5000 + 3 + 5);
-  CHECK(rig.node().doorbell()->count(3) == 1);
+  CHECK(doorbell_of(rig.node())->count(3) == 1);
 }
 
 TEST_CASE("host doorbell: no such FIFO, or no doorbells: BadArgument") {
@@ -598,7 +621,7 @@ TEST_CASE("host doorbell: a write held for ever ends the run as a deadlock, "
   CHECK(r.end_time == 2 * kDoorbellWrite);
   CHECK(rig.host().replies.size() == 3);
   CHECK(rig.host().error.find("the emulator stopped") == 0);
-  CHECK(rig.node().doorbell()->count(2) == 2);
+  CHECK(doorbell_of(rig.node())->count(2) == 2);
 }
 
 TEST_CASE("host doorbell: a write held while the firmware spins without "
