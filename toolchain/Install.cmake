@@ -39,6 +39,10 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/emulator/include/nicemu/
                   ${PROJECT_SOURCE_DIR}/hostlib/include/nicemu/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nicemu
   FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+# From the contracts, the register map only (the protocol headers are
+# between the nicemu firmwares and the host library).
+install(FILES ${NICEMU_CONTRACTS_DIR}/nicemu/regs.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nicemu)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/emulator/models/
   DESTINATION ${NICEMU_INSTALL_DATADIR}/models

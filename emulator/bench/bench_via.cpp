@@ -7,7 +7,7 @@
 
 // The wire layout of the via firmware: the VI header and fragment size, the
 // FM header and largest message.
-#include "../../firmware/via/via_protocol.h"
+#include "nicemu/via_protocol.h"
 
 #include <algorithm>
 #include <optional>

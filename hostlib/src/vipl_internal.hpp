@@ -1,7 +1,7 @@
 // What the parts of the VIPL library share (vipl.cpp: the card, the NIC,
 // Ptags, memory, errors; vipl_vi.cpp: VIs, posting, completion queues;
 // vipl_connect.cpp: connections, events, name service). The library drives
-// the via firmware through firmware/via/via_protocol.h; docs/via.md.
+// the via firmware through nicemu/via_protocol.h; docs/via.md.
 //
 // All state is one Library object behind one mutex. Every public call runs
 // inside guarded(), which takes the mutex, turns exceptions of the host
@@ -12,7 +12,7 @@
 
 #include "nicemu/vipl.h"
 
-#include "../../firmware/via/via_protocol.h"
+#include "nicemu/via_protocol.h"
 
 #include <cstddef>
 #include <cstdint>
