@@ -7,7 +7,7 @@
 
 #include "am_internal.hpp"
 
-#include "host/channel.hpp"
+#include "host_end.hpp"
 #include "nicemu/niam_protocol.h"
 
 #include <atomic>

@@ -38,7 +38,7 @@ bool has(const char *text, const char *part) {
 
 // host::Error carries only a message, so the status code is read from it.
 // The phrases come from host.cpp, am.cpp and the channel
-// (emulator/host/channel.cpp); tests/e2e/programs/c_api.c checks each code
+// (host_end.cpp); tests/e2e/programs/c_api.c checks each code
 // it can provoke, so a reworded message shows up there. A message with none
 // of them gets the call's `fallback`: the transfers, for instance, throw
 // only for bad arguments.
