@@ -156,7 +156,10 @@ int run(const RunOptions &o) {
     profiling->finish(sim);
   if (hosts)
     hosts->stop();
-  observers.finish(sim.fabric());
+  observers.finish([&sim] {
+    if (Fabric *fabric = sim.fabric())
+      fabric->flush_events();
+  });
   for (auto &n : sim.nodes())
     if (n->state() == NodeState::Faulted)
       std::cerr << "nicemu: " << fault_report(*n);
