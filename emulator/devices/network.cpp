@@ -3,16 +3,10 @@
 #include "nicemu/regs.h"
 #include "observe/run_events.hpp"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
 
 namespace nicemu {
-
-uint32_t packet_crc(const uint8_t *data, size_t len) {
-  return uint32_t(crc32(crc32(0, nullptr, 0), data, uInt(len)));
-}
 
 // ---- Tx ------------------------------------------------------------------
 
