@@ -20,11 +20,11 @@
 #   - includes: nicemu_layer_includes runs CheckLayerIncludes.cmake over
 #     every source and header of the layers: a file of layer L may include
 #     "X/..." for a layer X only if X is L or L reaches X through USES. Also
-#     checked there: no #include in emulator/, hostlib/, firmware/, tests/
-#     or examples/ goes up with "../". This catches what a link cannot see:
-#     a header-only use (a type, an inline function).
-# nicemu_check_layers_end() adds the include check once every layer is
-# declared.
+#     checked there: the order of modules (nicemu_module_order below), and
+#     that no #include in emulator/, hostlib/, firmware/, tests/ or
+#     examples/ goes up with "../". This catches what a link cannot see: a
+#     header-only use (a type, an inline function). nicemu_add_include_check()
+#     adds it, once everything is declared.
 include_guard(GLOBAL)
 
 option(NICEMU_CHECK_LAYERS
@@ -82,7 +82,21 @@ function(nicemu_layer name)
   endif()
 endfunction()
 
-function(nicemu_check_layers_end)
+# nicemu_module_order(DIR dir MODULES module...): the files of `dir`
+# (relative to the source tree) named after the modules, lowest first,
+# where module M is M.cpp and M.hpp. A module's files may include the
+# headers of the modules before it only; checked with the includes. The
+# VIPL library uses it (hostlib/CMakeLists.txt).
+function(nicemu_module_order)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "DIR" "MODULES")
+  string(MAKE_C_IDENTIFIER "${arg_DIR}" id)
+  set_property(GLOBAL APPEND PROPERTY NICEMU_MODULE_DIRS ${arg_DIR})
+  set_property(GLOBAL PROPERTY NICEMU_MODULES_${id} ${arg_MODULES})
+endfunction()
+
+# Adds nicemu_layer_includes, once every layer and module order is known
+# (the top-level CMakeLists.txt calls it after the subdirectories).
+function(nicemu_add_include_check)
   if(NOT NICEMU_CHECK_LAYERS)
     return()
   endif()
@@ -91,6 +105,13 @@ function(nicemu_check_layers_end)
   foreach(layer IN LISTS layers)
     get_property(reach GLOBAL PROPERTY NICEMU_LAYER_${layer}_REACH)
     string(APPEND table "set(reach_${layer} ${reach})\n")
+  endforeach()
+  get_property(module_dirs GLOBAL PROPERTY NICEMU_MODULE_DIRS)
+  string(APPEND table "set(module_dirs ${module_dirs})\n")
+  foreach(dir IN LISTS module_dirs)
+    string(MAKE_C_IDENTIFIER "${dir}" id)
+    get_property(modules GLOBAL PROPERTY NICEMU_MODULES_${id})
+    string(APPEND table "set(modules_${id} ${modules})\n")
   endforeach()
   set(roots emulator hostlib firmware tests examples)
   set(everything)
@@ -102,18 +123,19 @@ function(nicemu_check_layers_end)
     list(APPEND everything ${files})
   endforeach()
   string(APPEND table "set(roots ${roots})\n")
-  set(table_file ${CMAKE_CURRENT_BINARY_DIR}/layer_checks/layers.cmake)
+  set(dir ${PROJECT_BINARY_DIR}/emulator/layer_checks)
+  set(table_file ${dir}/layers.cmake)
   file(WRITE ${table_file}.new "${table}")
   file(COPY_FILE ${table_file}.new ${table_file} ONLY_IF_DIFFERENT)
-  set(stamp ${CMAKE_CURRENT_BINARY_DIR}/layer_checks/includes.stamp)
+  set(stamp ${dir}/includes.stamp)
   set(script ${PROJECT_SOURCE_DIR}/toolchain/CheckLayerIncludes.cmake)
   add_custom_command(OUTPUT ${stamp}
+    COMMAND ${CMAKE_COMMAND} -E rm -f ${stamp}
     COMMAND ${CMAKE_COMMAND} -DLAYER_TABLE=${table_file}
-            -DEMULATOR_DIR=${CMAKE_CURRENT_SOURCE_DIR}
             -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -P ${script}
     COMMAND ${CMAKE_COMMAND} -E touch ${stamp}
     DEPENDS ${script} ${table_file} ${everything}
-    COMMENT "Checking the includes of the emulator's layers"
+    COMMENT "Checking the includes of the layers"
     VERBATIM)
   add_custom_target(nicemu_layer_includes ALL DEPENDS ${stamp})
 endfunction()
