@@ -23,7 +23,7 @@ ExternalProject_Add(firmware
     -DCMAKE_INSTALL_PREFIX=<INSTALL_DIR>
     -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
     -DNICEMU_TOOL=$<TARGET_FILE:nicemu>
-    -DNICEMU_REGS_INCLUDE_DIR=${PROJECT_SOURCE_DIR}/emulator/include
+    -DNICEMU_CONTRACTS_DIR=${NICEMU_CONTRACTS_DIR}
   # The inner build decides what is out of date (sources, the nicemu tool,
   # model files); the outer one cannot see those dependencies.
   BUILD_ALWAYS TRUE

@@ -39,6 +39,12 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/emulator/include/nicemu/
                   ${PROJECT_SOURCE_DIR}/hostlib/include/nicemu/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nicemu
   FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+# From the contracts, the register map and the error type, as before they
+# moved there (the protocol headers and the channel layout are between nicemu's
+# own firmwares, emulator and host library).
+install(FILES ${NICEMU_CONTRACTS_DIR}/nicemu/regs.h
+              ${NICEMU_CONTRACTS_DIR}/nicemu/error.hpp
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nicemu)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/emulator/models/
   DESTINATION ${NICEMU_INSTALL_DATADIR}/models

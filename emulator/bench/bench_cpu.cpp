@@ -140,23 +140,6 @@ Image load_image(const std::string &dir, const std::string &name) {
 
 } // namespace
 
-std::string default_firmware_dir() {
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
-    exe[n] = 0;
-    auto installed =
-        std::filesystem::path(exe).parent_path() / "../share/nicemu/firmware";
-    if (std::filesystem::exists(installed / "bench_cpu.img"))
-      return installed.lexically_normal().string();
-  }
-#ifdef NICEMU_FIRMWARE_BUILD_DIR
-  return NICEMU_FIRMWARE_BUILD_DIR;
-#else
-  return ".";
-#endif
-}
-
 CpuBenchFigures run_cpu_bench(const CpuBenchOptions &o) {
   Image bench = load_image(o.firmware_dir, "bench_cpu.img");
   Model model = load_model(bench.model);

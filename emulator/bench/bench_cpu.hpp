@@ -44,8 +44,4 @@ struct CpuBenchOptions {
 
 CpuBenchFigures run_cpu_bench(const CpuBenchOptions &options);
 
-// Where the firmware images shipped with nicemu are: the installed share dir
-// next to the executable, else the build tree's.
-std::string default_firmware_dir();
-
 } // namespace nicemu

@@ -5,7 +5,6 @@
 #include "nicemu/image.hpp"
 
 #include <fcntl.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -53,43 +52,6 @@ std::string describe_failure(const RunResult &r, const HostGroup &hosts,
 }
 
 } // namespace
-
-fs::path exe_dir() {
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0)
-    return {};
-  exe[n] = 0;
-  return fs::path(exe).parent_path();
-}
-
-std::string default_shipped_image(const std::string &firmware_dir,
-                                  const std::string &name) {
-  fs::path installed = exe_dir() / "../share/nicemu/firmware" / name;
-  if (fs::exists(installed))
-    return installed.lexically_normal().string();
-#ifdef NICEMU_FIRMWARE_BUILD_DIR
-  std::string path = NICEMU_FIRMWARE_BUILD_DIR "/../";
-  path += firmware_dir;
-  path += "/";
-  path += name;
-  return path;
-#else
-  (void)firmware_dir;
-  return name;
-#endif
-}
-
-std::string default_programs_dir(const std::string &probe) {
-  fs::path installed = exe_dir() / "../lib/nicemu/examples";
-  if (fs::exists(installed / probe))
-    return installed.lexically_normal().string();
-#ifdef NICEMU_EXAMPLES_BUILD_DIR
-  return NICEMU_EXAMPLES_BUILD_DIR;
-#else
-  return ".";
-#endif
-}
 
 BenchContext bench_context(const std::string &image,
                            const std::string &programs_dir,

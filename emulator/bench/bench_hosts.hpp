@@ -1,7 +1,6 @@
 // What the benchmarks that run host programs share (`nicemu bench niam`,
-// `logp`, `via`): finding the shipped firmware and the bench host programs,
-// and running the programs on an emulated cluster in this process, exactly
-// as `nicemu run` runs them (start_cluster), their stdout captured for
+// `logp`, `via`): running the programs on an emulated cluster in this process,
+// exactly as `nicemu run` runs them (start_cluster), their stdout captured for
 // parsing.
 #pragma once
 
@@ -9,26 +8,11 @@
 #include "sim/time.hpp"
 
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace nicemu {
-
-// The directory of the running executable (empty if unknown).
-std::filesystem::path exe_dir();
-
-// A firmware image shipped with nicemu: installed next to nicemu
-// (share/nicemu/firmware/NAME), else the build tree's (FIRMWARE_DIR/NAME,
-// FIRMWARE_DIR being the firmware project's folder of that image, e.g.
-// "niam" or "via").
-std::string default_shipped_image(const std::string &firmware_dir,
-                                  const std::string &name);
-
-// Where the bench host programs are: the installed lib/nicemu/examples if it
-// holds `probe`, else the build tree's examples.
-std::string default_programs_dir(const std::string &probe);
 
 // A flash image, the model it names and where its host programs are.
 struct BenchContext {

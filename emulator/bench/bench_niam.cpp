@@ -1,6 +1,7 @@
 #include "bench/bench_niam.hpp"
 
 #include "bench/bench_hosts.hpp"
+#include "bench/shipped_files.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/model.hpp"
 
@@ -194,10 +195,8 @@ void measure_speed(const BenchContext &c, const NiamBenchOptions &o,
 
 BenchContext niam_context(const NiamBenchOptions &o, std::string &model) {
   BenchContext c = bench_context(
-      o.firmware.empty() ? default_shipped_image("niam", "niam.img")
-                         : o.firmware,
-      o.programs_dir.empty() ? default_programs_dir("niam_bench_barrier")
-                             : o.programs_dir,
+      o.firmware.empty() ? shipped_image("niam.img") : o.firmware,
+      o.programs_dir.empty() ? shipped_programs_dir() : o.programs_dir,
       "niam_bench_barrier");
   model = c.model_name;
   return c;

@@ -1,13 +1,14 @@
 #include "bench/bench_via.hpp"
 
 #include "bench/bench_hosts.hpp"
+#include "bench/shipped_files.hpp"
 #include "fabric/ethernet.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/model.hpp"
 
 // The wire layout of the via firmware: the VI header and fragment size, the
 // FM header and largest message.
-#include "../../firmware/via/via_protocol.h"
+#include "nicemu/via_protocol.h"
 
 #include <algorithm>
 #include <optional>
@@ -97,9 +98,8 @@ ViaBenchFigures run_via_bench(const ViaBenchOptions &o) {
   ViaBenchFigures f;
   std::string probe = o.vipl ? "vipl_pingpong" : "fm_pingpong";
   BenchContext c = bench_context(
-      o.firmware.empty() ? default_shipped_image("via", "via.img") : o.firmware,
-      o.programs_dir.empty() ? default_programs_dir(probe) : o.programs_dir,
-      probe);
+      o.firmware.empty() ? shipped_image("via.img") : o.firmware,
+      o.programs_dir.empty() ? shipped_programs_dir() : o.programs_dir, probe);
   f.model = c.model_name;
   read_framing(c.model, f);
   if (o.vipl) {

@@ -5,6 +5,7 @@
 #include "bench/bench_cpu.hpp"
 #include "bench/bench_niam.hpp"
 #include "bench/bench_via.hpp"
+#include "bench/shipped_files.hpp"
 #include "cli/commands.hpp"
 
 #include <nlohmann/json.hpp>
@@ -401,7 +402,7 @@ void add_bench_command(CLI::App &app, ExitStatus &) {
       ->capture_default_str();
   cpu->callback([opts, json] {
     if (opts->firmware_dir.empty())
-      opts->firmware_dir = default_firmware_dir();
+      opts->firmware_dir = shipped_firmware_dir();
     CpuBenchFigures f = run_cpu_bench(*opts);
     if (*json)
       std::cout << to_json(f).dump(2) << "\n";

@@ -135,8 +135,10 @@ int run(const RunOptions &o) {
       model, std::make_shared<const std::vector<uint8_t>>(std::move(flash)),
       spec);
   Simulation &sim = cluster->sim;
-  if (tap)
-    tap->attach(sim);
+  if (tap) {
+    tap->attach(sim.fabric());
+    sim.set_wall_clock_input(tap.get());
+  }
   HostGroup *hosts = cluster->hosts.get();
   observers.start(sim.scheduler());
   if (profiling)
@@ -156,7 +158,10 @@ int run(const RunOptions &o) {
     profiling->finish(sim);
   if (hosts)
     hosts->stop();
-  observers.finish(sim.fabric());
+  observers.finish([&sim] {
+    if (Fabric *fabric = sim.fabric())
+      fabric->flush_events();
+  });
   for (auto &n : sim.nodes())
     if (n->state() == NodeState::Faulted)
       std::cerr << "nicemu: " << fault_report(*n);

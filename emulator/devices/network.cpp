@@ -3,12 +3,12 @@
 #include "nicemu/regs.h"
 #include "observe/run_events.hpp"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstring>
 
 namespace nicemu {
+
+// ---- Tx ------------------------------------------------------------------
 
 std::vector<ModelKey> TxEngine::model_keys() {
   const char *me = "Tx engine";
@@ -17,12 +17,6 @@ std::vector<ModelKey> TxEngine::model_keys() {
           {"timing.tx_dma.startup", KeyUse::Reference, me},
           {"params.tx_dma.peak_MBps", KeyUse::Reference, me}};
 }
-
-uint32_t packet_crc(const uint8_t *data, size_t len) {
-  return uint32_t(crc32(crc32(0, nullptr, 0), data, uInt(len)));
-}
-
-// ---- Tx ------------------------------------------------------------------
 
 TxEngine::TxEngine(DeviceHost &host, DmaTiming timing)
     : Device(RegisterLayout::of("TX")), host_(host), timing_(timing),

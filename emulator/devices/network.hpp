@@ -83,8 +83,4 @@ private:
   std::vector<uint8_t> route_;
 };
 
-// CRC-32 of a packet's payload, as the Tx engine appends it (zlib's CRC-32,
-// stored little-endian after the payload).
-uint32_t packet_crc(const uint8_t *data, size_t len);
-
 } // namespace nicemu

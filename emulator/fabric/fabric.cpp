@@ -12,6 +12,8 @@
 #include "nicemu/error.hpp"
 #include "observe/run_events.hpp"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <cassert>
 #include <deque>
@@ -21,6 +23,10 @@
 #include <utility>
 
 namespace nicemu {
+
+uint32_t packet_crc(const uint8_t *data, size_t len) {
+  return uint32_t(crc32(crc32(0, nullptr, 0), data, uInt(len)));
+}
 
 using namespace fabric_detail;
 

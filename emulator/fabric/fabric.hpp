@@ -26,6 +26,7 @@
 #include "sim/scheduler.hpp"
 #include "sim/time.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -47,6 +48,10 @@ struct Packet {
   // counts it (FabricStats::packets_filtered); `route` is empty.
   bool filtered = false;
 };
+
+// CRC-32 of a packet's payload, as the Tx engine appends it (zlib's CRC-32,
+// stored little-endian after the payload).
+uint32_t packet_crc(const uint8_t *data, size_t len);
 
 // The receiving side of a NIC, implemented by its Rx engine.
 class PacketReceiver {

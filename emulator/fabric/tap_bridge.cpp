@@ -1,6 +1,5 @@
 #include "fabric/tap_bridge.hpp"
 
-#include "devices/network.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/model.hpp"
 
@@ -62,8 +61,8 @@ TapBridge::~TapBridge() {
     ::close(fd_);
 }
 
-void TapBridge::attach(Simulation &sim) {
-  fabric_ = sim.fabric();
+void TapBridge::attach(Fabric *fabric) {
+  fabric_ = fabric;
   if (!fabric_)
     throw Error("--tap: the run has no network");
   uint32_t nodes = fabric_->topology().nodes;
@@ -75,7 +74,6 @@ void TapBridge::attach(Simulation &sim) {
       return false;
     return send_out(p.payload);
   });
-  sim.set_wall_clock_input(this);
 }
 
 bool TapBridge::send_out(const std::vector<uint8_t> &payload) {

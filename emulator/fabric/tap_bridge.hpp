@@ -8,15 +8,17 @@
 // network at the switch port of that node, at the virtual time the run has
 // reached when they are read; other frames are ignored (counted).
 //
-// While the TAP is attached the run follows the wall clock
-// (Simulation::set_wall_clock_input): it is not deterministic.
+// While the TAP is attached the run follows the wall clock (the bridge is
+// the run's WallClockInput): it is not deterministic.
 #pragma once
 
 #include "fabric/ethernet.hpp"
-#include "node/simulation.hpp"
+#include "fabric/fabric.hpp"
+#include "sim/wall_clock_input.hpp"
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace nicemu {
 
@@ -40,9 +42,10 @@ public:
   TapBridge(const TapBridge &) = delete;
   TapBridge &operator=(const TapBridge &) = delete;
 
-  // Bridges `sim`'s network (which must exist) and paces the run. The
-  // simulation must not outlive the bridge.
-  void attach(Simulation &sim);
+  // Bridges the run's network (null: the run has none, an error). The run
+  // must then be paced by the bridge (Simulation::set_wall_clock_input),
+  // and must not outlive it.
+  void attach(Fabric *fabric);
 
   void poll(Time now) override;
   void wait(int64_t timeout_ns) override;

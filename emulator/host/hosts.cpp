@@ -48,23 +48,20 @@ void on_sigchld(int) {
   }
 }
 
-// The preloaded clock shim: next to an installed nicemu, else the build's.
+// The preloaded clock shim: $NICEMU_CLOCK_SHIM if set (empty: none), else
+// where it is installed next to nicemu, <exe>/../lib/nicemu (the build tree
+// has the same layout around build/emulator/nicemu).
 std::string clock_shim_path() {
+  if (const char *path = std::getenv("NICEMU_CLOCK_SHIM"))
+    return path;
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
-    exe[n] = 0;
-    std::string installed = std::string(exe);
-    installed = installed.substr(0, installed.rfind('/')) +
-                "/../lib/nicemu/libnicemu_clock.so";
-    if (access(installed.c_str(), R_OK) == 0)
-      return installed;
-  }
-#ifdef NICEMU_CLOCK_SHIM
-  return NICEMU_CLOCK_SHIM;
-#else
-  return "";
-#endif
+  if (n <= 0)
+    return "";
+  exe[n] = 0;
+  std::string dir(exe);
+  dir.erase(dir.rfind('/'));
+  return dir + "/../lib/nicemu/libnicemu_clock.so";
 }
 
 // Environment additions for every rank.

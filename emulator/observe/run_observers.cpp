@@ -1,6 +1,5 @@
 #include "observe/run_observers.hpp"
 
-#include "fabric/fabric.hpp"
 #include "nicemu/error.hpp"
 
 namespace nicemu {
@@ -26,13 +25,13 @@ void RunObservers::start(const Scheduler &clock) {
     trace_->set_clock(&clock);
 }
 
-void RunObservers::finish(Fabric *fabric) {
+void RunObservers::finish(const std::function<void()> &flush_network) {
   // The run's events first, then the crossings stuck in the network, which
   // may end before events already written.
   if (trace_)
     trace_->flush();
-  if (fabric && events())
-    fabric->flush_events();
+  if (flush_network && events())
+    flush_network();
   // Close both even if the first fails; report the first failure.
   std::string failure;
   auto close = [&failure](auto &writer) {

@@ -6,12 +6,12 @@
 #include "observe/pcap_writer.hpp"
 #include "observe/trace_writer.hpp"
 
+#include <functional>
 #include <memory>
 #include <string>
 
 namespace nicemu {
 
-class Fabric;
 class Scheduler;
 
 struct ObserveOptions {
@@ -34,9 +34,10 @@ public:
   // Once the cluster is built: the run's clock lets the trace be written as
   // the run goes instead of at the end.
   void start(const Scheduler &clock);
-  // After the run: tells the fabric's (may be null) last crossings and
-  // closes the files. Throws nicemu::Error if one could not be written.
-  void finish(Fabric *fabric);
+  // After the run: has the network tell its last crossings through
+  // `flush_network` (Fabric::flush_events; empty: no network) and closes
+  // the files. Throws nicemu::Error if one could not be written.
+  void finish(const std::function<void()> &flush_network);
 
 private:
   EventFanout fanout_;

@@ -11,8 +11,8 @@
 //
 // Expect (with the host programs tests/e2e/programs/niam_*.cpp): every
 // collective completes on every rank with the same result; nothing printed.
-#include "niam_protocol.h"
 #include "nicemu/fw.hpp"
+#include "nicemu/niam_protocol.h"
 
 namespace fw = nicemu::fw;
 

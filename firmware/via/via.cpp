@@ -18,7 +18,7 @@
 //
 // via_protocol.h is the contract with the host library.
 #include "nicemu/fw.hpp"
-#include "via_protocol.h"
+#include "nicemu/via_protocol.h"
 
 namespace fw = nicemu::fw;
 

@@ -7,8 +7,8 @@
 
 #include "am_internal.hpp"
 
-#include "../../firmware/niam/niam_protocol.h"
-#include "host/channel.hpp"
+#include "host_end.hpp"
+#include "nicemu/niam_protocol.h"
 
 #include <atomic>
 #include <cstring>

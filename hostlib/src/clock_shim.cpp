@@ -9,7 +9,7 @@
 // by the launcher), so a program that spins on the clock still advances.
 // The shim moves the host's clock in the channel's control block; the next
 // library call carries it to the emulator.
-#include "host/channel.hpp"
+#include "nicemu/channel_layout.hpp"
 
 #include <dlfcn.h>
 #include <sys/mman.h>

@@ -8,7 +8,7 @@
 #include "nicemu/host.hpp"
 #include "nicemu/vipl.h"
 
-#include "via/via_protocol.h"
+#include "nicemu/via_protocol.h"
 
 #include <cstdint>
 #include <cstdlib>

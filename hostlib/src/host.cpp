@@ -2,7 +2,7 @@
 #include "nicemu/host.hpp"
 
 #include "am_internal.hpp"
-#include "host/channel.hpp"
+#include "host_end.hpp"
 #include "nicemu/error.hpp"
 
 #include <cstdlib>

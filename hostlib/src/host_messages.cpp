@@ -5,7 +5,7 @@
 #include "am_internal.hpp"
 #include "nicemu/host.hpp"
 
-#include "../../firmware/niam/niam_protocol.h"
+#include "nicemu/niam_protocol.h"
 
 #include <link.h>
 

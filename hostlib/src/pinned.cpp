@@ -2,7 +2,7 @@
 // the arena at the same virtual addresses.
 #include "pinned.hpp"
 
-#include "host/channel.hpp"
+#include "host_end.hpp"
 #include "nicemu/host.hpp"
 
 #include <sys/mman.h>

@@ -1,5 +1,5 @@
-// VIPL on the via firmware: events, connection management and the name
-// service. The card only relays control messages between hosts (8 words,
+// VIPL on the via firmware: the card's event ring and connection
+// management. The card only relays control messages between hosts (8 words,
 // VIAFW_CMD_CONTROL out, VIAFW_EV_CONTROL in) and binds a VI to its peer
 // (VIAFW_CMD_CONNECT_VI); the protocol below is the library's. docs/via.md,
 // "Connection management", says the same.
@@ -57,13 +57,12 @@
 // other side unbinds, goes on waiting and sends its request again. An
 // unmatched request that finds nobody waiting is queued (after a cancel if
 // it names a request given up here: its sender may have bound to that one).
-#include "vipl_internal.hpp"
+#include "vipl_connect.hpp"
 
 #include "nicemu/host.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -389,58 +388,10 @@ VIP_RETURN idle_connected_kind(const Vi &vi) {
   return VIP_SUCCESS;
 }
 
-// ---- Name service
-// -----------------------------------------------------------------
-
-// "123" -> 123; false unless all digits (and not too many).
-bool parse_number(const char *s, uint32_t &out) {
-  if (!*s || std::strlen(s) > 6)
-    return false;
-  uint32_t n = 0;
-  for (; *s; ++s) {
-    if (*s < '0' || *s > '9')
-      return false;
-    n = n * 10 + uint32_t(*s - '0');
-  }
-  out = n;
-  return true;
-}
-
-bool is_this_host(const char *name) {
-  if (std::strcmp(name, "localhost") == 0)
-    return true;
-  char me[256] = {};
-  if (gethostname(me, sizeof me - 1) != 0)
-    return false;
-  if (std::strcmp(name, me) == 0)
-    return true;
-  // The short name matches too ("host" for "host.example.org").
-  const char *dot = std::strchr(me, '.');
-  return dot && std::strlen(name) == size_t(dot - me) &&
-         std::strncmp(name, me, size_t(dot - me)) == 0;
-}
-
-bool name_node(const char *name, uint32_t &node) {
-  Library &l = lib();
-  uint32_t n;
-  if ((std::strncmp(name, "node", 4) == 0 && parse_number(name + 4, n)) ||
-      (name[0] == 'n' && parse_number(name + 1, n))) {
-    if (n >= l.nodes)
-      return false;
-    node = n;
-    return true;
-  }
-  if (is_this_host(name)) {
-    node = l.node;
-    return true;
-  }
-  return false;
-}
-
-} // namespace
-
 // ---- Events
 // -------------------------------------------------------------------------
+// The card's event ring: VI errors and disconnections for VIs, and the
+// control messages of the connection protocol above.
 
 void on_event(const uint32_t *e) {
   Library &l = lib();
@@ -473,6 +424,52 @@ void on_event(const uint32_t *e) {
   default:
     return;
   }
+}
+
+const volatile uint32_t *next_event_word() {
+  Library &l = lib();
+  return l.events + ((l.next_event - 1) % kEventEntries) * kEventWords;
+}
+
+} // namespace
+
+void drain_events() {
+  Library &l = lib();
+  if (!l.ready)
+    return;
+  uint32_t taken = 0;
+  for (;;) {
+    const volatile uint32_t *e = next_event_word();
+    if (e[0] != l.next_event)
+      break;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    uint32_t entry[kEventWords];
+    for (uint32_t i = 0; i < kEventWords; ++i)
+      entry[i] = e[i];
+    ++l.next_event;
+    ++taken;
+    on_event(entry);
+    if (!l.ready) // a handler closed the card
+      return;
+  }
+  if (taken)
+    host::pio_write(host::mailbox() + 4 * VIAFW_BOX_EVENTS_FREED,
+                    l.next_event - 1);
+}
+
+void poll() {
+  Library &l = lib();
+  if (!l.ready)
+    return;
+  host::wait_word(next_event_word(), 0, 0); // a mask of 0 matches at once
+  drain_events();
+}
+
+bool wait_event(uint64_t deadline) {
+  Library &l = lib();
+  bool came = wait_until(next_event_word(), ~0u, l.next_event, deadline);
+  drain_events();
+  return came;
 }
 
 void abandon_connecting(Vi &vi) {
@@ -805,61 +802,5 @@ VIP_RETURN VipConnectPeerWait(VIP_VI_HANDLE ViHandle,
       return VIP_TIMEOUT;
     }
     return r;
-  });
-}
-
-// ---- Name service
-// -----------------------------------------------------------------------
-
-VIP_RETURN VipNSInit(VIP_NIC_HANDLE NicHandle, VIP_PVOID NSInitInfo) noexcept {
-  (void)NSInitInfo; // the names are the cluster's: nothing to set up
-  return guarded("VipNSInit", [&] {
-    return nic_of(NicHandle) ? VIP_SUCCESS : VIP_INVALID_PARAMETER;
-  });
-}
-
-VIP_RETURN VipNSGetHostByName(VIP_NIC_HANDLE NicHandle, VIP_CHAR *Name,
-                              VIP_NET_ADDRESS *Address,
-                              VIP_ULONG NameIndex) noexcept {
-  return guarded("VipNSGetHostByName", [&] {
-    if (!nic_of(NicHandle) || !Name || !Address)
-      return VIP_INVALID_PARAMETER;
-    uint32_t node;
-    if (NameIndex != 0 || !name_node(Name, node))
-      return VIP_ERROR_NAMESERVICE;
-    // The host address only: the program sets the discriminator.
-    uint8_t mac[6];
-    node_mac(node, mac);
-    Address->HostAddressLen = 6;
-    std::memcpy(Address->HostAddress, mac, 6);
-    return VIP_SUCCESS;
-  });
-}
-
-VIP_RETURN VipNSGetHostByAddr(VIP_NIC_HANDLE NicHandle,
-                              VIP_NET_ADDRESS *Address, VIP_CHAR *Name,
-                              VIP_ULONG *NameLen) noexcept {
-  return guarded("VipNSGetHostByAddr", [&] {
-    if (!nic_of(NicHandle) || !Address || !Name || !NameLen)
-      return VIP_INVALID_PARAMETER;
-    uint32_t node;
-    if (!address_node(Address, node))
-      return VIP_ERROR_NAMESERVICE;
-    char text[32];
-    int n = std::snprintf(text, sizeof text, "node%u", node);
-    VIP_ULONG need = VIP_ULONG(n) + 1;
-    if (*NameLen < need) {
-      *NameLen = need;
-      return VIP_INVALID_PARAMETER;
-    }
-    std::memcpy(Name, text, need);
-    *NameLen = need;
-    return VIP_SUCCESS;
-  });
-}
-
-VIP_RETURN VipNSShutdown(VIP_NIC_HANDLE NicHandle) noexcept {
-  return guarded("VipNSShutdown", [&] {
-    return nic_of(NicHandle) ? VIP_SUCCESS : VIP_INVALID_PARAMETER;
   });
 }

@@ -1,6 +1,8 @@
 // VIPL on the via firmware: VIs, posting descriptors, Done and Wait, and
 // completion queues. docs/via.md, "Library".
-#include "vipl_internal.hpp"
+#include "vipl_vi.hpp"
+
+#include "vipl_connect.hpp"
 
 #include "nicemu/host.hpp"
 
@@ -286,13 +288,6 @@ bool take_entry(Handle h, Cq &cq, VIP_VI_HANDLE *vi, VIP_BOOLEAN *recv) {
 }
 
 } // namespace
-
-Handle vi_by_number(uint32_t number) {
-  for (auto &[h, vi] : lib().vis)
-    if (vi.number == number)
-      return h;
-  return 0;
-}
 
 void close_vis_and_cqs(Handle nic) {
   Library &l = lib();

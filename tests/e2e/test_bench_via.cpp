@@ -5,7 +5,7 @@
 // via_protocol.h), not taken from the bench.
 #include "cli_helpers.hpp"
 
-#include "../../firmware/via/via_protocol.h"
+#include "nicemu/via_protocol.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,7 @@
+// Both ends of the host channel: the emulator's (emulator/host/channel.hpp)
+// and the host library's (hostlib/src/host_end.hpp).
 #include "host/channel.hpp"
+#include "host_end.hpp"
 
 #include "nicemu/error.hpp"
 

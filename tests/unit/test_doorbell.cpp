@@ -8,6 +8,7 @@
 #include "devices/registers.hpp"
 #include "host/agent.hpp"
 #include "host/channel.hpp"
+#include "host_end.hpp"
 #include "nicemu/error.hpp"
 #include "node_harness.hpp"
 

@@ -7,16 +7,16 @@
 -- (link type USER0, 147) is a 24-byte pseudo-header, then the frame as it
 -- crossed the cable: the route bytes still ahead of it, the payload, and the
 -- payload's CRC-32 (zlib), little-endian. An NI Active Messages payload
--- (firmware/niam/niam_protocol.h) is decoded further. The format is in
--- docs/profiling.md, "Packet captures".
+-- (emulator/contracts/nicemu/niam_protocol.h) is decoded further. The
+-- format is in docs/profiling.md, "Packet captures".
 
 local PSEUDO_HEADER_BYTES = 24
 local CRC_BYTES = 4
 local NIAM_TAG = 0x4D41494E -- "NIAM" in memory order
 local NIAM_PACKET_BYTES = 32
 
--- firmware/niam/niam_protocol.h, enum niam_handler (a test checks the two
--- agree).
+-- emulator/contracts/nicemu/niam_protocol.h, enum niam_handler (a test
+-- checks the two agree).
 local handler_names = {
   [0] = "NIAM_H_NOP",
   [1] = "NIAM_H_ROUND",

@@ -46,7 +46,7 @@
 #include <nicemu/host.h>
 #include <nicemu/vipl.h>
 
-#include "via/via_protocol.h"
+#include "nicemu/via_protocol.h"
 
 #include <stdarg.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
 // depends on sender, sequence and size), nothing dropped; then a message
 // naming no handler is dropped and counted, never called. Prints
 // "rank R of N: ok" (or what went wrong) and exits 0 when all is well.
-#include "../../../firmware/niam/niam_protocol.h"
+#include "nicemu/niam_protocol.h"
 #include <nicemu/host.hpp>
 
 #include <cstdio>

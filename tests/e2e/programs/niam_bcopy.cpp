@@ -7,7 +7,7 @@
 // when everything held.
 #include <nicemu/host.hpp>
 
-#include "../../../firmware/niam/niam_protocol.h" // raw requests only
+#include "nicemu/niam_protocol.h" // raw requests only
 
 #include <cstdio>
 #include <cstring>

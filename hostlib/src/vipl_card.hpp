@@ -1,7 +1,13 @@
-// What the parts of the VIPL library share (vipl.cpp: the card, the NIC,
-// Ptags, memory, errors; vipl_vi.cpp: VIs, posting, completion queues;
-// vipl_connect.cpp: connections, events, name service). The library drives
-// the via firmware through firmware/via/via_protocol.h; docs/via.md.
+// The bottom of the VIPL library: what every part of it shares. The parts,
+// each using only those before it:
+//   vipl_card.cpp     (this header) state, handles, commands, waits, the
+//                     objects the card knows, addresses, asynchronous errors
+//   vipl_names.cpp    the name service
+//   vipl_connect.cpp  the event ring and connections (vipl_connect.hpp)
+//   vipl_vi.cpp       VIs, posting, completion queues (vipl_vi.hpp)
+//   vipl.cpp          the NIC, Ptags, memory registration, error callbacks
+// The library drives the via firmware through nicemu/via_protocol.h;
+// docs/via.md.
 //
 // All state is one Library object behind one mutex. Every public call runs
 // inside guarded(), which takes the mutex, turns exceptions of the host
@@ -12,7 +18,7 @@
 
 #include "nicemu/vipl.h"
 
-#include "../../firmware/via/via_protocol.h"
+#include "nicemu/via_protocol.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -204,15 +210,9 @@ constexpr uint64_t kForever = ~uint64_t(0);
 uint64_t deadline_after(VIP_ULONG ms);
 bool wait_until(const volatile uint32_t *word, uint32_t mask, uint32_t expected,
                 uint64_t deadline);
-// One poll of host memory: the emulator catches up with this host's clock,
-// so what the card wrote by now is visible. Then takes the events.
-void poll();
-// Takes every event that has arrived (vipl_connect.cpp handles them).
-void drain_events();
-// Waits for the next event until `deadline`, then takes the events; false
-// if none came.
-bool wait_event(uint64_t deadline);
-void on_event(const uint32_t *entry); // vipl_connect.cpp
+// The card's event ring (Library::events), read by vipl_connect.cpp.
+constexpr uint32_t kEventEntries = 64;
+constexpr uint32_t kEventWords = VIAFW_EVENT_BYTES / 4;
 
 // ---- Objects
 // -------------------------------------------------------------------- The open
@@ -226,18 +226,12 @@ Region *region_of(Handle nic, VIP_MEM_HANDLE handle, const void *va,
 // 0 if the card cannot reach it.
 uint32_t bus_of(const void *p, size_t bytes);
 // When pinned pages moved in the arena (a registration grew a pinned span),
-// the card's regions over them are set again (vipl.cpp).
+// the card's regions over them are set again.
 void follow_pinned_pages();
 // The VI the card numbers `number` (0 if none).
 Handle vi_by_number(uint32_t number);
 // The error handler of `nic` (or the default one) is called for `vi`.
 void report_vi_error(Vi &vi, Handle handle, uint32_t status);
-// Ends every VI, CQ, region, Ptag and connection of `nic` (VipCloseNic).
-void close_vis_and_cqs(Handle nic); // vipl_vi.cpp
-void close_connections(Handle nic); // vipl_connect.cpp
-// A VI stops making a connection (destroyed, closed): a late answer is
-// refused (vipl_connect.cpp).
-void abandon_connecting(Vi &vi);
 
 // Card reliability codes and VIPL levels.
 bool reliability_code(VIP_RELIABILITY_LEVEL level, uint32_t &code);

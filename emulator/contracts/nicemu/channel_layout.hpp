@@ -1,0 +1,121 @@
+// The channel between one host process and the emulator, as both ends see
+// it: a shared-memory object holding a control block (below) at offset 0
+// and the host's arena (the memory its registered buffers come from, which
+// the NIC's DMA engines read and write directly) at `arena_offset`. The
+// emulator's end is emulator/host/channel.hpp, the host's end
+// hostlib/src/host_end.hpp; the clock shim reads the control block too.
+//
+// Protocol (docs/host-channel.md): the host posts one request at a time,
+// stamped with its virtual time, wakes the emulator through the cluster's
+// wake pipe, and waits (spin, then futex on reply_seq) for the reply, which
+// carries the virtual time at which the operation completed. The emulator
+// never runs past the virtual time of a host that is computing.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace nicemu::channel {
+
+constexpr uint32_t kMagic = 0x4E4D4348; // 'NMCH'
+// 2: Op::Doorbell, Op::WaitWordUntil and Reply::word.
+// 3: posted PIO writes (ControlBlock::posted*).
+constexpr uint32_t kVersion = 3;
+// Bus address of arena offset 0 as the NIC's DMA engines see it (0 is never
+// a valid host address).
+constexpr uint64_t kArenaBusBase = 0x10000000;
+constexpr uint32_t kMaxRegions = 64;
+
+enum class Op : uint32_t {
+  None = 0,
+  Hello,         // first call: the host is running; reply: its start time
+  PioWrite,      // a = card address, b = value
+  PioRead,       // a = card address; reply.value
+  WaitWord,      // a = arena offset, b = mask, c = expected: wait until
+                 //   (word & mask) == expected in the host's own memory
+  Advance,       // arg64 = picoseconds the host computed (e.g. a clock shim)
+  Register,      // a = arena offset, b = length: the NIC may touch it
+  Deregister,    // a = arena offset
+  Exit,          // a = exit status; no reply is awaited
+  WaitEither,    // a = arena offset, c = expected; b = arena offset, arg64 =
+                 //   expected: wait until either word equals its value;
+                 //   reply.value: 0 for the first, 1 for the second
+  Doorbell,      // a = FIFO index, b = value: a doorbell write; a full FIFO
+                 //   holds it until the firmware pops an entry (a PCI retry)
+  WaitWordUntil, // a = arena offset, b = mask, c = expected, arg64 =
+                 //   absolute virtual deadline (ps): as WaitWord, but
+                 //   reply.value is 0 if the word matched by the deadline, 1
+                 //   if not (the reply then comes at the deadline);
+                 //   reply.word is the word as the host saw it last
+};
+
+enum class Status : int32_t {
+  Ok = 0,
+  BadArgument = -1,   // unaligned, out of the arena, unknown card address,
+                      //   no such doorbell FIFO
+  NotRegistered = -2, // WaitWord/Deregister on memory never registered
+  Exhausted = -3,     // no free registration slot
+  Shutdown = -4,      // the cluster is stopping (another host died, a fault)
+};
+
+struct Request {
+  Op op = Op::None;
+  uint32_t a = 0, b = 0, c = 0;
+  uint64_t arg64 = 0;
+  uint64_t time = 0; // the host's virtual time (ps) when it made the call
+};
+
+struct Reply {
+  Status status = Status::Ok;
+  uint32_t value = 0;
+  uint64_t time = 0; // virtual time (ps) when the call completed
+  uint32_t word = 0; // WaitWordUntil: the watched word
+};
+
+struct Region {
+  uint64_t offset = 0, length = 0; // length 0: free slot
+};
+
+enum class HostState : uint32_t {
+  Starting = 0, // not attached yet
+  Computing,    // running host code; its virtual time is `host_time`
+  Requesting,   // a request is posted, not answered yet
+  Exited,
+};
+
+// At offset 0 of the shared object; the arena follows at `arena_offset`.
+struct ControlBlock {
+  uint32_t magic;
+  uint32_t version;
+  uint32_t rank, size;
+  uint64_t arena_offset, arena_size;
+  std::atomic<uint32_t> state;     // HostState
+  std::atomic<uint32_t> reply_seq; // futex word: bumped on each reply
+  uint32_t request_seq;            // bumped by the host on each request
+  std::atomic<uint64_t> host_time; // the host's virtual time (ps)
+  Request request;
+  Reply reply;
+  Region regions[kMaxRegions]; // written by the emulator (Register op)
+  // Set once by EmulatorEnd::shutdown: every call from now on fails, and a
+  // host waiting for a reply is woken to notice.
+  std::atomic<uint32_t> shutdown;
+  // 1 while the host sleeps on reply_seq, so that replies to a spinning host
+  // skip the futex system call.
+  std::atomic<uint32_t> host_sleeping;
+  int32_t emulator_pid; // for the host's check that the emulator still runs
+  // A posted PIO write (HostEnd::post_write): the host goes on without a
+  // reply, its clock moved by `posted_write_ps`; the emulator takes the
+  // write in before the host's next request, so its place in the host's
+  // call order and its virtual time are those of a waited-for write.
+  Request posted;
+  std::atomic<uint32_t> posted_seq;   // bumped by the host per posted write
+  std::atomic<uint32_t> posted_taken; // posted_seq the emulator took in
+  uint64_t posted_write_ps;           // the model's host.pio_write_word
+};
+
+// Shared between processes: atomics must be address-free and plain words.
+static_assert(std::atomic<uint32_t>::is_always_lock_free &&
+              sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+
+} // namespace nicemu::channel
