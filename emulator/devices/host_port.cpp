@@ -57,6 +57,11 @@ void HostPort::write(uint64_t addr, unsigned size, uint64_t value, Time at,
   m->window->write(addr - m->base, size, value, at, std::move(done));
 }
 
+const char *HostPort::call_name(uint64_t addr, bool write) const {
+  const Mapped *m = find(addr);
+  return m ? m->window->call_name(write) : write ? "Write" : "Read";
+}
+
 Time HostPort::posted_write_cost(uint64_t addr) const {
   const Mapped *m = find(addr);
   return m ? m->window->posted_write_cost() : 0;

@@ -40,6 +40,10 @@ public:
                     const HostBusCompletion &done) = 0;
   virtual void write(uint64_t offset, unsigned size, uint64_t value, Time at,
                      HostBusCompletion done) = 0;
+  // How traces name a host's call to this window ("PioWrite").
+  virtual const char *call_name(bool write) const {
+    return write ? "Write" : "Read";
+  }
   // What one write costs the host, for writes it posts (goes on without
   // waiting for: PCI posts writes); 0 if the window takes no posted writes.
   virtual Time posted_write_cost() const { return 0; }
@@ -58,6 +62,8 @@ public:
             const HostBusCompletion &done);
   void write(uint64_t addr, unsigned size, uint64_t value, Time at,
              HostBusCompletion done);
+  // How traces name a host's call to `addr` (the window's name for it).
+  const char *call_name(uint64_t addr, bool write) const;
   // The window at `addr`'s posted-write cost (0: none there, or it takes
   // no posted writes).
   Time posted_write_cost(uint64_t addr) const;

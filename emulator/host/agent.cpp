@@ -1,7 +1,6 @@
 #include "host/agent.hpp"
 
 #include "nicemu/error.hpp"
-#include "nicemu/regs.h"
 #include "node/node.hpp"
 #include "observe/run_events.hpp"
 
@@ -16,17 +15,18 @@ using channel::Status;
 
 namespace {
 
-// Request kinds as observers name the host's calls.
+// Request kinds as observers name the host's calls (a card access is named
+// by the window it reaches: "PioWrite", "Doorbell").
 const char *op_name(Op op) {
   switch (op) {
   case Op::None:
     return "None";
   case Op::Hello:
     return "Hello";
-  case Op::PioWrite:
-    return "PioWrite";
-  case Op::PioRead:
-    return "PioRead";
+  case Op::Write:
+    return "Write";
+  case Op::Read:
+    return "Read";
   case Op::WaitWord:
     return "WaitWord";
   case Op::Advance:
@@ -39,8 +39,6 @@ const char *op_name(Op op) {
     return "Exit";
   case Op::WaitEither:
     return "WaitEither";
-  case Op::Doorbell:
-    return "Doorbell";
   case Op::WaitWordUntil:
     return "WaitWordUntil";
   }
@@ -126,11 +124,13 @@ void HostAgent::take_posted_write() {
     return;
   Time at = std::max<Time>(w.time, scheduler_.now());
   Time cost = node_ ? node_->host_port().posted_write_cost(w.a) : 0;
+  const char *name =
+      node_ ? node_->host_port().call_name(w.a, true) : op_name(Op::Write);
   clock_ = std::max(clock_, at + cost);
   EventOrigin was = scheduler_.set_origin(EventOrigin::host(rank_));
-  scheduler_.schedule(at, "host: posted write", [this, w, at, cost] {
+  scheduler_.schedule(at, "host: posted write", [this, w, at, cost, name] {
     if (RunEvents *events = node_ ? node_->events() : nullptr)
-      events->host_call(rank_, "PioWrite", at, at + cost);
+      events->host_call(rank_, name, at, at + cost);
     auto refused = [this, &w](const HostBusResult &result) {
       if (!result.ok && failure_.empty())
         failure_ = "host rank " + std::to_string(rank_) +
@@ -141,14 +141,14 @@ void HostAgent::take_posted_write() {
     if (!node_)
       refused({false, 0, at, "no card"});
     else
-      node_->host_port().write(w.a, 4, w.b, at, refused);
+      node_->host_port().write(w.a, w.b, w.arg64, at, refused);
   });
   scheduler_.set_origin(was);
 }
 
 void HostAgent::reply_at(Time t, Reply reply) {
   if (RunEvents *events = node_ ? node_->events() : nullptr)
-    events->host_call(rank_, op_name(call_op_), call_start_, t);
+    events->host_call(rank_, call_name_, call_start_, t);
   reply.time = t;
   scheduler_.schedule(t, "host: reply", [this, reply] {
     clock_ = reply.time;
@@ -177,15 +177,12 @@ Reply HostAgent::immediate(const Request &r) {
 
 void HostAgent::handle(const Request &r) {
   const Time now = r.time;
-  call_op_ = r.op;
+  call_name_ = op_name(r.op);
   call_start_ = now;
   switch (r.op) {
-  case Op::PioWrite:
-    return card_access(true, r.a, r.b, now);
-  case Op::PioRead:
-    return card_access(false, r.a, 0, now);
-  case Op::Doorbell: // FIFO r.a of the card's doorbell window
-    return card_access(true, NICEMU_HOST_DOORBELLS + 4ull * r.a, r.b, now);
+  case Op::Write:
+  case Op::Read:
+    return card_access(r, now);
   case Op::Advance:
     return reply_at(now + r.arg64, Reply{});
   case Op::WaitWord:
@@ -215,23 +212,29 @@ void HostAgent::handle(const Request &r) {
 
 // The card answers through its host port, at once or (a held write) later;
 // a host gone by then gets no reply and its held write is dropped.
-void HostAgent::card_access(bool write, uint64_t addr, uint64_t value,
-                            Time at) {
+void HostAgent::card_access(const Request &r, Time at) {
+  const bool write = r.op == Op::Write;
   auto reply = [this](const HostBusResult &result) {
     if (phase_ == Phase::Exited)
       return false;
     Reply rep;
     rep.status = result.ok ? Status::Ok : Status::BadArgument;
     rep.value = uint32_t(result.value);
+    rep.data = result.value;
     reply_at(result.done, rep);
     return true;
   };
-  if (!node_)
-    reply({false, 0, at, "no card"});
-  else if (write)
-    node_->host_port().write(addr, 4, value, at, reply);
+  const unsigned size = r.b;
+  if (!node_ || (size != 1 && size != 2 && size != 4 && size != 8)) {
+    reply({false, 0, at, "no card, or not a 1, 2, 4 or 8-byte access"});
+    return;
+  }
+  HostPort &port = node_->host_port();
+  call_name_ = port.call_name(r.a, write);
+  if (write)
+    port.write(r.a, size, r.arg64, at, reply);
   else
-    node_->host_port().read(addr, 4, at, reply);
+    port.read(r.a, size, at, reply);
 }
 
 bool HostAgent::word_in_arena(uint64_t offset) const {
@@ -303,7 +306,7 @@ bool HostAgent::write(uint64_t addr, const void *in, size_t len) {
 }
 
 std::string HostAgent::waiting_in() const {
-  return phase_ == Phase::Busy ? op_name(call_op_) : "";
+  return phase_ == Phase::Busy ? call_name_ : "";
 }
 
 void HostAgent::process_ended() {

@@ -62,9 +62,9 @@ private:
   enum class Phase { Starting, Computing, Busy, Exited };
   void handle(const channel::Request &r);
   void take_posted_write();
-  // A sized access to the card through its host port; `done` gets the
-  // reply (BadArgument where the port refuses it).
-  void card_access(bool write, uint64_t addr, uint64_t value, Time at);
+  // A Read or Write of the card through its host port; the reply is
+  // BadArgument where the port refuses it.
+  void card_access(const channel::Request &r, Time at);
   void reply_at(Time t, channel::Reply r);
   void check_watch();
   void watch_deadline(Time deadline);
@@ -94,7 +94,7 @@ private:
   std::optional<Watch> watch_;
   std::optional<EventId> deadline_; // WaitWordUntil's timeout event
   // The request being served, for observers.
-  channel::Op call_op_ = channel::Op::None;
+  const char *call_name_ = "None";
   Time call_start_ = 0;
 };
 

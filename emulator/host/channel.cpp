@@ -138,7 +138,7 @@ bool EmulatorEnd::take_posted(Request &out) {
   if (seq == control_->posted_taken.load(std::memory_order_relaxed))
     return false;
   out = control_->posted;
-  out.op = Op::PioWrite; // the slot only ever holds writes
+  out.op = Op::Write; // the slot only ever holds writes
   control_->posted_taken.store(seq, std::memory_order_release);
   return true;
 }

@@ -4,6 +4,7 @@
 #include "am_internal.hpp"
 #include "host_end.hpp"
 #include "nicemu/error.hpp"
+#include "nicemu/regs.h"
 
 #include <cstdlib>
 #include <mutex>
@@ -99,6 +100,17 @@ Reply call(Request r) {
   return rep;
 }
 
+// A store of `size` bytes to the card's host bus at `addr` (card memory,
+// a doorbell...): the channel's generic write.
+Status card_store(uint32_t addr, uint32_t size, uint64_t value) {
+  Request r;
+  r.op = Op::Write;
+  r.a = addr;
+  r.b = size;
+  r.arg64 = value;
+  return call(r).status;
+}
+
 void check(Status s, const char *what) {
   if (s != Status::Ok)
     throw Error(std::string("nicemu: ") + what + " failed (status " +
@@ -173,17 +185,14 @@ void pio_write(uint32_t card_addr, uint32_t value) {
       rethrow(e);
     }
   }
-  Request r;
-  r.op = Op::PioWrite;
-  r.a = card_addr;
-  r.b = value;
-  check(call(r).status, "PIO write");
+  check(card_store(card_addr, 4, value), "PIO write");
 }
 
 uint32_t pio_read(uint32_t card_addr) {
   Request r;
-  r.op = Op::PioRead;
+  r.op = Op::Read;
   r.a = card_addr;
+  r.b = 4;
   Reply rep = call(r);
   check(rep.status, "PIO read");
   return rep.value;
@@ -222,11 +231,12 @@ bool wait_word_until(const volatile uint32_t *word, uint32_t mask,
 }
 
 void doorbell(uint32_t fifo, uint32_t value) {
-  Request r;
-  r.op = Op::Doorbell;
-  r.a = fifo;
-  r.b = value;
-  Status s = call(r).status;
+  // FIFO i is the word at NICEMU_HOST_DOORBELLS + 4 i of the card's host
+  // bus window; a FIFO number past the 32-bit bus is no FIFO either.
+  constexpr uint32_t kBusFifos = (0u - NICEMU_HOST_DOORBELLS) / 4;
+  Status s = fifo < kBusFifos
+                 ? card_store(NICEMU_HOST_DOORBELLS + 4 * fifo, 4, value)
+                 : Status::BadArgument;
   if (s == Status::BadArgument)
     throw Error("nicemu: doorbell write failed (status -1): the NIC has no "
                 "doorbell FIFO " +

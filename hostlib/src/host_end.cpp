@@ -111,15 +111,15 @@ int env_fd(const char *name) {
   const char *text = std::getenv(name);
   if (!text)
     throw not_run(std::string(name) +
-                " is not set: start this program with `nicemu run -n N -- "
-                "./prog`");
+                  " is not set: start this program with `nicemu run -n N -- "
+                  "./prog`");
   char *end = nullptr;
   errno = 0;
   long fd = std::strtol(text, &end, 10);
   if (errno || end == text || *end || fd < 0 || fd > INT_MAX)
     throw not_run(std::string(name) + "='" + text +
-                "' is not a descriptor number: start this program with "
-                "`nicemu run -n N -- ./prog`");
+                  "' is not a descriptor number: start this program with "
+                  "`nicemu run -n N -- ./prog`");
   return int(fd);
 }
 
@@ -128,8 +128,8 @@ int duplicate(int fd, const char *what) {
   int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (dup < 0)
     throw not_run("host channel: the " + std::string(what) + " descriptor " +
-                std::to_string(fd) + " is not open (" + std::strerror(errno) +
-                ")");
+                  std::to_string(fd) + " is not open (" + std::strerror(errno) +
+                  ")");
   return dup;
 }
 
@@ -159,7 +159,7 @@ HostEnd::HostEnd(int channel_fd, int wake_fd) {
     if (fstat(wake_fd_, &st) < 0 ||
         !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
       throw not_run("host channel: descriptor " + std::to_string(wake_fd) +
-                  " is not the emulator's wake pipe");
+                    " is not the emulator's wake pipe");
     map(channel_fd);
   } catch (...) {
     release();
@@ -193,7 +193,7 @@ void HostEnd::map(int channel_fd) {
     throw sys_error("cannot inspect " + which, ErrorKind::NotRun);
   if (uint64_t(st.st_size) < sizeof(ControlBlock))
     throw not_run("host channel: " + which + " is not a nicemu channel (" +
-                std::to_string(st.st_size) + " bytes, too small)");
+                  std::to_string(st.st_size) + " bytes, too small)");
   mapped_ = size_t(st.st_size);
   void *p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (p == MAP_FAILED)
@@ -202,11 +202,12 @@ void HostEnd::map(int channel_fd) {
   const auto *cb = reinterpret_cast<const ControlBlock *>(base_);
   if (cb->magic != kMagic)
     throw not_run("host channel: " + which +
-                " is not a nicemu channel (bad magic number)");
+                  " is not a nicemu channel (bad magic number)");
   if (cb->version != kVersion)
-    throw not_run("host channel: version mismatch: the emulator speaks version " +
-                std::to_string(cb->version) + ", this program version " +
-                std::to_string(kVersion) + " (rebuild it with this nicemu)");
+    throw not_run(
+        "host channel: version mismatch: the emulator speaks version " +
+        std::to_string(cb->version) + ", this program version " +
+        std::to_string(kVersion) + " (rebuild it with this nicemu)");
   if (cb->arena_offset < sizeof(ControlBlock) || cb->arena_offset > mapped_ ||
       cb->arena_size > mapped_ - cb->arena_offset || cb->rank >= cb->size)
     throw not_run("host channel: " + which + " has a corrupt control block");
@@ -253,9 +254,10 @@ bool HostEnd::post_write(uint32_t card_addr, uint32_t value) {
     return false;
   // fetch_add: a clock read in another thread (the shim) is not lost.
   uint64_t now = cb.host_time.fetch_add(cb.posted_write_ps);
-  cb.posted.op = Op::PioWrite;
+  cb.posted.op = Op::Write;
   cb.posted.a = card_addr;
-  cb.posted.b = value;
+  cb.posted.b = 4;
+  cb.posted.arg64 = value;
   cb.posted.time = now;
   // The emulator reads the slot only after it sees the new sequence number.
   cb.posted_seq.store(seq + 1, std::memory_order_release);

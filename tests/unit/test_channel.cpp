@@ -123,7 +123,7 @@ TEST_CASE("channel: a host thread and the emulator make 1000 round trips") {
   std::atomic<uint32_t> bad_replies{0};
   std::thread host_thread([&] {
     for (uint32_t i = 0; i < kCalls; ++i) {
-      Reply r = host.call(request(Op::PioRead, i));
+      Reply r = host.call(request(Op::Read, i));
       if (r.status != Status::Ok || r.value != i + 1 ||
           r.time != uint64_t(i + 1) * 100 || host.time() != r.time)
         ++bad_replies;
@@ -134,7 +134,7 @@ TEST_CASE("channel: a host thread and the emulator make 1000 round trips") {
     auto r = next_request(emu, wake, 3000);
     if (!r)
       break;
-    if (r->op != Op::PioRead || r->a != answered ||
+    if (r->op != Op::Read || r->a != answered ||
         r->time != uint64_t(answered) * 100)
       ++bad_requests;
     emu.reply(Reply{Status::Ok, r->a + 1, r->time + 100});
@@ -149,16 +149,20 @@ TEST_CASE("channel: a host thread and the emulator make 1000 round trips") {
   CHECK(HostState(emu.control().state.load()) == HostState::Computing);
 }
 
-TEST_CASE("channel: doorbells and timed waits travel in full") {
-  // 2: Op::Doorbell, Op::WaitWordUntil, Reply::word; 3: posted writes.
-  CHECK(kVersion == 3);
+TEST_CASE("channel: card writes, reads and timed waits travel in full") {
+  // 2: Op::WaitWordUntil, Reply::word; 3: posted writes; 4: generic card
+  // accesses (Op::Write, Op::Read, Reply::data).
+  CHECK(kVersion == 4);
   WakePipe wake;
   EmulatorEnd emu(0, 1, kArena);
   HostEnd host(emu.fd(), wake.write_fd);
-  Reply bell, timed;
+  Reply bell, load, timed;
   std::thread host_thread([&] {
     try {
-      bell = host.call(request(Op::Doorbell, 7, 0xD00DBE11));
+      Request w = request(Op::Write, 0xE000001C, 8);
+      w.arg64 = 0x0123456789ABCDEFull;
+      bell = host.call(w);
+      load = host.call(request(Op::Read, 0xE0000020, 8));
       Request r = request(Op::WaitWordUntil, 64, 0xFF);
       r.c = 3;
       r.arg64 = 123'456'789'012ull;
@@ -168,12 +172,22 @@ TEST_CASE("channel: doorbells and timed waits travel in full") {
   });
   auto first = next_request(emu, wake, 3000);
   if (first) {
-    CHECK(first->op == Op::Doorbell);
-    CHECK(first->a == 7);
-    CHECK(first->b == 0xD00DBE11);
+    CHECK(first->op == Op::Write);
+    CHECK(first->a == 0xE000001C);
+    CHECK(first->b == 8);
+    CHECK(first->arg64 == 0x0123456789ABCDEFull);
     emu.reply(Reply{Status::Ok, 0, 510'000});
   }
-  auto second = first ? next_request(emu, wake, 3000) : std::nullopt;
+  auto read = first ? next_request(emu, wake, 3000) : std::nullopt;
+  if (read) {
+    CHECK(read->op == Op::Read);
+    CHECK(read->a == 0xE0000020);
+    CHECK(read->b == 8);
+    Reply data{Status::Ok, 0x89ABCDEF, 510'000};
+    data.data = 0x0123456789ABCDEFull;
+    emu.reply(data);
+  }
+  auto second = read ? next_request(emu, wake, 3000) : std::nullopt;
   if (!second) {
     emu.shutdown(); // the host's call in progress fails: no hang
   } else {
@@ -188,6 +202,7 @@ TEST_CASE("channel: doorbells and timed waits travel in full") {
   host_thread.join();
   CHECK(bell.status == Status::Ok);
   CHECK(bell.time == 510'000);
+  CHECK(load.data == 0x0123456789ABCDEFull);
   CHECK(timed.value == 1);
   CHECK(timed.word == 0xCAFE);
   CHECK(host.time() == 123'456'789'012ull);
@@ -208,17 +223,18 @@ TEST_CASE("channel: a posted write needs no reply and comes before the "
   // One slot: a second write waits until the first is taken in.
   CHECK_FALSE(host.post_write(0x3F004, 8));
   CHECK(host.time() == 250);
-  std::thread host_thread([&] { host.call(request(Op::PioRead, 0x3F008)); });
+  std::thread host_thread([&] { host.call(request(Op::Read, 0x3F008, 4)); });
   auto r = next_request(emu, wake, 3000);
   // Taken after the request was seen: the earlier write is there too.
   REQUIRE(emu.take_posted(w));
-  CHECK(w.op == Op::PioWrite);
+  CHECK(w.op == Op::Write);
   CHECK(w.a == 0x3F000);
-  CHECK(w.b == 7);
+  CHECK(w.b == 4);
+  CHECK(w.arg64 == 7);
   CHECK(w.time == 0);
   CHECK_FALSE(emu.take_posted(w)); // taken once
   if (r) {
-    CHECK(r->op == Op::PioRead);
+    CHECK(r->op == Op::Read);
     CHECK(r->time == 250); // after the write's cost
     emu.reply(Reply{Status::Ok, 5, 900});
   } else {

@@ -160,6 +160,11 @@ struct HostCalls {
     replies.push_back(end.call(r));
     return replies.back();
   }
+  // A doorbell write: a store to FIFO `fifo`'s word of the card's doorbell
+  // window (the host library's doorbell()).
+  Reply doorbell(uint32_t fifo, uint32_t value) {
+    return call(Op::Write, NICEMU_HOST_DOORBELLS + 4 * fifo, 4, 0, value);
+  }
   // A word of the host's own memory (arena offset).
   void store(uint64_t offset, uint32_t value) {
     std::memcpy(end.arena() + offset, &value, 4);
@@ -512,9 +517,9 @@ TEST_CASE("host doorbell: a write costs doorbell_write, a full FIFO holds "
   Rig rig(bell_model(), bell_flash(pop_at_100us()));
   RunResult r = rig.run([](HostCalls &h) {
     h.call(Op::Hello);
-    h.call(Op::Doorbell, 0, 11);
-    h.call(Op::Doorbell, 0, 22); // FIFO 0 is full now (depth 2)
-    h.call(Op::Doorbell, 0, 33); // held until the pop at 100 us
+    h.doorbell(0, 11);
+    h.doorbell(0, 22); // FIFO 0 is full now (depth 2)
+    h.doorbell(0, 33); // held until the pop at 100 us
   });
   CHECK(r.outcome == RunOutcome::Halted);
   const HostCalls &h = rig.host();
@@ -538,9 +543,9 @@ TEST_CASE("host doorbell: the firmware pops before the write would have "
   RunResult r = rig.run([](HostCalls &h) {
     h.call(Op::Hello);
     h.call(Op::Advance, 0, 0, 0, 99 * kUs);
-    h.call(Op::Doorbell, 0, 1); // 99 us .. 99.5 us
-    h.call(Op::Doorbell, 0, 2); // 99.5 us .. 100 us
-    h.call(Op::Doorbell, 0, 3); // at 100 us: full; the pop is ~0.1 us later
+    h.doorbell(0, 1); // 99 us .. 99.5 us
+    h.doorbell(0, 2); // 99.5 us .. 100 us
+    h.doorbell(0, 3); // at 100 us: full; the pop is ~0.1 us later
   });
   CHECK(r.outcome == RunOutcome::Halted);
   const HostCalls &h = rig.host();
@@ -568,7 +573,7 @@ TEST_CASE("host doorbell: a doorbell wakes a sleeping core") {
   RunResult r = rig.run([](HostCalls &h) {
     h.call(Op::Hello);
     h.call(Op::Advance, 0, 0, 0, 50 * kUs);
-    h.call(Op::Doorbell, 3, 0xABCD); // FIFO 3 of 4
+    h.doorbell(3, 0xABCD); // FIFO 3 of 4
     h.call(Op::Advance, 0, 0, 0, 10 * kUs);
   });
   CHECK(r.outcome == RunOutcome::Halted);
@@ -582,13 +587,41 @@ TEST_CASE("host doorbell: a doorbell wakes a sleeping core") {
   CHECK(doorbell_of(rig.node())->count(3) == 1);
 }
 
+TEST_CASE("host port: card reads and writes are sized; each window takes "
+          "only the accesses it has") {
+  Rig rig(bell_model(), bell_flash(sleep_forever()));
+  const uint32_t word = 0x8000;
+  rig.run([&](HostCalls &h) {
+    h.call(Op::Hello);
+    h.call(Op::Write, word, 4, 0, 0x12345678);  // PIO: 1 us
+    h.call(Op::Read, word, 4);                  // PIO: 1 us
+    h.call(Op::Write, word, 8, 0, 1);           // PIO is 32-bit
+    h.call(Op::Read, word, 3);                  // no such size
+    h.call(Op::Read, NICEMU_HOST_DOORBELLS, 4); // doorbells: write-only
+    h.call(Op::Write, 0xD0000000, 4, 0, 1);     // no window there
+  });
+  const auto &r = rig.host().replies;
+  REQUIRE(r.size() == 7);
+  CHECK(r[1].status == Status::Ok);
+  CHECK(r[1].time == kUs);
+  CHECK(r[2].status == Status::Ok);
+  CHECK(r[2].value == 0x12345678);
+  CHECK(r[2].data == 0x12345678);
+  CHECK(r[2].time == 2 * kUs);
+  for (size_t i = 3; i < 7; ++i) {
+    CAPTURE(i);
+    CHECK(r[i].status == Status::BadArgument);
+    CHECK(r[i].time == 2 * kUs); // refused at once: no bus time
+  }
+}
+
 TEST_CASE("host doorbell: no such FIFO, or no doorbells: BadArgument") {
   SUBCASE("FIFO 4 of 4") {
     Rig rig(bell_model(), bell_flash(sleep_forever()));
     rig.run([](HostCalls &h) {
       h.call(Op::Hello);
-      h.call(Op::Doorbell, 4, 1);
-      h.call(Op::Doorbell, ~0u, 1);
+      h.doorbell(4, 1);
+      h.doorbell(~0u, 1);
     });
     REQUIRE(rig.host().replies.size() == 3);
     CHECK(rig.host().replies[1].status == Status::BadArgument);
@@ -600,7 +633,7 @@ TEST_CASE("host doorbell: no such FIFO, or no doorbells: BadArgument") {
             flash_with({{kEntry, sleep_forever()}}, "bellcard"));
     rig.run([](HostCalls &h) {
       h.call(Op::Hello);
-      h.call(Op::Doorbell, 0, 1);
+      h.doorbell(0, 1);
     });
     REQUIRE(rig.host().replies.size() == 2);
     CHECK(rig.host().replies[1].status == Status::BadArgument);
@@ -612,9 +645,9 @@ TEST_CASE("host doorbell: a write held for ever ends the run as a deadlock, "
   Rig rig(bell_model(), bell_flash(sleep_forever()));
   RunResult r = rig.run([](HostCalls &h) {
     h.call(Op::Hello);
-    h.call(Op::Doorbell, 2, 1);
-    h.call(Op::Doorbell, 2, 2);
-    h.call(Op::Doorbell, 2, 3); // nobody will ever pop
+    h.doorbell(2, 1);
+    h.doorbell(2, 2);
+    h.doorbell(2, 3); // nobody will ever pop
   });
   CHECK(r.outcome == RunOutcome::Deadlock);
   CHECK(r.message ==
@@ -630,9 +663,9 @@ TEST_CASE("host doorbell: a write held while the firmware spins without "
   Rig rig(bell_model(), bell_flash({beq(zero, zero, -1), nop()}));
   RunResult r = rig.run([](HostCalls &h) {
     h.call(Op::Hello);
-    h.call(Op::Doorbell, 0, 1);
-    h.call(Op::Doorbell, 0, 2);
-    h.call(Op::Doorbell, 0, 3); // held; the core never pops
+    h.doorbell(0, 1);
+    h.doorbell(0, 2);
+    h.doorbell(0, 3); // held; the core never pops
   });
   CHECK(r.outcome == RunOutcome::Faulted);
   CHECK(rig.node().fault().kind == FaultKind::Watchdog);

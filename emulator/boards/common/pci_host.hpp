@@ -27,6 +27,9 @@ public:
   void write(uint64_t offset, unsigned size, uint64_t value, Time at,
              HostBusCompletion done) override;
   Time posted_write_cost() const override { return write_cost_; }
+  const char *call_name(bool write) const override {
+    return write ? "PioWrite" : "PioRead";
+  }
 
 private:
   DeviceHost &card_;
@@ -44,6 +47,7 @@ public:
             const HostBusCompletion &done) override;
   void write(uint64_t offset, unsigned size, uint64_t value, Time at,
              HostBusCompletion done) override;
+  const char *call_name(bool) const override { return "Doorbell"; }
 
 private:
   DoorbellDevice &bell_;

@@ -20,7 +20,9 @@ namespace nicemu::channel {
 constexpr uint32_t kMagic = 0x4E4D4348; // 'NMCH'
 // 2: Op::Doorbell, Op::WaitWordUntil and Reply::word.
 // 3: posted PIO writes (ControlBlock::posted*).
-constexpr uint32_t kVersion = 3;
+// 4: generic card accesses: Op::Read and Op::Write at host bus addresses
+//    (PioWrite, PioRead and Doorbell are gone), Reply::data.
+constexpr uint32_t kVersion = 4;
 // Bus address of arena offset 0 as the NIC's DMA engines see it (0 is never
 // a valid host address).
 constexpr uint64_t kArenaBusBase = 0x10000000;
@@ -29,8 +31,12 @@ constexpr uint32_t kMaxRegions = 64;
 enum class Op : uint32_t {
   None = 0,
   Hello,         // first call: the host is running; reply: its start time
-  PioWrite,      // a = card address, b = value
-  PioRead,       // a = card address; reply.value
+  Write,         // a = host bus address (nicemu/regs.h: card memory, the
+                 //   doorbells...), b = size in bytes, arg64 = value: a
+                 //   store to the card's host port; a window may hold it
+                 //   (a full doorbell FIFO: a PCI retry)
+  Read,          // a = host bus address, b = size; reply.data (and the
+                 //   low 32 bits in reply.value)
   WaitWord,      // a = arena offset, b = mask, c = expected: wait until
                  //   (word & mask) == expected in the host's own memory
   Advance,       // arg64 = picoseconds the host computed (e.g. a clock shim)
@@ -40,8 +46,6 @@ enum class Op : uint32_t {
   WaitEither,    // a = arena offset, c = expected; b = arena offset, arg64 =
                  //   expected: wait until either word equals its value;
                  //   reply.value: 0 for the first, 1 for the second
-  Doorbell,      // a = FIFO index, b = value: a doorbell write; a full FIFO
-                 //   holds it until the firmware pops an entry (a PCI retry)
   WaitWordUntil, // a = arena offset, b = mask, c = expected, arg64 =
                  //   absolute virtual deadline (ps): as WaitWord, but
                  //   reply.value is 0 if the word matched by the deadline, 1
@@ -51,8 +55,8 @@ enum class Op : uint32_t {
 
 enum class Status : int32_t {
   Ok = 0,
-  BadArgument = -1,   // unaligned, out of the arena, unknown card address,
-                      //   no such doorbell FIFO
+  BadArgument = -1,   // unaligned, out of the arena, no card window at
+                      //   that address (or the window refused the access)
   NotRegistered = -2, // WaitWord/Deregister on memory never registered
   Exhausted = -3,     // no free registration slot
   Shutdown = -4,      // the cluster is stopping (another host died, a fault)
@@ -70,6 +74,7 @@ struct Reply {
   uint32_t value = 0;
   uint64_t time = 0; // virtual time (ps) when the call completed
   uint32_t word = 0; // WaitWordUntil: the watched word
+  uint64_t data = 0; // Read: the data, up to 8 bytes
 };
 
 struct Region {
