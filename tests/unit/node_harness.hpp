@@ -92,9 +92,10 @@ inline NodeConfig config_for(const Model &model) {
 inline constexpr uint32_t kEntry = 0x1000;
 
 // Code words placed at given addresses, packed as an image and flashed.
+// Built for the model named `model`, in a flash of `flash_size` bytes.
 inline std::vector<uint8_t>
 flash_with(const std::vector<std::pair<uint32_t, std::vector<uint32_t>>> &parts,
-           const std::string &model = "testcard") {
+           const std::string &model, uint32_t flash_size) {
   Image image;
   image.model = model;
   image.entry = kEntry;
@@ -108,8 +109,15 @@ flash_with(const std::vector<std::pair<uint32_t, std::vector<uint32_t>>> &parts,
     image.segments.push_back(s);
   }
   std::vector<uint8_t> flash = encode_image(image);
-  flash.resize(test_model().flash_size, 0xFF);
+  flash.resize(flash_size, 0xFF);
   return flash;
+}
+
+// For the test card (or an image claiming to be for `model`).
+inline std::vector<uint8_t>
+flash_with(const std::vector<std::pair<uint32_t, std::vector<uint32_t>>> &parts,
+           const std::string &model = "testcard") {
+  return flash_with(parts, model, test_model().flash_size);
 }
 
 struct Run {

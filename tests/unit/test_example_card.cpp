@@ -156,18 +156,8 @@ TEST_CASE("example card: firmware starts a sum with a byte store, sleeps "
                addu(t1, t1, t2)},
               load_base(t6, NICEMU_SYS_BASE),
               {sw(t1, NICEMU_SYS_EXIT, t6), beq(zero, zero, -1), nop()}});
-  Image image;
-  image.model = "example";
-  image.entry = kEntry;
-  ImageSegment s;
-  s.address = kEntry;
-  s.flags = ImageSegment::kExec;
-  s.data.resize(code.size() * 4);
-  std::memcpy(s.data.data(), code.data(), s.data.size());
-  s.mem_size = uint32_t(s.data.size());
-  image.segments.push_back(s);
-  std::vector<uint8_t> flash = encode_image(image);
-  flash.resize(example_model().flash_size, 0xFF);
+  std::vector<uint8_t> flash =
+      flash_with({{kEntry, code}}, "example", example_model().flash_size);
 
   Simulation sim;
   NodeConfig c;

@@ -113,6 +113,14 @@ void install_shared_part(SharedPart part, CardAssembly &card,
   }
 }
 
+std::vector<ModelKey> reference_keys(const char *reader,
+                                     std::initializer_list<const char *> keys) {
+  std::vector<ModelKey> out;
+  for (const char *key : keys)
+    out.push_back({key, KeyUse::Reference, reader});
+  return out;
+}
+
 SharedPartsBoard::SharedPartsBoard(std::string name, std::string description,
                                    std::initializer_list<SharedPart> parts,
                                    std::vector<ModelKey> reference,

@@ -24,6 +24,11 @@ std::vector<ModelKey> shared_part_keys(SharedPart part);
 void install_shared_part(SharedPart part, CardAssembly &card,
                          const Model &model);
 
+// `keys`, each a Reference key of `reader`: the published figures of
+// blocks a board does not model yet.
+std::vector<ModelKey> reference_keys(const char *reader,
+                                     std::initializer_list<const char *> keys);
+
 class SharedPartsBoard : public Board {
 public:
   // `reference`: published figures the board keeps but no device reads.
