@@ -486,7 +486,7 @@ TEST_CASE("doorbell: a model's [params.doorbell] is checked") {
 // ---- the host's doorbell write -------------------------------------------
 
 TEST_CASE("host port: a doorbell write costs doorbell_write (else one PIO "
-          "write); cards without doorbells have no doorbell window") {
+          "write), and cards without doorbells have no doorbell window") {
   // When a host write made at 1 us to `addr` completes; 0 if refused.
   auto write_done = [](const Model &model, uint64_t addr) {
     Card card(model);
@@ -587,7 +587,7 @@ TEST_CASE("host doorbell: a doorbell wakes a sleeping core") {
   CHECK(doorbell_of(rig.node())->count(3) == 1);
 }
 
-TEST_CASE("host port: card reads and writes are sized; each window takes "
+TEST_CASE("host port: card reads and writes are sized, and each window takes "
           "only the accesses it has") {
   Rig rig(bell_model(), bell_flash(sleep_forever()));
   const uint32_t word = 0x8000;
