@@ -7,8 +7,8 @@
 # as the static library nicemu_emu_NAME. It links PUBLIC the layers after USES,
 # each of which must have been declared before it (that is, lower: the
 # order of the calls is the order of the layers), PUBLIC the PUBLIC_LIBS and
-# PRIVATE the LIBS. A folder with no sources yet (boards/, while it is being
-# made) is only recorded in the order; the layers that name it skip it.
+# PRIVATE the LIBS. A folder with no sources yet (a layer being started) is
+# only recorded in the order; the layers that name it skip it.
 #
 # With NICEMU_CHECK_LAYERS (ON by default) the build fails when a layer uses
 # one it does not declare:
