@@ -16,8 +16,9 @@ namespace {
 
 // Keys whose values come from the wall clock or the host's memory use.
 const std::set<std::string> kWallKeys = {
-    "wall_seconds", "instructions_per_wall_second", "virtual_per_wall",
-    "peak_pss_kib", "peak_rss_kib",                 "pss_samples"};
+    "wall_seconds",     "instructions_per_wall_second",
+    "virtual_per_wall", "peak_pss_kib",
+    "peak_rss_kib",     "pss_samples"};
 
 nlohmann::json virtual_figures(const nlohmann::json &j) {
   if (j.is_object()) {

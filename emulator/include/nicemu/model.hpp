@@ -81,7 +81,7 @@ enum class KeyUse : uint8_t {
 };
 
 struct ModelKey {
-  const char *key;    // "timing.tx_dma.gap", "params.doorbell.fifos"
+  const char *key; // "timing.tx_dma.gap", "params.doorbell.fifos"
   KeyUse use;
   const char *reader; // who reads it, for messages: "the Tx engine"
 };

@@ -20,12 +20,13 @@ extern "C" {
 #define NICEMU_EXAMPLE_DEVICES(X) X(SUM, 16, 0x2000)
 
 #define NICEMU_SUM_REGS(X)                                                     \
-  X(SUM, ADDR, 0x000, 32, 1, RW, "card address of the first word")            \
-  X(SUM, LENGTH, 0x004, 32, 1, RW, "bytes to add up (a multiple of 4)")       \
-  X(SUM, CTRL, 0x008, 8, 1, W, "bit 0: start")                                \
-  X(SUM, STATUS, 0x00C, 32, 1, RW, "bit 0 BUSY, bit 1 DONE (write 1: clear)") \
-  X(SUM, RESULT, 0x010, 64, 1, R, "the sum of the last run, 64 bits")         \
-  X(SUM, HISTORY, 0x1000, 32, 8, R, "low words of the last 8 sums, newest first")
+  X(SUM, ADDR, 0x000, 32, 1, RW, "card address of the first word")             \
+  X(SUM, LENGTH, 0x004, 32, 1, RW, "bytes to add up (a multiple of 4)")        \
+  X(SUM, CTRL, 0x008, 8, 1, W, "bit 0: start")                                 \
+  X(SUM, STATUS, 0x00C, 32, 1, RW, "bit 0 BUSY, bit 1 DONE (write 1: clear)")  \
+  X(SUM, RESULT, 0x010, 64, 1, R, "the sum of the last run, 64 bits")          \
+  X(SUM, HISTORY, 0x1000, 32, 8, R,                                            \
+    "low words of the last 8 sums, newest first")
 
 #define NICEMU_SUM_OFFSET_ENUM(dev, name, off, bits, count, acc, desc)         \
   NICEMU_##dev##_##name = (off),
