@@ -25,6 +25,11 @@ void add_models_command(CLI::App &app, ExitStatus &) {
       for (const MemoryRegion &r : m.memories)
         std::printf("           %-6s 0x%08x %6u KiB%s\n", r.name.c_str(),
                     r.base, r.size / 1024, r.executable ? " code" : "");
+      for (const ModelVariant &v : m.variants) {
+        checked_board(with_variant(m, v.name)); // every variant fits too
+        std::printf("           %s:%-4s %s\n", name.c_str(), v.name.c_str(),
+                    v.description.c_str());
+      }
     }
     std::printf("search path:");
     for (const auto &dir : model_search_path())

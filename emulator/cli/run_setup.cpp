@@ -115,7 +115,7 @@ std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
 
 void print_summary(Simulation &sim, const RunResult &r, const Model &model) {
   std::fprintf(stderr, "--- nicemu: %s model, %zu node%s ---\n",
-               model.name.c_str(), sim.nodes().size(),
+               model.full_name().c_str(), sim.nodes().size(),
                sim.nodes().size() == 1 ? "" : "s");
   std::fprintf(stderr, "%-5s %-9s %5s %14s %14s %14s\n", "node", "state",
                "exit", "instructions", "cycles", "slept cycles");

@@ -280,16 +280,30 @@ struct Section {
 
 // ---- the model sections ----
 
-void check_name(const Section &top, const std::string &name) {
+bool is_name(const std::string &name) {
   bool ok = !name.empty() && std::isalnum(static_cast<unsigned char>(name[0]));
   for (char c : name)
     ok = ok &&
          (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-');
-  if (!ok)
+  return ok;
+}
+
+void check_name(const Section &top, const std::string &name) {
+  if (!is_name(name))
     top.fail_at(top.find("name"), "name",
                 "must be letters, digits, '_' or '-' (it is the file name "
                 "and what --model takes), got \"" +
                     name + "\"");
+}
+
+void check_name(const Section &variant, const std::string &name,
+                const char *what) {
+  if (!is_name(name))
+    fail(variant.origin, line_of(variant.table.source()),
+         std::string(what) +
+             " must be letters, digits, '_' or '-' (it is "
+             "what --model NAME:VARIANT takes), got \"" +
+             name + "\"");
 }
 
 void read_core(const Section &core, Model &m) {
@@ -454,10 +468,33 @@ double to_param(const Section &s, const std::string &key, const toml::node &v) {
   s.fail_type(v, key, "a number or a size like \"256 MiB\"");
 }
 
+// [variant.NAME] tables: a description and [variant.NAME.timing.S] /
+// [variant.NAME.params.S] tables of figures that replace the model's.
+std::vector<ModelVariant> read_variants(const Section &top) {
+  std::vector<ModelVariant> variants;
+  Section all = top.sub("variant", false);
+  for (const auto &[name, node] : all.table) {
+    ModelVariant v;
+    v.name = std::string(name.str());
+    std::string header = "[variant." + v.name + "]";
+    if (!node.is_table())
+      all.fail_type(node, v.name, "a table " + header);
+    Section s{top.origin, *node.as_table(), header + " "};
+    check_name(Section{top.origin, *node.as_table(), header + " "}, v.name,
+               "variant name");
+    s.check_keys({"description", "timing", "params"});
+    v.description = s.string("description", false);
+    read_free_form(s, "timing", v.timing_ps, v.key_lines, &to_duration);
+    read_free_form(s, "params", v.params, v.key_lines, &to_param);
+    variants.push_back(std::move(v));
+  }
+  return variants;
+}
+
 Model read_model(const toml::table &root, const std::string &origin) {
   Section top{origin, root, ""};
   top.check_keys({"name", "description", "board", "id", "core", "cycles",
-                  "memory", "flash", "timing", "params"});
+                  "memory", "flash", "timing", "params", "variant"});
   Model m;
   m.source = origin;
   m.name = top.string("name", true);
@@ -471,6 +508,7 @@ Model read_model(const toml::table &root, const std::string &origin) {
   m.memories = read_memories(top, m.flash_size);
   read_free_form(top, "timing", m.timing_ps, m.key_lines, &to_duration);
   read_free_form(top, "params", m.params, m.key_lines, &to_param);
+  m.variants = read_variants(top);
   return m;
 }
 
@@ -608,7 +646,38 @@ std::vector<std::string> list_models() {
   return {names.begin(), names.end()};
 }
 
+Model with_variant(const Model &model, const std::string &variant) {
+  auto v = std::find_if(
+      model.variants.begin(), model.variants.end(),
+      [&](const ModelVariant &candidate) { return candidate.name == variant; });
+  if (v == model.variants.end()) {
+    std::vector<std::string> names;
+    for (const ModelVariant &known : model.variants)
+      names.push_back(known.name);
+    throw Error(model.source.string() + ": model \"" + model.name +
+                "\" has no variant \"" + variant + "\" (" +
+                (names.empty() ? std::string("it has no variants")
+                               : "variants: " + join(names, ", ")) +
+                ")");
+  }
+  Model m = model;
+  m.variant = v->name;
+  for (const auto &[key, value] : v->timing_ps)
+    m.timing_ps[key] = value;
+  for (const auto &[key, value] : v->params)
+    m.params[key] = value;
+  for (const auto &[key, line] : v->key_lines)
+    m.key_lines[key] = line;
+  return m;
+}
+
 Model load_model(const std::string &name_or_path) {
+  // NAME:VARIANT or PATH:VARIANT; a variant name holds no '/' or '.'.
+  if (size_t colon = name_or_path.rfind(':'); colon != std::string::npos) {
+    std::string variant = name_or_path.substr(colon + 1);
+    if (is_name(variant))
+      return with_variant(load_model(name_or_path.substr(0, colon)), variant);
+  }
   const std::string &x = name_or_path;
   if (x.find('/') != x.npos || x.ends_with(".toml"))
     return load_file(x);

@@ -152,3 +152,21 @@ TEST_CASE("boards: a node has the devices of its board, and SYS_CAPS says "
   CHECK(caps_of("martini") == core);
   CHECK(caps_of("uzura") == core);
 }
+
+TEST_CASE("boards: every variant of a shipped model fits its board") {
+  for (const char *name : {"lanai4", "comet", "martini", "uzura"}) {
+    Model m = load_model(name);
+    for (const ModelVariant &v : m.variants) {
+      CAPTURE(v.name);
+      CHECK(refusal(with_variant(m, v.name)) == "(no error)");
+    }
+  }
+  // A variant's misspelled key is refused at its own line.
+  std::string text = shipped_text("martini");
+  size_t at = text.find("[variant.D.timing.link]\noutside_swif");
+  REQUIRE(at != std::string::npos);
+  text.replace(text.find("outside_swif", at), 12, "outside_swf");
+  Model m = with_variant(parse_model(text, "edited.toml"), "D");
+  check_refused(m, "[timing.link] outside_swf: no device of the martini "
+                   "board reads this key (did you mean outside_swif?");
+}

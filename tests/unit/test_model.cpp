@@ -377,4 +377,49 @@ TEST_SUITE("model") {
     CHECK(martini.region_at(0x00180000) == nullptr);
   }
 
+  TEST_CASE("martini's reference set-ups A-F are variants: NAME:VARIANT") {
+    Model base = load_model("martini");
+    REQUIRE(base.variants.size() == 6);
+    CHECK(base.variant.empty());
+    CHECK(base.full_name() == "martini");
+    // Set-up A: electrical OIP, Pentium III, DIMM 66 MHz, SWIF 62.5 MHz.
+    Model a = load_model("martini:A");
+    CHECK(a.name == "martini"); // images built for martini boot on it
+    CHECK(a.variant == "A");
+    CHECK(a.full_name() == "martini:A");
+    CHECK(a.param("clocks.dimm_hz") == 66e6);
+    CHECK(a.param("clocks.swif_hz") == 62.5e6);
+    CHECK(a.param("swif_pipeline.receive") == 9);
+    CHECK(a.param("link.bandwidth_MBps") == 250);
+    CHECK(a.param("link.short_packet_pad_bytes") == 0);
+    CHECK(a.timing("link.outside_swif") == 108'000);
+    CHECK(a.timing("host.uncached_load_8") == 204'000);
+    CHECK(a.timing("host.clock_read") == 38'000);
+    // Set-up E: optical RHiNET-2, Pentium 4 with MMX.
+    Model e = load_model("martini:E");
+    CHECK(e.param("link.bandwidth_MBps") == 500);
+    CHECK(e.param("link.short_packet_pad_bytes") == 128);
+    CHECK(e.timing("link.outside_swif") == 134'000);
+    CHECK(e.timing("host.uncached_store_8") == 59'000);
+    CHECK(e.timing("host.uncached_load_8") == 276'000);
+    // What a variant does not name stays the model's.
+    CHECK(e.param("htlb.ways") == base.param("htlb.ways"));
+    CHECK(e.memories.size() == base.memories.size());
+    // A path takes a variant too.
+    CHECK(load_model(base.source.string() + ":D").variant == "D");
+  }
+
+  TEST_CASE("an unknown variant names the ones there are") {
+    CHECK_THROWS_WITH_AS(load_model("martini:G"),
+                         doctest::Contains("has no variant \"G\" (variants: "
+                                           "A, B, C, D, E, F)"),
+                         Error);
+    CHECK_THROWS_WITH_AS(load_model("lanai4:A"),
+                         doctest::Contains("(it has no variants)"), Error);
+    CHECK(contains(error_of(kMinimal + "[variant.bad]\nspeed = 1\n"),
+                   "unknown key [variant.bad] speed"));
+    CHECK(contains(error_of(kMinimal + "[variant.\"x y\"]\n"),
+                   "variant name must be letters"));
+  }
+
 } // TEST_SUITE

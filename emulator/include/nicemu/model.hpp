@@ -32,8 +32,21 @@ struct CycleTable {
   uint32_t wake = 0; // cycles to resume from sleep (one poll-loop turn)
 };
 
+// A named variant of a model: a reference set-up that changes some of its
+// figures (DIMMnet-1's set-ups A-F: link, host CPU, DIMM and SWIF clocks).
+// Selected as "NAME:VARIANT" (`--model martini:D`).
+struct ModelVariant {
+  std::string name;        // "D"
+  std::string description; // one line
+  // Keys and values that replace (or add to) the model's, as in Model.
+  std::map<std::string, uint64_t> timing_ps;
+  std::map<std::string, double> params;
+  std::map<std::string, uint32_t> key_lines;
+};
+
 struct Model {
   std::string name;                   // "lanai4"
+  std::string variant;                // "D" when a variant was selected
   std::string description;            // one line
   std::string board;                  // the card family that builds it
   std::filesystem::path source;       // file it was loaded from
@@ -51,7 +64,13 @@ struct Model {
   // The line of each [timing.*] and [params.*] key in the file, keyed
   // "timing.section.name" / "params.section.name", for messages.
   std::map<std::string, uint32_t> key_lines;
+  // The variants the file defines ([variant.NAME] tables), by name.
+  std::vector<ModelVariant> variants;
 
+  // "martini:D", or "lanai4" without a variant.
+  std::string full_name() const {
+    return variant.empty() ? name : name + ":" + variant;
+  }
   // The region holding `addr`, or nullptr.
   const MemoryRegion *region_at(uint32_t addr) const;
   // The first executable region (code) and the first writable one (data).
@@ -93,9 +112,15 @@ struct ModelKey {
 void check_model_keys(const Model &model, const std::vector<ModelKey> &keys,
                       const std::string &board);
 
-// Loads a model by name (searched in the model path) or by file path.
-// Throws nicemu::Error naming the file, the key and what is wrong.
+// Loads a model by name (searched in the model path) or by file path,
+// optionally with ":VARIANT" (`martini:D`, `./card.toml:B`): the variant's
+// figures replace the model's. Throws nicemu::Error naming the file, the
+// key and what is wrong (an unknown variant: the ones there are).
 Model load_model(const std::string &name_or_path);
+
+// `model` with its variant `variant` applied. Throws nicemu::Error listing
+// the model's variants when it has no such one.
+Model with_variant(const Model &model, const std::string &variant);
 
 // Parses model text; `origin` names it in error messages.
 Model parse_model(const std::string &toml_text, const std::string &origin);
