@@ -8,6 +8,7 @@
 
 #include "devices/device.hpp"
 #include "devices/host_port.hpp"
+#include "fabric/fabric.hpp"
 #include "nicemu/model.hpp"
 
 #include <memory>
@@ -44,6 +45,17 @@ public:
   // Installs the board's devices. SYS, CONSOLE, TIMER and IRQ are the
   // core's own and every card has them: the node installs those.
   virtual void assemble(CardAssembly &card, const Model &model) const = 0;
+
+  // The family's network: link and switch figures (by default the shared
+  // Myrinet or Ethernet ones, fabric_params), the cabling of `nodes` cards
+  // when no topology file is given (by default one crossbar, then a
+  // generated network), and the least time between a card's action and
+  // its effect on another card, which bounds how far cores run apart.
+  virtual FabricParams network(const Model &model) const;
+  virtual Topology default_topology(uint32_t nodes,
+                                    const FabricParams &params) const;
+  virtual Time network_lookahead(const Model &model,
+                                 const Fabric &fabric) const;
 };
 
 // The boards nicemu knows, by name; nullptr for an unknown name.

@@ -2,11 +2,27 @@
 #include "boards/board.hpp"
 
 #include "boards/board_list.hpp"
+#include "fabric/fabric_params.hpp"
 #include "nicemu/error.hpp"
 
 #include <algorithm>
 
 namespace nicemu {
+
+FabricParams Board::network(const Model &model) const {
+  return fabric_params(model);
+}
+
+Topology Board::default_topology(uint32_t nodes,
+                                 const FabricParams &params) const {
+  return make_topology(nodes, params.switch_ports);
+}
+
+// A register write on one card reaches another no sooner than the Tx
+// engine's gap plus the shortest path.
+Time Board::network_lookahead(const Model &model, const Fabric &fabric) const {
+  return model.timing("tx_dma.gap") + fabric.min_path_latency();
+}
 
 std::vector<const Board *> all_boards() {
   return {&lanai4_board(), &comet_board(), &martini_board(), &uzura_board()};

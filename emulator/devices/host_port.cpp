@@ -57,6 +57,19 @@ void HostPort::write(uint64_t addr, unsigned size, uint64_t value, Time at,
   m->window->write(addr - m->base, size, value, at, std::move(done));
 }
 
+void HostPort::write_block(uint64_t addr, std::span<const uint8_t> bytes,
+                           Time at, const HostBusCompletion &done) {
+  const Mapped *m = find(addr);
+  if (!m || bytes.empty() || addr + bytes.size() > m->base + m->size)
+    return (void)done(refused(addr, at));
+  m->window->write_block(addr - m->base, bytes, at, done);
+}
+
+void HostWindow::write_block(uint64_t, std::span<const uint8_t>, Time at,
+                             const HostBusCompletion &done) {
+  done({false, 0, at, "this window takes no write bursts"});
+}
+
 const char *HostPort::call_name(uint64_t addr, bool write) const {
   const Mapped *m = find(addr);
   return m ? m->window->call_name(write) : write ? "Write" : "Read";

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,11 @@ public:
                     const HostBusCompletion &done) = 0;
   virtual void write(uint64_t offset, unsigned size, uint64_t value, Time at,
                      HostBusCompletion done) = 0;
+  // A burst of `bytes` written at `offset` as one bus transaction (a
+  // write-combined burst into DIMMnet's BOTF windows). Windows that take no
+  // bursts refuse it.
+  virtual void write_block(uint64_t offset, std::span<const uint8_t> bytes,
+                           Time at, const HostBusCompletion &done);
   // How traces name a host's call to this window ("PioWrite").
   virtual const char *call_name(bool write) const {
     return write ? "Write" : "Read";
@@ -62,11 +68,17 @@ public:
             const HostBusCompletion &done);
   void write(uint64_t addr, unsigned size, uint64_t value, Time at,
              HostBusCompletion done);
+  void write_block(uint64_t addr, std::span<const uint8_t> bytes, Time at,
+                   const HostBusCompletion &done);
   // How traces name a host's call to `addr` (the window's name for it).
   const char *call_name(uint64_t addr, bool write) const;
   // The window at `addr`'s posted-write cost (0: none there, or it takes
   // no posted writes).
   Time posted_write_cost(uint64_t addr) const;
+  // What a write the host posts costs it (the host library posts writes
+  // only where they cannot be refused): the board's choice, 0 for none.
+  void set_posted_write_cost(Time cost) { posted_cost_ = cost; }
+  Time posted_write_cost() const { return posted_cost_; }
 
 private:
   struct Mapped {
@@ -76,6 +88,7 @@ private:
   const Mapped *find(uint64_t addr) const;
 
   std::vector<Mapped> windows_; // by base
+  Time posted_cost_ = 0;
 };
 
 } // namespace nicemu

@@ -436,7 +436,7 @@ void Fabric::Impl::open_crossing(Flight *f, uint32_t link) {
   // The route as on this link: the byte of the switch it leaves is gone. An
   // Ethernet frame's route is the switches' decisions, not on the wire.
   std::span<const uint8_t> route;
-  if (!params.ethernet)
+  if (!params.ethernet && !params.table_routing)
     route = f->packet.route;
   const std::vector<uint8_t> &payload = f->packet.payload;
   c.route_bytes = uint32_t(route.size());

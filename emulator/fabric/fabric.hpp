@@ -76,6 +76,9 @@ struct FabricParams {
   // are Myrinet's: no framing overhead, cut-through.
   bool ethernet = false;             // packets are Ethernet frames: observers
                                      // see no route bytes
+  bool table_routing = false;        // switches route by table (RHiNET): the
+                                     // route bytes are their decisions and
+                                     // take no place on the wire
   bool store_and_forward = false;    // a switch takes all of a packet in
                                      // before its head goes on
   uint32_t preamble_bytes = 0;       // wire time ahead of each packet

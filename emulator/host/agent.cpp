@@ -41,6 +41,8 @@ const char *op_name(Op op) {
     return "WaitEither";
   case Op::WaitWordUntil:
     return "WaitWordUntil";
+  case Op::WriteBlock:
+    return "WriteBlock";
   }
   return "?";
 }
@@ -63,12 +65,11 @@ HostAgent::HostAgent(uint32_t rank, uint32_t size, uint64_t arena_bytes,
       channel_(
           std::make_unique<channel::EmulatorEnd>(rank, size, arena_bytes)) {}
 
-// Posted writes go to the mailbox: the host charges itself what a write
-// there costs.
+// The host charges itself a posted write's cost: the board's figure for
+// the writes its host library posts (PCI: a PIO write; DIMMnet: a store).
 void HostAgent::attach(Node *node) {
   node_ = node;
-  channel_->set_posted_write_cost(
-      node->host_port().posted_write_cost(model_.host_mailbox()));
+  channel_->set_posted_write_cost(node->host_port().posted_write_cost());
 }
 
 HostAgent::~HostAgent() = default;
@@ -182,6 +183,7 @@ void HostAgent::handle(const Request &r) {
   switch (r.op) {
   case Op::Write:
   case Op::Read:
+  case Op::WriteBlock:
     return card_access(r, now);
   case Op::Advance:
     return reply_at(now + r.arg64, Reply{});
@@ -225,6 +227,17 @@ void HostAgent::card_access(const Request &r, Time at) {
     return true;
   };
   const unsigned size = r.b;
+  if (node_ && r.op == Op::WriteBlock) {
+    HostPort &port = node_->host_port();
+    call_name_ = port.call_name(r.a, true);
+    if (size == 0 || size > 512 ||
+        uint64_t(r.c) + size > channel_->arena_size())
+      return (void)reply({false, 0, at, "a burst is 1-512 bytes of the arena"});
+    port.write_block(r.a,
+                     std::span<const uint8_t>(channel_->arena() + r.c, size),
+                     at, reply);
+    return;
+  }
   if (!node_ || (size != 1 && size != 2 && size != 4 && size != 8)) {
     reply({false, 0, at, "no card, or not a 1, 2, 4 or 8-byte access"});
     return;

@@ -1,19 +1,21 @@
 #include "node/cluster.hpp"
 
+#include "boards/board.hpp"
 #include "nicemu/error.hpp"
 
 namespace nicemu {
 
 Time network_lookahead(const Model &model, const Fabric &fabric) {
-  return model.timing("tx_dma.gap") + fabric.min_path_latency();
+  return checked_board(model).network_lookahead(model, fabric);
 }
 
 std::unique_ptr<Fabric> make_fabric(Scheduler &scheduler, const Model &model,
                                     uint32_t nodes,
                                     const std::string &topology_file) {
-  FabricParams params = fabric_params(model);
+  const Board &board = checked_board(model);
+  FabricParams params = board.network(model);
   Topology topology = topology_file.empty()
-                          ? make_topology(nodes, params.switch_ports)
+                          ? board.default_topology(nodes, params)
                           : read_topology(topology_file, params.switch_ports);
   if (topology.nodes != nodes)
     throw Error(topology_file + ": the topology has " +

@@ -11,16 +11,18 @@
 
 namespace nicemu {
 
-// `topology_file` empty: one crossbar up to its port count, a generated
-// multi-switch network beyond.
+// The network of the model's board (Board::network); `topology_file`
+// empty: the board's default cabling (one crossbar up to its port count, a
+// generated multi-switch network beyond; DIMMnet-1 cables two cards
+// directly).
 std::unique_ptr<Fabric> make_fabric(Scheduler &scheduler, const Model &model,
                                     uint32_t nodes,
                                     const std::string &topology_file);
 
-// The least virtual time between one node's register write and its effect
-// on another node: the Tx engine's gap plus the shortest path (through a
-// store-and-forward switch, that includes the shortest frame's time). Cores
-// may run this far ahead of each other.
+// The least virtual time between one node's action and its effect on
+// another node, as the model's board says (Board::network_lookahead; the
+// shared cards: the Tx engine's gap plus the shortest path). Cores may run
+// this far ahead of each other.
 Time network_lookahead(const Model &model, const Fabric &fabric);
 
 } // namespace nicemu

@@ -246,6 +246,10 @@ Reply HostEnd::call(Request r) {
 }
 
 bool HostEnd::post_write(uint32_t card_addr, uint32_t value) {
+  return post_write(card_addr, 4, value);
+}
+
+bool HostEnd::post_write(uint32_t card_addr, uint32_t size, uint64_t value) {
   std::lock_guard<std::mutex> lock(call_mutex_);
   ControlBlock &cb = *control_;
   check_callable();
@@ -256,7 +260,7 @@ bool HostEnd::post_write(uint32_t card_addr, uint32_t value) {
   uint64_t now = cb.host_time.fetch_add(cb.posted_write_ps);
   cb.posted.op = Op::Write;
   cb.posted.a = card_addr;
-  cb.posted.b = 4;
+  cb.posted.b = size;
   cb.posted.arg64 = value;
   cb.posted.time = now;
   // The emulator reads the slot only after it sees the new sequence number.

@@ -41,6 +41,9 @@ public:
   // the previous posted write has not been taken in (then make the call).
   // The address is not checked: post only writes known to be valid.
   bool post_write(uint32_t card_addr, uint32_t value);
+  // The same for a store of `size` bytes (1, 2, 4 or 8) at a host bus
+  // address (DIMMnet's AOTF stores).
+  bool post_write(uint32_t card_addr, uint32_t size, uint64_t value);
   // Posts Exit without waiting (quietly, if the emulator is already gone).
   void exit(int status);
 

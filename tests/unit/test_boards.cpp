@@ -5,6 +5,7 @@
 #include "boards/board.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/model.hpp"
+#include "nicemu/martini.h"
 #include "nicemu/regs.h"
 #include "node/node.hpp"
 
@@ -149,7 +150,7 @@ TEST_CASE("boards: a node has the devices of its board, and SYS_CAPS says "
   CHECK(caps_of("lanai4") == (core | NICEMU_CAP_HDMA | NICEMU_CAP_NETWORK));
   CHECK(caps_of("comet") == (core | NICEMU_CAP_HDMA | NICEMU_CAP_NETWORK |
                              NICEMU_CAP_ETHERNET | NICEMU_CAP_DOORBELL));
-  CHECK(caps_of("martini") == core);
+  CHECK(caps_of("martini") == (core | NICEMU_CAP_OTF));
   CHECK(caps_of("uzura") == core);
 }
 

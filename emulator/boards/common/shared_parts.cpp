@@ -65,6 +65,7 @@ void install_doorbells(CardAssembly &card, const Model &model) {
 void map_card_memory(CardAssembly &card, const Model &model) {
   Time read = model.timing("host.pio_read_word"),
        write = model.timing("host.pio_write_word");
+  card.host_port().set_posted_write_cost(write); // PCI posts writes
   for (const MemoryRegion &r : model.memories)
     card.host_port().map(
         r.base, r.size,

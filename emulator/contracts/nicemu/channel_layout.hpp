@@ -22,7 +22,8 @@ constexpr uint32_t kMagic = 0x4E4D4348; // 'NMCH'
 // 3: posted PIO writes (ControlBlock::posted*).
 // 4: generic card accesses: Op::Read and Op::Write at host bus addresses
 //    (PioWrite, PioRead and Doorbell are gone), Reply::data.
-constexpr uint32_t kVersion = 4;
+// 5: Op::WriteBlock (a write-combined burst from the arena).
+constexpr uint32_t kVersion = 5;
 // Bus address of arena offset 0 as the NIC's DMA engines see it (0 is never
 // a valid host address).
 constexpr uint64_t kArenaBusBase = 0x10000000;
@@ -51,6 +52,9 @@ enum class Op : uint32_t {
                  //   reply.value is 0 if the word matched by the deadline, 1
                  //   if not (the reply then comes at the deadline);
                  //   reply.word is the word as the host saw it last
+  WriteBlock,    // a = host bus address, b = bytes (1-512), c = arena
+                 //   offset of the data: one write-combined burst to the
+                 //   card (DIMMnet's BOTF windows)
 };
 
 enum class Status : int32_t {

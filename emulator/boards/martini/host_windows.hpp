@@ -1,0 +1,88 @@
+// DIMMnet-1 on the host's memory bus (nicemu/martini.h has the map): the
+// AOTF kick pages, LLCM, the BOTF windows and their kick/status words, and
+// the user's status page. Every access is an uncached load or store of 1-8
+// bytes and costs the host the model's figure for one; a write-combined
+// burst into a BOTF window costs one store per 32-byte line (docs/dimmnet.md).
+#pragma once
+
+#include "boards/martini/otf_engine.hpp"
+#include "devices/host_port.hpp"
+
+namespace nicemu::martini {
+
+class KickWindow final : public HostWindow {
+public:
+  explicit KickWindow(OtfEngine &otf) : otf_(otf) {}
+  void read(uint64_t offset, unsigned size, Time at,
+            const HostBusCompletion &done) override;
+  void write(uint64_t offset, unsigned size, uint64_t value, Time at,
+             HostBusCompletion done) override;
+  Time posted_write_cost() const override { return otf_.figures().store; }
+  const char *call_name(bool) const override { return "AotfStore"; }
+
+private:
+  OtfEngine &otf_;
+};
+
+class LlcmWindow final : public HostWindow {
+public:
+  LlcmWindow(DeviceHost &card, OtfEngine &otf) : card_(card), otf_(otf) {}
+  void read(uint64_t offset, unsigned size, Time at,
+            const HostBusCompletion &done) override;
+  void write(uint64_t offset, unsigned size, uint64_t value, Time at,
+             HostBusCompletion done) override;
+  const char *call_name(bool write) const override {
+    return write ? "LlcmStore" : "LlcmLoad";
+  }
+
+private:
+  DeviceHost &card_;
+  OtfEngine &otf_;
+};
+
+class BotfWindows final : public HostWindow {
+public:
+  explicit BotfWindows(OtfEngine &otf) : otf_(otf) {}
+  void read(uint64_t offset, unsigned size, Time at,
+            const HostBusCompletion &done) override;
+  void write(uint64_t offset, unsigned size, uint64_t value, Time at,
+             HostBusCompletion done) override;
+  void write_block(uint64_t offset, std::span<const uint8_t> bytes, Time at,
+                   const HostBusCompletion &done) override;
+  const char *call_name(bool) const override { return "BotfWrite"; }
+
+private:
+  OtfEngine &otf_;
+};
+
+// Store: send window w's packet; load: its status (NICEMU_MARTINI_BOTF_*).
+class BotfKickWindow final : public HostWindow {
+public:
+  explicit BotfKickWindow(OtfEngine &otf) : otf_(otf) {}
+  void read(uint64_t offset, unsigned size, Time at,
+            const HostBusCompletion &done) override;
+  void write(uint64_t offset, unsigned size, uint64_t value, Time at,
+             HostBusCompletion done) override;
+  Time posted_write_cost() const override { return otf_.figures().store; }
+  const char *call_name(bool write) const override {
+    return write ? "BotfKick" : "BotfStatus";
+  }
+
+private:
+  OtfEngine &otf_;
+};
+
+class StatusWindow final : public HostWindow {
+public:
+  explicit StatusWindow(OtfEngine &otf) : otf_(otf) {}
+  void read(uint64_t offset, unsigned size, Time at,
+            const HostBusCompletion &done) override;
+  void write(uint64_t offset, unsigned size, uint64_t value, Time at,
+             HostBusCompletion done) override;
+  const char *call_name(bool) const override { return "StatusLoad"; }
+
+private:
+  OtfEngine &otf_;
+};
+
+} // namespace nicemu::martini

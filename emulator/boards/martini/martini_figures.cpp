@@ -1,0 +1,112 @@
+#include "boards/martini/martini_figures.hpp"
+
+#include "boards/common/shared_parts.hpp"
+#include "nicemu/error.hpp"
+#include "nicemu/martini.h"
+
+#include <cmath>
+
+namespace nicemu::martini {
+
+namespace {
+
+uint32_t count(const Model &m, const std::string &key, uint32_t lo,
+               uint32_t hi) {
+  double v = m.param(key);
+  if (!(v >= lo && v <= hi) || v != std::floor(v))
+    throw Error("model " + m.name + ": [params] " + key + " = " +
+                std::to_string(v) + " is outside " + std::to_string(lo) + ".." +
+                std::to_string(hi));
+  return uint32_t(v);
+}
+
+uint64_t clock(const Model &m, const std::string &key) {
+  double hz = m.param(key);
+  if (!(hz >= 1e6 && hz <= 1e10))
+    throw Error("model " + m.name + ": [params] " + key +
+                " must be a clock between 1 MHz and 10 GHz");
+  return uint64_t(std::llround(hz));
+}
+
+} // namespace
+
+Figures Figures::from(const Model &m) {
+  Figures f;
+  f.dimm_hz = clock(m, "clocks.dimm_hz");
+  f.swif_hz = clock(m, "clocks.swif_hz");
+  f.to_pins = count(m, "dimm_pipeline.to_pins", 0, 1000);
+  f.host_write = count(m, "dimm_pipeline.host_write", 1, 1000);
+  f.transaction_queue = count(m, "dimm_pipeline.transaction_queue", 1, 1000);
+  f.htlb_lookup = count(m, "dimm_pipeline.htlb_lookup", 1, 1000);
+  f.size_check = count(m, "dimm_pipeline.size_check", 1, 1000);
+  f.handshake = count(m, "dimm_pipeline.send_buffer_handshake", 1, 1000);
+  f.llcm_write = count(m, "dimm_pipeline.llcm_write", 1, 1000);
+  f.swif_send = count(m, "swif_pipeline.send", 1, 1000);
+  f.swif_receive = count(m, "swif_pipeline.receive", 1, 1000);
+  f.credits = count(m, "aotf.queue_entries", 1, 1u << 20);
+  f.windows = count(m, "botf.windows", 1, 64);
+  f.aotf_max_bytes = count(m, "aotf.payload_max_bytes", 8, 8);
+  f.botf_max_bytes =
+      count(m, "botf.payload_max_bytes", 1,
+            NICEMU_MARTINI_BOTF_STRIDE - NICEMU_MARTINI_STATUS_HEADER_BYTES);
+  // The HTLB's shape is the contract's (nicemu/martini.h): 4 ways of 256
+  // sets, one 32-byte seed per entry.
+  count(m, "htlb.ways", 4, 4);
+  count(m, "htlb.tag_entries", 1024, 1024);
+  auto status = m.params.find("otf.status_address");
+  f.status_address = status != m.params.end() && status->second != 0;
+  f.store = m.timing("host.uncached_store_8");
+  f.load = m.timing("host.uncached_load_8");
+  return f;
+}
+
+std::vector<ModelKey> model_keys() {
+  const char *iface = "the host interface (DIMM clock)";
+  const char *swif = "the link interface (SWIF clock)";
+  const char *host = "the host CPU on the memory bus";
+  const char *net = "the RHiNET network";
+  std::vector<ModelKey> keys = {
+      {"params.clocks.dimm_hz", KeyUse::Required, iface},
+      {"params.clocks.swif_hz", KeyUse::Required, swif},
+      {"params.dimm_pipeline.to_pins", KeyUse::Required, iface},
+      {"params.dimm_pipeline.host_write", KeyUse::Required, iface},
+      {"params.dimm_pipeline.transaction_queue", KeyUse::Required, iface},
+      {"params.dimm_pipeline.htlb_lookup", KeyUse::Required, iface},
+      {"params.dimm_pipeline.size_check", KeyUse::Required, iface},
+      {"params.dimm_pipeline.send_buffer_handshake", KeyUse::Required, iface},
+      {"params.dimm_pipeline.llcm_write", KeyUse::Required, iface},
+      {"params.swif_pipeline.send", KeyUse::Required, swif},
+      {"params.swif_pipeline.receive", KeyUse::Required, swif},
+      {"params.aotf.queue_entries", KeyUse::Required, iface},
+      {"params.aotf.payload_max_bytes", KeyUse::Required, iface},
+      {"params.aotf.payload_min_bytes", KeyUse::Reference, iface},
+      {"params.botf.windows", KeyUse::Required, iface},
+      {"params.botf.payload_max_bytes", KeyUse::Required, iface},
+      {"params.botf.payload_min_bytes", KeyUse::Reference, iface},
+      {"params.htlb.ways", KeyUse::Required, iface},
+      {"params.htlb.tag_entries", KeyUse::Required, iface},
+      {"params.htlb.seed_entries", KeyUse::Reference, iface},
+      {"params.htlb.seed_bits", KeyUse::Reference, iface},
+      {"params.otf.status_address", KeyUse::Optional, "the OTF receiver"},
+      {"timing.host.uncached_store_8", KeyUse::Required, host},
+      {"timing.host.uncached_load_8", KeyUse::Required, host},
+      {"timing.host.uncached_load_8_pentium4", KeyUse::Reference, host},
+      {"timing.host.poll_own_memory", KeyUse::Required, "host launcher"},
+      {"timing.host.clock_read", KeyUse::Optional, "host launcher"},
+      {"params.link.bandwidth_MBps", KeyUse::Required, net},
+      {"params.link.short_packet_pad_bytes", KeyUse::Required, net},
+      {"timing.link.outside_swif", KeyUse::Required, net},
+      {"timing.switch.per_packet", KeyUse::Required, net},
+      {"params.switch.ports", KeyUse::Required, net},
+      {"params.switch.multicast", KeyUse::Reference, net},
+      {"params.protection.max_users", KeyUse::Reference, iface},
+  };
+  for (const ModelKey &k : reference_keys(
+           "the SO-DIMM banks, not modelled yet",
+           {"params.sodimm.banks", "params.sodimm.bank_bytes",
+            "params.sodimm.min_bank_bytes", "params.sodimm.max_bank_bytes"}))
+    keys.push_back(k);
+  return keys;
+}
+
+} // namespace nicemu::martini

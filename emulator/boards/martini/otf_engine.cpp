@@ -1,0 +1,486 @@
+#include "boards/martini/otf_engine.hpp"
+
+#include "nicemu/martini.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace nicemu::martini {
+
+namespace {
+
+constexpr size_t kCrcBytes = 4;
+// Packets for the core wait in a queue of this many; beyond, the link
+// holds them (backpressure), as it would an LLCM write buffer that is full.
+constexpr size_t kCommandQueue = 16;
+
+uint32_t le32(const uint8_t *p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
+         uint32_t(p[3]) << 24;
+}
+uint16_t le16(const uint8_t *p) {
+  return uint16_t(p[0] | p[1] << 8);
+}
+void put32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; ++i)
+    p[i] = uint8_t(v >> (8 * i));
+}
+void put16(uint8_t *p, uint16_t v) {
+  p[0] = uint8_t(v);
+  p[1] = uint8_t(v >> 8);
+}
+
+} // namespace
+
+const RegisterLayout &OtfEngine::layout() {
+#define OTF_REGISTER(dev, name, off, bits, count, acc, desc)                   \
+  RegisterInfo{#dev, #name, 9, off, Access::acc, desc, (bits) / 8, count},
+  static const RegisterLayout layout("OTF", 0x1000,
+                                     {NICEMU_OTF_REGS(OTF_REGISTER)});
+#undef OTF_REGISTER
+  return layout;
+}
+
+OtfEngine::OtfEngine(DeviceHost &card, const Figures &figures,
+                     uint32_t llcm_base, uint32_t llcm_size)
+    : Device(layout()), card_(card), figures_(figures),
+      dimm_(card, figures.dimm_hz), swif_(card, figures.swif_hz),
+      llcm_base_(llcm_base), llcm_size_(llcm_size), credits_(figures.credits),
+      windows_(figures.windows) {
+  auto counter = [](uint32_t &c) { return [&c] { return uint64_t(c); }; };
+  registers()
+      .on_read(NICEMU_OTF_STATUS, [this] { return uint64_t(status_); })
+      .on_read(NICEMU_OTF_MISS_PAGE, [this] { return uint64_t(miss_page_); })
+      .on_write(NICEMU_OTF_RESOLVE, [this](uint64_t v) { resolve(v); })
+      .on_read(NICEMU_OTF_SEED, [this](uint32_t i) { return staged_seed_[i]; })
+      .on_write(NICEMU_OTF_SEED,
+                [this](uint32_t i, uint64_t v) { staged_seed_[i] = v; })
+      .on_read(NICEMU_OTF_CMD_HEADER,
+               [this](uint32_t i) -> uint64_t {
+                 if (commands_.empty())
+                   return 0;
+                 uint64_t word = 0;
+                 const std::vector<uint8_t> &p = commands_.front().payload;
+                 size_t at = size_t(i) * 8;
+                 if (at < p.size())
+                   std::memcpy(&word, p.data() + at,
+                               std::min<size_t>(8, p.size() - at));
+                 return word;
+               })
+      .on_read(NICEMU_OTF_CMD_DATA,
+               [this]() -> uint64_t {
+                 if (commands_.empty())
+                   return 0;
+                 const std::vector<uint8_t> &p = commands_.front().payload;
+                 uint32_t at = header_bytes(p.data());
+                 uint32_t len = le16(p.data() + NICEMU_MARTINI_HDR_LENGTH);
+                 uint64_t word = 0;
+                 std::memcpy(&word, p.data() + at, std::min<uint32_t>(8, len));
+                 return word;
+               })
+      .on_write(NICEMU_OTF_CMD_DONE,
+                [this](uint64_t) {
+                  if (commands_.empty())
+                    return;
+                  commands_.pop_front();
+                  set_status(NICEMU_OTF_CMD, !commands_.empty());
+                  if (command_refused_ && card_.fabric()) {
+                    command_refused_ = false;
+                    card_.fabric()->receiver_ready(card_.node_id(),
+                                                   card_.now());
+                  }
+                })
+      .on_read(NICEMU_OTF_REGION_SELECT,
+               [this] { return uint64_t(region_select_); })
+      .on_write(NICEMU_OTF_REGION_SELECT,
+                [this](uint64_t v) {
+                  region_select_ = uint32_t(v) % NICEMU_OTF_REGIONS;
+                })
+      .on_read(NICEMU_OTF_REGION_BASE,
+               [this] { return uint64_t(regions_[region_select_].base); })
+      .on_write(
+          NICEMU_OTF_REGION_BASE,
+          [this](uint64_t v) { regions_[region_select_].base = uint32_t(v); })
+      .on_read(NICEMU_OTF_REGION_SIZE,
+               [this] { return uint64_t(regions_[region_select_].size); })
+      .on_write(
+          NICEMU_OTF_REGION_SIZE,
+          [this](uint64_t v) { regions_[region_select_].size = uint32_t(v); })
+      .on_read(NICEMU_OTF_REGION_OWNER,
+               [this] { return uint64_t(regions_[region_select_].owner); })
+      .on_write(NICEMU_OTF_REGION_OWNER,
+                [this](uint64_t v) {
+                  regions_[region_select_].owner = uint32_t(v) & 0xFFFF;
+                })
+      .on_write(NICEMU_OTF_HTLB_FLUSH,
+                [this](uint64_t page) {
+                  if (HtlbEntry *e = find(uint32_t(page)))
+                    e->valid = false;
+                })
+      .on_read(NICEMU_OTF_SENT, counter(sent_))
+      .on_read(NICEMU_OTF_RECEIVED, counter(received_))
+      .on_read(NICEMU_OTF_DROPPED, counter(dropped_))
+      .on_read(NICEMU_OTF_REJECTED, counter(rejected_))
+      .on_read(NICEMU_OTF_MISSES, counter(misses_))
+      .on_read(NICEMU_OTF_COMMANDS, counter(commands_taken_))
+      .on_read(NICEMU_OTF_CREDITS, counter(credits_));
+}
+
+// ---- Send path -------------------------------------------------------------
+
+void OtfEngine::aotf_store(uint32_t page, uint32_t offset, unsigned size,
+                           uint64_t value, Time at, HostBusCompletion done) {
+  Transaction txn;
+  txn.page = page;
+  txn.offset = offset;
+  txn.size = size;
+  txn.value = value;
+  take_in(txn, at, std::move(done), figures_.store);
+}
+
+void OtfEngine::botf_write(uint32_t window, uint32_t offset,
+                           std::span<const uint8_t> bytes) {
+  Window &w = windows_.at(window);
+  if (w.busy || offset + bytes.size() > w.bytes.size()) {
+    w.error = true; // refused: the packet being sent stays as it was
+    return;
+  }
+  std::memcpy(w.bytes.data() + offset, bytes.data(), bytes.size());
+}
+
+void OtfEngine::botf_kick(uint32_t window, Time at, HostBusCompletion done) {
+  Window &w = windows_.at(window);
+  uint32_t length = le16(w.bytes.data() + NICEMU_MARTINI_HDR_LENGTH);
+  if (w.busy || length == 0 || length > figures_.botf_max_bytes ||
+      header_bytes(w.bytes.data()) + length > w.bytes.size()) {
+    w.error = true;
+    done({true, 0, at + figures_.store, {}});
+    return;
+  }
+  w.busy = true;
+  w.error = false;
+  Transaction txn;
+  txn.botf = true;
+  txn.window = window;
+  take_in(txn, at, std::move(done), figures_.store);
+}
+
+uint32_t OtfEngine::botf_status(uint32_t window) const {
+  const Window &w = windows_.at(window);
+  return (w.busy ? NICEMU_MARTINI_BOTF_BUSY : 0u) |
+         (w.error ? NICEMU_MARTINI_BOTF_ERROR : 0u);
+}
+
+std::optional<uint64_t> OtfEngine::status_word(uint32_t offset) const {
+  switch (offset) {
+  case NICEMU_MARTINI_STATUS_CREDITS:
+    return credits_;
+  case NICEMU_MARTINI_STATUS_REJECTED:
+    return rejected_;
+  case NICEMU_MARTINI_STATUS_SENT:
+    return sent_;
+  case NICEMU_MARTINI_STATUS_DROPPED:
+    return dropped_;
+  default:
+    return std::nullopt;
+  }
+}
+
+// A transaction takes a credit as it reaches the pins; with none left the
+// store waits on the bus (the host with it) until a packet's tail leaves.
+void OtfEngine::take_in(Transaction txn, Time at, HostBusCompletion done,
+                        Time cost) {
+  if (credits_ == 0) {
+    held_.push_back({txn, at, std::move(done)});
+    return;
+  }
+  --credits_;
+  Time now = std::max(at, card_.now());
+  txn.pins = dimm_.after(now, figures_.to_pins);
+  done({true, 0, std::max(at + cost, now), {}});
+  queue_.push_back(txn);
+  schedule_lookup();
+}
+
+void OtfEngine::give_back_credit() {
+  ++credits_;
+  if (held_.empty())
+    return;
+  HeldStore h = std::move(held_.front());
+  held_.pop_front();
+  Time cost = figures_.store;
+  // The held store lands now: the host's access ends no earlier than it
+  // would have without the wait.
+  take_in(h.txn, h.at, std::move(h.done), cost);
+}
+
+// The head of the queue reaches the HTLB stage after the host-write and
+// queue stages, and no sooner than one DIMM cycle after the one before it.
+void OtfEngine::schedule_lookup() {
+  if (lookup_scheduled_ || stalled_ || queue_.empty())
+    return;
+  const Transaction &head = queue_.front();
+  Time at = std::max(
+      dimm_.after(head.pins, figures_.host_write + figures_.transaction_queue),
+      lookup_free_);
+  at = std::max(at, card_.now());
+  lookup_scheduled_ = true;
+  card_.scheduler().schedule(at, "otf: htlb lookup", [this] {
+    lookup_scheduled_ = false;
+    lookup();
+  });
+}
+
+OtfEngine::HtlbEntry *OtfEngine::find(uint32_t page) {
+  auto &set = htlb_[page & 0xFF];
+  for (HtlbEntry &e : set)
+    if (e.valid && e.tag == uint8_t(page >> 8))
+      return &e;
+  return nullptr;
+}
+
+void OtfEngine::lookup() {
+  if (queue_.empty() || stalled_)
+    return;
+  lookup_free_ = dimm_.after(card_.now(), 1);
+  Transaction txn = queue_.front();
+  if (txn.botf) {
+    queue_.pop_front();
+    finish_lookup(txn, nullptr);
+    return;
+  }
+  if (HtlbEntry *e = find(txn.page)) {
+    queue_.pop_front();
+    finish_lookup(txn, &e->seed);
+    return;
+  }
+  // A miss: the queue stalls behind this store until the core decides.
+  ++misses_;
+  stalled_ = true;
+  miss_page_ = txn.page;
+  set_status(NICEMU_OTF_MISS, true);
+}
+
+void OtfEngine::resolve(uint64_t how) {
+  if (!stalled_ || (how != NICEMU_OTF_REFILL && how != NICEMU_OTF_REJECT))
+    return;
+  stalled_ = false;
+  set_status(NICEMU_OTF_MISS, false);
+  if (how == NICEMU_OTF_REJECT) {
+    ++rejected_;
+    queue_.pop_front();
+    give_back_credit();
+    schedule_lookup();
+    return;
+  }
+  uint32_t set = miss_page_ & 0xFF;
+  HtlbEntry *e = nullptr;
+  for (HtlbEntry &way : htlb_[set])
+    if (!way.valid) {
+      e = &way;
+      break;
+    }
+  if (!e) { // round robin over the set's ways
+    e = &htlb_[set][victim_[set]];
+    victim_[set] = uint8_t((victim_[set] + 1) % 4);
+  }
+  e->valid = true;
+  e->tag = uint8_t(miss_page_ >> 8);
+  std::memcpy(e->seed.data(), staged_seed_.data(), e->seed.size());
+  // The lookup runs again (and hits) on the next DIMM edge.
+  lookup_free_ = 0;
+  schedule_lookup();
+}
+
+uint32_t OtfEngine::header_bytes(const uint8_t *header) const {
+  bool status = figures_.status_address &&
+                (header[NICEMU_MARTINI_HDR_FLAGS] & NICEMU_MARTINI_F_STATUS);
+  return status ? NICEMU_MARTINI_STATUS_HEADER_BYTES
+                : NICEMU_MARTINI_HEADER_BYTES;
+}
+
+// After the HTLB stage: the size check and the send-buffer handshake, then
+// the packet goes to the SWIF.
+void OtfEngine::finish_lookup(const Transaction &txn,
+                              const std::array<uint8_t, 32> *seed) {
+  Time ready =
+      dimm_.after(card_.now(), figures_.htlb_lookup + figures_.size_check +
+                                   figures_.handshake);
+  std::vector<uint8_t> bytes;
+  if (txn.botf) {
+    const Window &w = windows_[txn.window];
+    uint32_t length = le16(w.bytes.data() + NICEMU_MARTINI_HDR_LENGTH);
+    bytes.assign(w.bytes.begin(),
+                 w.bytes.begin() + header_bytes(w.bytes.data()) + length);
+    bytes[NICEMU_MARTINI_HDR_FLAGS] &= uint8_t(~NICEMU_MARTINI_F_AOTF);
+  } else {
+    std::array<uint8_t, 32> h = *seed;
+    h[NICEMU_MARTINI_HDR_FLAGS] |= NICEMU_MARTINI_F_AOTF;
+    uint32_t address = le32(h.data() + NICEMU_MARTINI_HDR_ADDRESS);
+    put32(h.data() + NICEMU_MARTINI_HDR_ADDRESS,
+          (address & ~0xFFFu) | txn.offset);
+    put16(h.data() + NICEMU_MARTINI_HDR_LENGTH, uint16_t(txn.size));
+    bytes.assign(h.begin(), h.begin() + header_bytes(h.data()));
+    for (uint32_t i = 0; i < txn.size; ++i)
+      bytes.push_back(uint8_t(txn.value >> (8 * i)));
+  }
+  if (!figures_.status_address)
+    bytes[NICEMU_MARTINI_HDR_FLAGS] &= uint8_t(~NICEMU_MARTINI_F_STATUS);
+  bytes[NICEMU_MARTINI_HDR_SOURCE] = uint8_t(card_.node_id());
+  uint32_t crc = packet_crc(bytes.data(), bytes.size());
+  for (size_t i = 0; i < kCrcBytes; ++i)
+    bytes.push_back(uint8_t(crc >> (8 * i)));
+
+  Outgoing out;
+  out.packet.source = card_.node_id();
+  out.packet.id = (uint64_t(card_.node_id()) << 40) | sequence_++;
+  out.packet.payload = std::move(bytes);
+  out.ready = ready;
+  if (txn.botf)
+    out.window = txn.window;
+  to_swif(std::move(out));
+  schedule_lookup();
+}
+
+void OtfEngine::to_swif(Outgoing out) {
+  swif_queue_.push_back(std::move(out));
+  if (!swif_busy_)
+    send_next();
+}
+
+// The SWIF sends one packet at a time: the next one starts its stages once
+// the tail of the one before has left.
+void OtfEngine::send_next() {
+  if (swif_queue_.empty())
+    return;
+  Outgoing out = std::move(swif_queue_.front());
+  swif_queue_.pop_front();
+  swif_busy_ = true;
+  Time head = swif_.after(std::max(out.ready, card_.now()), figures_.swif_send);
+  uint32_t dest = le16(out.packet.payload.data() + NICEMU_MARTINI_HDR_DEST);
+  std::optional<uint32_t> window = out.window;
+  Fabric *fabric = card_.fabric();
+  uint32_t nodes = fabric ? fabric->topology().nodes : 1;
+  if (dest >= nodes) { // no such node: the packet goes nowhere
+    ++rejected_;
+    card_.scheduler().schedule(head, "otf: no such node",
+                               [this, window] { sent(window, false); });
+    return;
+  }
+  if (dest == card_.node_id() || !fabric) {
+    // To its own node: it turns around in the SWIF, with no cable.
+    card_.scheduler().schedule(
+        head, "otf: loopback",
+        [this, p = std::move(out.packet), window]() mutable {
+          Time now = card_.now();
+          packet_arrived(std::move(p), now);
+          sent(window, true);
+        });
+    return;
+  }
+  out.packet.route = fabric->route(card_.node_id(), dest);
+  fabric->send(std::move(out.packet), head,
+               [this, window](Time) { sent(window, true); });
+}
+
+void OtfEngine::sent(std::optional<uint32_t> window, bool went_out) {
+  sent_ += went_out ? 1 : 0;
+  swif_busy_ = false;
+  if (window)
+    windows_[*window].busy = false;
+  give_back_credit();
+  send_next();
+}
+
+void OtfEngine::set_status(uint32_t bits, bool on) {
+  uint32_t was = status_;
+  status_ = on ? status_ | bits : status_ & ~bits;
+  if (status_ & ~was)
+    card_.raise_irq(NICEMU_IRQ_OTF);
+}
+
+// ---- Receive side ----------------------------------------------------------
+
+bool OtfEngine::accept_head(const Packet &p, Time) {
+  bool for_core =
+      p.payload.size() > NICEMU_MARTINI_HDR_COMMAND &&
+      p.payload[NICEMU_MARTINI_HDR_COMMAND] != NICEMU_MARTINI_CMD_WRITE;
+  if (for_core && commands_.size() >= kCommandQueue) {
+    command_refused_ = true;
+    return false;
+  }
+  return true;
+}
+
+// The receive-side SWIF stages run once the tail (and its CRC) is in; the
+// LLCM write follows on the next DIMM edges. The checks are made when the
+// write would happen, against the regions as they are then.
+void OtfEngine::packet_arrived(Packet p, Time now) {
+  const std::vector<uint8_t> &b = p.payload;
+  bool ok = b.size() >= NICEMU_MARTINI_HEADER_BYTES + kCrcBytes &&
+            le32(b.data() + b.size() - kCrcBytes) ==
+                packet_crc(b.data(), b.size() - kCrcBytes);
+  if (ok) {
+    uint32_t length = le16(b.data() + NICEMU_MARTINI_HDR_LENGTH);
+    ok = header_bytes(b.data()) + length + kCrcBytes == b.size();
+  }
+  if (!ok) {
+    ++dropped_;
+    return;
+  }
+  Time through_swif = swif_.after(now, figures_.swif_receive);
+  if (b[NICEMU_MARTINI_HDR_COMMAND] != NICEMU_MARTINI_CMD_WRITE) {
+    card_.scheduler().schedule(
+        through_swif, "otf: command for the core",
+        [this, p = std::move(p)]() mutable { command_arrived(std::move(p)); });
+    return;
+  }
+  Time written = dimm_.after(through_swif, figures_.llcm_write);
+  card_.scheduler().schedule(written, "otf: llcm write",
+                             [this, p = std::move(p)] { write_into_llcm(p); });
+}
+
+void OtfEngine::command_arrived(Packet p) {
+  ++commands_taken_;
+  commands_.push_back(std::move(p));
+  set_status(NICEMU_OTF_CMD, true);
+}
+
+// The checks of the OTF receiver: the region named must be open and owned
+// by the packet's process group (and process, unless any may write), and
+// the data must lie inside it. The address is an offset in the region, or
+// with the skip flag an LLCM address already.
+void OtfEngine::write_into_llcm(const Packet &p) {
+  const uint8_t *h = p.payload.data();
+  const Region &r = regions_[h[NICEMU_MARTINI_HDR_REGION] % NICEMU_OTF_REGIONS];
+  uint32_t pgid = h[NICEMU_MARTINI_HDR_PGID], pid = h[NICEMU_MARTINI_HDR_PID];
+  uint32_t owner_pid = (r.owner >> 8) & 0xFF;
+  uint64_t address = le32(h + NICEMU_MARTINI_HDR_ADDRESS);
+  uint32_t length = le16(h + NICEMU_MARTINI_HDR_LENGTH);
+  bool skip = h[NICEMU_MARTINI_HDR_FLAGS] & NICEMU_MARTINI_F_SKIP;
+  uint64_t offset = skip ? address : uint64_t(r.base) + address;
+  bool ok = h[NICEMU_MARTINI_HDR_REGION] < NICEMU_OTF_REGIONS && r.size > 0 &&
+            (r.owner & 0xFF) == pgid &&
+            (owner_pid == NICEMU_OTF_ANY_PID || owner_pid == pid) &&
+            offset >= r.base && offset + length <= uint64_t(r.base) + r.size &&
+            offset + length <= llcm_size_;
+  uint32_t hdr = header_bytes(h);
+  uint64_t status_at = 0;
+  if (ok && hdr == NICEMU_MARTINI_STATUS_HEADER_BYTES) {
+    status_at = uint64_t(r.base) + le32(h + NICEMU_MARTINI_HDR_STATUS);
+    ok = status_at % 4 == 0 && status_at + 4 <= uint64_t(r.base) + r.size &&
+         status_at + 4 <= llcm_size_;
+  }
+  if (!ok) {
+    ++dropped_;
+    return;
+  }
+  card_.card_write(llcm_base_ + uint32_t(offset), h + hdr, length);
+  if (hdr == NICEMU_MARTINI_STATUS_HEADER_BYTES) {
+    uint32_t done = length | 0x80000000u; // bit 31: complete
+    card_.card_write(llcm_base_ + uint32_t(status_at), &done, 4);
+  }
+  ++received_;
+}
+
+} // namespace nicemu::martini

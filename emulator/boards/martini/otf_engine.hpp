@@ -1,0 +1,141 @@
+// Martini's on-the-fly hardware (docs/dimmnet.md): the send path from a
+// host store to the link, the HTLB and its header seeds, the BOTF windows,
+// and the OTF receiver that writes arrivals into LLCM. Each block counts
+// its stages in cycles of its own clock (the DIMM clock on the host side,
+// the SWIF clock on the link side), so a hand-over between the two waits
+// for an edge of the slower one.
+//
+// The send path is in order: a store reaches the pins, takes a transaction
+// credit, is taken in and queued, is looked up in the HTLB (a miss stalls
+// the queue and interrupts the core, whose firmware installs the seed or
+// rejects the store), is size-checked and handed to the SWIF, which sends
+// one packet at a time; the credit comes back when the packet's tail has
+// left. A store finding no credit is held on the bus until one comes back.
+#pragma once
+
+#include "boards/martini/martini_figures.hpp"
+#include "devices/device.hpp"
+#include "devices/device_clock.hpp"
+#include "devices/host_port.hpp"
+#include "fabric/fabric.hpp"
+#include "nicemu/martini.h"
+
+#include <array>
+#include <deque>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace nicemu::martini {
+
+class OtfEngine final : public Device, public PacketReceiver {
+public:
+  // `llcm`: the LLCM's card address and size.
+  OtfEngine(DeviceHost &card, const Figures &figures, uint32_t llcm_base,
+            uint32_t llcm_size);
+  static const RegisterLayout &layout();
+
+  // ---- The host's side (the card's host windows call these at `at`) ----
+  void aotf_store(uint32_t page, uint32_t offset, unsigned size, uint64_t value,
+                  Time at, HostBusCompletion done);
+  // Bytes written into BOTF window `window` at `offset` (one burst).
+  void botf_write(uint32_t window, uint32_t offset,
+                  std::span<const uint8_t> bytes);
+  void botf_kick(uint32_t window, Time at, HostBusCompletion done);
+  uint32_t botf_status(uint32_t window) const;
+  // The STATUS page's word at `offset` (NICEMU_MARTINI_STATUS_*), or
+  // nullopt for an offset that holds none.
+  std::optional<uint64_t> status_word(uint32_t offset) const;
+  uint32_t llcm_base() const { return llcm_base_; }
+  uint32_t llcm_size() const { return llcm_size_; }
+  const Figures &figures() const { return figures_; }
+
+  // ---- The link ----
+  bool accept_head(const Packet &p, Time now) override;
+  void packet_arrived(Packet p, Time now) override;
+
+private:
+  struct Transaction {
+    bool botf = false;
+    uint32_t page = 0, offset = 0, size = 0; // AOTF
+    uint64_t value = 0;                      // AOTF data
+    uint32_t window = 0;                     // BOTF
+    Time pins = 0;                           // when it reached the DIMM pins
+  };
+  struct HeldStore { // waiting for a credit
+    Transaction txn;
+    Time at;
+    HostBusCompletion done;
+  };
+  struct HtlbEntry {
+    bool valid = false;
+    uint8_t tag = 0;
+    std::array<uint8_t, NICEMU_MARTINI_SEED_BYTES> seed{};
+  };
+  struct Window {
+    std::array<uint8_t, NICEMU_MARTINI_BOTF_STRIDE> bytes{};
+    bool busy = false, error = false;
+  };
+  struct Region {
+    uint32_t base = 0, size = 0, owner = 0;
+  };
+  struct Outgoing {
+    Packet packet;
+    Time ready;                     // handed to the SWIF
+    std::optional<uint32_t> window; // a BOTF window to free once sent
+  };
+
+  void take_in(Transaction txn, Time at, HostBusCompletion done, Time cost);
+  void schedule_lookup();
+  void lookup();
+  void resolve(uint64_t how);
+  void finish_lookup(const Transaction &txn,
+                     const std::array<uint8_t, 32> *seed);
+  void give_back_credit();
+  void to_swif(Outgoing out);
+  void send_next();
+  // The tail has left (`went_out`), or the packet had nowhere to go: the
+  // credit comes back and the window is free.
+  void sent(std::optional<uint32_t> window, bool went_out);
+  void set_status(uint32_t bits, bool on);
+  HtlbEntry *find(uint32_t page);
+  void write_into_llcm(const Packet &p);
+  void command_arrived(Packet p);
+  uint32_t header_bytes(const uint8_t *header) const;
+
+  DeviceHost &card_;
+  Figures figures_;
+  DeviceClock dimm_, swif_;
+  uint32_t llcm_base_, llcm_size_;
+
+  // Send path.
+  uint32_t credits_;
+  std::deque<Transaction> queue_; // past the pins, before the HTLB
+  std::deque<HeldStore> held_;    // no credit yet
+  bool lookup_scheduled_ = false;
+  bool stalled_ = false; // the head missed; the core decides
+  Time lookup_free_ = 0; // the HTLB stage takes one per cycle
+  std::deque<Outgoing> swif_queue_;
+  bool swif_busy_ = false;
+  uint64_t sequence_ = 0;
+
+  // HTLB: 256 sets of 4 ways; the seed the core stages for RESOLVE.
+  std::array<std::array<HtlbEntry, 4>, 256> htlb_{};
+  std::array<uint8_t, 256> victim_{};
+  std::array<uint64_t, 4> staged_seed_{};
+  uint32_t miss_page_ = 0;
+
+  std::vector<Window> windows_;
+
+  // Receive side.
+  std::array<Region, NICEMU_OTF_REGIONS> regions_{};
+  uint32_t region_select_ = 0;
+  std::deque<Packet> commands_; // for the core, oldest first
+  bool command_refused_ = false;
+
+  uint32_t status_ = 0;
+  uint32_t sent_ = 0, received_ = 0, dropped_ = 0, rejected_ = 0, misses_ = 0,
+           commands_taken_ = 0;
+};
+
+} // namespace nicemu::martini

@@ -1,0 +1,138 @@
+/* nicemu: DIMMnet-1 (the Martini card in a DIMM slot) from a host program,
+ * C and C++ alike (docs/dimmnet.md). Run with
+ *     nicemu run -n 2 --model martini:D \
+ *         --firmware <build>/firmware/dimmnet/dimmnet.img -- ./program
+ *
+ * The card is driven with plain uncached loads and stores: an AOTF store of
+ * 1-8 bytes to a kick page sends a packet; arrivals land in LLCM, which the
+ * program polls with loads. Each load and store costs the virtual clock
+ * what it cost the set-up's host CPU (an uncached store 53-59 ns, a load
+ * 173-469 ns), so polling loops behave as they did on the hardware.
+ *
+ * Protection is the card's: a kick page sends with the header seed the
+ * privileged set-up gave it (destination, process group, region, remote
+ * address), and a receiver writes only into open regions of the packet's
+ * process group. The set-up calls (dimm_set_seed, dimm_open_region) stand
+ * for the driver: they go through the card's firmware.
+ *
+ * Every call returns DIMM_OK (0) or a negative DIMM_E* code; dimm_strerror
+ * says what it means, dimm_last_error what exactly went wrong. */
+#ifndef NICEMU_DIMMNET_H
+#define NICEMU_DIMMNET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DIMM_OK 0
+#define DIMM_EINVAL (-1) /* a bad argument (size, alignment, range) */
+#define DIMM_EBUSY (-2)  /* the BOTF window is still sending */
+#define DIMM_ENOCARD                                                           \
+  (-3)                     /* not run by nicemu, or not on a martini card      \
+                              with the dimmnet firmware */
+#define DIMM_EREFUSED (-4) /* the card or its firmware refused */
+#define DIMM_ESTOPPED (-5) /* the emulator is stopping */
+
+#define DIMM_KICK_PAGES 2048 /* kick pages the translation table holds */
+#define DIMM_PAGE_BYTES 4096 /* bytes of one kick page */
+#define DIMM_REGIONS 64      /* receive regions per card */
+#define DIMM_GROUPS 64       /* process groups per card */
+#define DIMM_ANY_PID                                                           \
+  0xFF                         /* a region any process of the group may        \
+                                  write */
+#define DIMM_LLCM_BYTES 131072 /* the LLCM */
+#define DIMM_BOTF_MAX 464      /* payload bytes of one BOTF packet */
+
+/* Command codes of a packet: the hardware writes into LLCM; anything else
+ * goes to the card's core (DIMM_CMD_ADD64: it adds the 8 bytes to the
+ * 64-bit LLCM word at the address). */
+#define DIMM_CMD_WRITE 0x00
+#define DIMM_CMD_ADD64 0x10
+
+typedef struct dimm_card dimm_card;
+
+/* Where a packet goes: its header. For a kick page's seed, `address` is
+ * the remote address of the page's first byte (a multiple of 4096); the
+ * store's offset in the page is added to it. */
+typedef struct dimm_header {
+  unsigned dest_node; /* the receiving node */
+  unsigned region;    /* receive region on that node (0-63) */
+  uint32_t address;   /* offset in the region, or with skip_translation
+                         an LLCM address */
+  unsigned command;   /* DIMM_CMD_* */
+  int skip_translation;
+  int status_address;     /* non-zero: the receiver writes the packet's length
+                             with bit 31 set at status_offset when the data is
+                             in (needs the model option otf.status_address) */
+  uint32_t status_offset; /* in the region */
+} dimm_header;
+
+/* Opens the local card as process `pid` (0-254) of process group `pgid`
+ * (0-63). */
+int dimm_open(unsigned pgid, unsigned pid, dimm_card **card);
+int dimm_close(dimm_card *card);
+int dimm_node(const dimm_card *card);  /* this node's number */
+int dimm_nodes(const dimm_card *card); /* nodes in the cluster */
+
+/* ---- Privileged set-up (through the card's firmware) ---- */
+/* Kick page `page` (below DIMM_KICK_PAGES) sends with this header. */
+int dimm_set_seed(dimm_card *card, unsigned page, const dimm_header *seed);
+int dimm_clear_seed(dimm_card *card, unsigned page);
+/* Region `region` of this card's LLCM: `bytes` at `llcm_offset`, written
+ * by packets of this card's group from process `writer_pid` (DIMM_ANY_PID:
+ * any of them). */
+int dimm_open_region(dimm_card *card, unsigned region, uint32_t llcm_offset,
+                     uint32_t bytes, unsigned writer_pid);
+int dimm_close_region(dimm_card *card, unsigned region);
+
+/* ---- AOTF: one store sends ---- */
+/* Stores `size` bytes (1, 2, 4 or 8; `offset` aligned to it) from `data`
+ * at `offset` in kick page `page`. Returns at once; a store the card
+ * rejects (no seed for the page) is counted in dimm_rejected. */
+int dimm_aotf_store(dimm_card *card, unsigned page, unsigned offset,
+                    const void *data, unsigned size);
+int dimm_aotf_store64(dimm_card *card, unsigned page, unsigned offset,
+                      uint64_t value);
+
+/* ---- BOTF: a whole packet in a window ---- */
+/* Writes the header and `len` bytes (1-DIMM_BOTF_MAX) into window `window`
+ * with one write-combined burst, then kicks it. DIMM_EBUSY if the window
+ * is still sending its last packet (nothing is written). */
+int dimm_botf_send(dimm_card *card, unsigned window, const dimm_header *h,
+                   const void *data, unsigned len);
+/* The window's status: non-zero while it sends (bit 0), bit 1 if a write
+ * or kick was refused since the last kick. */
+int dimm_botf_status(dimm_card *card, unsigned window, unsigned *status);
+int dimm_botf_windows(const dimm_card *card); /* windows of this card */
+
+/* ---- LLCM: the program's loads and stores ---- */
+int dimm_llcm_load(dimm_card *card, uint32_t offset, void *out, unsigned size);
+uint64_t dimm_llcm_load64(dimm_card *card, uint32_t offset);
+int dimm_llcm_store(dimm_card *card, uint32_t offset, const void *data,
+                    unsigned size);
+int dimm_llcm_store64(dimm_card *card, uint32_t offset, uint64_t value);
+/* Loads the 64-bit word at `offset` until (word & mask) == expected, as a
+ * polling loop would (each turn is one load); returns the word. */
+uint64_t dimm_llcm_wait64(dimm_card *card, uint32_t offset, uint64_t mask,
+                          uint64_t expected);
+
+/* ---- The send side's counters (loads of the status page) ---- */
+int dimm_credits(dimm_card *card, unsigned *credits);
+int dimm_rejected(dimm_card *card, unsigned *rejected);
+int dimm_dropped(dimm_card *card, unsigned *dropped);
+
+/* The virtual clock, in nanoseconds (a timer read: charged its cost). */
+double dimm_time_ns(dimm_card *card);
+
+const char *dimm_strerror(int code);
+/* The last error's details in this process ("" if none). */
+const char *dimm_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NICEMU_DIMMNET_H */
