@@ -106,7 +106,6 @@ void on_command() {
       c.header[4 * i + b] = uint8_t(w >> (8 * b));
   }
   c.data = otf64(NICEMU_OTF_CMD_DATA);
-  ++stat(DIMMNET_BOX_STAT_COMMANDS);
   switch (c.code()) {
   case DIMMNET_CMD_ADD64:
     on_add64(c);
@@ -115,6 +114,7 @@ void on_command() {
     ++stat(DIMMNET_BOX_STAT_UNKNOWN);
     break;
   }
+  ++stat(DIMMNET_BOX_STAT_COMMANDS); // counted once handled
   otf(NICEMU_OTF_CMD_DONE) = 1;
 }
 

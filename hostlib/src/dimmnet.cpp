@@ -20,7 +20,6 @@ struct dimm_card {
   nicemu::channel::HostEnd *end = nullptr;
   unsigned pgid = 0, pid = 0;
   uint32_t node = 0, nodes = 0;
-  uint32_t seq = 0;          // the last mailbox request number
   uint32_t credits_hint = 0; // credits the card surely has
   uint8_t *burst = nullptr;  // arena scratch for BOTF bursts
   uint32_t burst_offset = 0; // its arena offset
@@ -35,6 +34,11 @@ using nicemu::channel::Request;
 using nicemu::channel::Status;
 
 thread_local std::string last_error;
+// The last mailbox request number: the mailbox is the card's, shared by
+// every dimm_card of this process (set from the firmware's DONE at the
+// first open).
+uint32_t mailbox_seq = 0;
+bool mailbox_seq_known = false;
 
 int fail(int code, std::string why) {
   last_error = std::move(why);
@@ -108,12 +112,12 @@ int request(dimm_card *card, uint32_t op, const uint32_t *args,
   int code = store(card, box_word(DIMMNET_BOX_OP), 4, op).code;
   for (unsigned i = 0; code == DIMM_OK && i < count; ++i)
     code = store(card, box_word(DIMMNET_BOX_ARG + 4 * i), 4, args[i]).code;
-  uint32_t seq = card->seq + 1;
+  uint32_t seq = mailbox_seq + 1;
   if (code == DIMM_OK)
     code = store(card, box_word(DIMMNET_BOX_SEQ), 4, seq).code;
   if (code != DIMM_OK)
     return code;
-  card->seq = seq;
+  mailbox_seq = seq;
   for (;;) {
     Access done = load(card, box_word(DIMMNET_BOX_DONE), 4);
     if (done.code != DIMM_OK)
@@ -208,7 +212,7 @@ int dimm_open(unsigned pgid, unsigned pid, dimm_card **out) {
   // page is not a DIMMnet card.
   for (int turn = 0;; ++turn) {
     Access ready = load(card, box_word(DIMMNET_BOX_READY), 4);
-    if (ready.code != DIMM_OK || turn == 10000) {
+    if (ready.code != DIMM_OK || turn == 1000) {
       delete card;
       return fail(DIMM_ENOCARD, ready.code != DIMM_OK
                                     ? "not a DIMMnet (martini) card"
@@ -216,6 +220,12 @@ int dimm_open(unsigned pgid, unsigned pid, dimm_card **out) {
     }
     if (ready.reply.value == DIMMNET_READY)
       break;
+    try { // a driver would sleep between looks
+      nicemu::host::compute(10'000'000);
+    } catch (const std::exception &e) {
+      delete card;
+      return fail(DIMM_ESTOPPED, e.what());
+    }
   }
   Access seq = load(card, box_word(DIMMNET_BOX_DONE), 4);
   Access credits =
@@ -224,7 +234,10 @@ int dimm_open(unsigned pgid, unsigned pid, dimm_card **out) {
     delete card;
     return fail(DIMM_ENOCARD, "the card's status pages do not answer");
   }
-  card->seq = seq.reply.value;
+  if (!mailbox_seq_known) {
+    mailbox_seq = seq.reply.value;
+    mailbox_seq_known = true;
+  }
   card->credits_hint = uint32_t(credits.reply.data);
   // The windows: as many kick words as the card answers for.
   while (
@@ -404,6 +417,25 @@ int dimm_rejected(dimm_card *card, unsigned *rejected) {
 
 int dimm_dropped(dimm_card *card, unsigned *dropped) {
   return status_word(card, NICEMU_MARTINI_STATUS_DROPPED, dropped);
+}
+
+int dimm_firmware_counters(dimm_card *card, dimm_counters *counters) {
+  if (!card || !counters)
+    return fail(DIMM_EINVAL, "no card");
+  const uint32_t offsets[] = {DIMMNET_BOX_STAT_MISSES, DIMMNET_BOX_STAT_REJECTS,
+                              DIMMNET_BOX_STAT_COMMANDS,
+                              DIMMNET_BOX_STAT_UNKNOWN,
+                              DIMMNET_BOX_STAT_REFUSED};
+  unsigned *fields[] = {&counters->misses, &counters->rejects,
+                        &counters->commands, &counters->unknown_commands,
+                        &counters->refused_commands};
+  for (size_t i = 0; i < 5; ++i) {
+    Access a = load(card, box_word(offsets[i]), 4);
+    if (a.code != DIMM_OK)
+      return a.code;
+    *fields[i] = a.reply.value;
+  }
+  return DIMM_OK;
 }
 
 double dimm_time_ns(dimm_card *) {

@@ -124,6 +124,14 @@ int dimm_credits(dimm_card *card, unsigned *credits);
 int dimm_rejected(dimm_card *card, unsigned *rejected);
 int dimm_dropped(dimm_card *card, unsigned *dropped);
 
+/* The firmware's counters (loads of the privileged page): HTLB misses it
+ * served and how many of them it rejected, command packets it handled,
+ * those with no handler, and those refused by the receive checks. */
+typedef struct dimm_counters {
+  unsigned misses, rejects, commands, unknown_commands, refused_commands;
+} dimm_counters;
+int dimm_firmware_counters(dimm_card *card, dimm_counters *counters);
+
 /* The virtual clock, in nanoseconds (a timer read: charged its cost). */
 double dimm_time_ns(dimm_card *card);
 

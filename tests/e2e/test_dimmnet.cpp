@@ -1,0 +1,125 @@
+// End-to-end: DIMMnet-1 (the martini card, dimmnet firmware) driven by host
+// programs through nicemu/dimmnet.h. tests/e2e/programs/dimmnet_checks.cpp
+// runs one scenario per run and checks its data byte by byte; here every
+// rank must say ok. Then the ping-pong example, its figures per set-up, and
+// determinism.
+#include "cli_helpers.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <map>
+
+using namespace e2e;
+
+namespace {
+
+CommandResult run_dimmnet(unsigned nodes, const std::string &model,
+                          const std::vector<std::string> &program,
+                          const std::vector<std::string> &extra = {}) {
+  std::vector<std::string> args = {
+      "run", "-n",         std::to_string(nodes), "--model",
+      model, "--firmware", NICEMU_DIMMNET_IMAGE};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back("--");
+  args.insert(args.end(), program.begin(), program.end());
+  return nicemu(args);
+}
+
+void scenario(const std::string &name, unsigned nodes = 2) {
+  CommandResult r =
+      run_dimmnet(nodes, "martini:D", {NICEMU_DIMMNET_CHECKS, name});
+  INFO(r);
+  CHECK(r.status == 0);
+  for (unsigned rank = 0; rank < nodes; ++rank)
+    CHECK(contains(r.out,
+                   "rank " + std::to_string(rank) + ": " + name + ": ok\n"));
+}
+
+// The round trip the ping-pong example prints, in microseconds.
+double round_trip_us(const CommandResult &r) {
+  double rtt = -1;
+  for (const std::string &line : lines_with(r.out, "aotf ping-pong:"))
+    std::sscanf(line.c_str(),
+                "aotf ping-pong: %*d round trips of 8 bytes, round trip %lf",
+                &rtt);
+  return rtt;
+}
+
+} // namespace
+
+TEST_CASE("DIMMnet: AOTF stores of 1, 2, 4 and 8 bytes land exactly") {
+  scenario("aotf");
+}
+
+TEST_CASE("DIMMnet: BOTF packets of 1-464 bytes, and window reuse rules") {
+  scenario("botf");
+}
+
+TEST_CASE("DIMMnet: HTLB hits, misses refilled by the firmware, rejects") {
+  scenario("htlb");
+}
+
+TEST_CASE("DIMMnet: transaction credits run out, hold the host, come back") {
+  scenario("credits");
+}
+
+TEST_CASE("DIMMnet: the receiver drops forged and out-of-region packets") {
+  scenario("protection");
+}
+
+TEST_CASE("DIMMnet: command packets run firmware handlers") {
+  scenario("commands");
+}
+
+TEST_CASE("DIMMnet: a packet to its own node turns around") {
+  scenario("loopback", 1);
+}
+
+TEST_CASE("DIMMnet: the library refuses a card that is not DIMMnet") {
+  CommandResult r =
+      nicemu({"run", "-n", "1", "--model", "lanai4", "--firmware",
+              firmware("hello.img"), "--", NICEMU_DIMMNET_CHECKS, "loopback"});
+  INFO(r);
+  CHECK(r.status != 0);
+  CHECK(contains(r.out, "dimm_open: no DIMMnet card"));
+}
+
+// The example of the README; the set-ups differ in link, clocks and host
+// CPU, and the round trip follows: the slower SWIF clock and link of the
+// electrical set-ups, the 66 MHz DIMM clock, the Pentium 4's dearer loads.
+TEST_CASE("DIMMnet: the AOTF ping-pong example in set-ups A-F") {
+  std::map<std::string, double> rtt;
+  for (const char *setup : {"A", "B", "C", "D", "E", "F"}) {
+    CommandResult r = run_dimmnet(2, std::string("martini:") + setup,
+                                  {NICEMU_AOTF_PINGPONG, "200"});
+    INFO(r);
+    REQUIRE(r.status == 0);
+    rtt[setup] = round_trip_us(r);
+    CHECK(rtt[setup] > 1.0);
+    CHECK(rtt[setup] < 4.0);
+  }
+  CHECK(rtt["C"] > rtt["D"]); // DIMM 66 MHz against 100 MHz
+  CHECK(rtt["E"] > rtt["D"]); // Pentium 4 loads cost more
+}
+
+TEST_CASE("DIMMnet: the same run gives the same figures and packets") {
+  TempDir dir;
+  std::string out[2];
+  std::vector<uint8_t> capture[2];
+  for (int i = 0; i < 2; ++i) {
+    fs::path caps = dir.path() / ("caps" + std::to_string(i));
+    CommandResult r = run_dimmnet(2, "martini:B", {NICEMU_AOTF_PINGPONG, "50"},
+                                  {"--pcap", caps.string()});
+    INFO(r);
+    REQUIRE(r.status == 0);
+    out[i] = r.out + run_summary(r.err);
+    for (const auto &e : fs::directory_iterator(caps)) {
+      std::vector<uint8_t> b = read_bytes(e.path());
+      capture[i].insert(capture[i].end(), b.begin(), b.end());
+    }
+  }
+  CHECK(out[0] == out[1]);
+  CHECK(!capture[0].empty());
+  CHECK(capture[0] == capture[1]);
+}
