@@ -167,7 +167,10 @@ RunResult Simulation::run(Time max_time) {
       }
     }
     if (host <= t && host < max_time) {
-      scheduler_.run_until(host); // everything before the host's call
+      // Everything before the host's call; of the events at its time, those
+      // of the cores and devices (host requests there wait: another host
+      // may still ask at that time).
+      scheduler_.run_until(host, EventOrigin::host(0));
       external_->wait();
       continue;
     }

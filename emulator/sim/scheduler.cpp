@@ -109,6 +109,20 @@ void Scheduler::run_until(Time until) {
     now_ = until;
 }
 
+void Scheduler::run_until(Time until, EventOrigin held) {
+  for (;;) {
+    drop_stale();
+    if (heap_.empty())
+      break;
+    const Key &k = heap_.front().key;
+    if (k.when > until || (k.when == until && k.origin >= held.id))
+      break;
+    run_top();
+  }
+  if (until > now_ && until != kTimeNever)
+    now_ = until;
+}
+
 bool Scheduler::run_next() {
   if (next_time() == kTimeNever)
     return false;

@@ -60,6 +60,11 @@ public:
   // `until` (never backwards). Events scheduled by callbacks at or before
   // `until` run in the same call.
   void run_until(Time until);
+  // The same, but events at exactly `until` from `held` or a later origin
+  // stay pending: a host still computing at `until` may yet schedule an
+  // event there that sorts before them (its origin is lower), and running
+  // them first would make the order depend on when its request arrived.
+  void run_until(Time until, EventOrigin held);
   // Runs the single earliest event, advancing now() to its time.
   bool run_next();
   // Moves now() forward without running anything (must not skip an event).
