@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -114,8 +115,12 @@ TEST_CASE("DIMMnet: the same run gives the same figures and packets") {
     INFO(r);
     REQUIRE(r.status == 0);
     out[i] = r.out + run_summary(r.err);
-    for (const auto &e : fs::directory_iterator(caps)) {
-      std::vector<uint8_t> b = read_bytes(e.path());
+    std::vector<fs::path> files;
+    for (const auto &e : fs::directory_iterator(caps))
+      files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path &f : files) {
+      std::vector<uint8_t> b = read_bytes(f);
       capture[i].insert(capture[i].end(), b.begin(), b.end());
     }
   }
