@@ -24,6 +24,7 @@ struct dimm_card {
   uint8_t *burst = nullptr;  // arena scratch for BOTF bursts
   uint32_t burst_offset = 0; // its arena offset
   unsigned windows = 0;
+  bool status_address = false; // the card's packets may carry one
 };
 
 namespace {
@@ -175,6 +176,9 @@ int check_header(const dimm_card *card, const dimm_header *h) {
     return fail(DIMM_EINVAL, "no node " + std::to_string(h->dest_node));
   if (h->region >= DIMM_REGIONS || h->command > 0xFF)
     return fail(DIMM_EINVAL, "region or command out of range");
+  if (h->status_address && !card->status_address)
+    return fail(DIMM_EINVAL, "this card's packets carry no receive-status "
+                             "address (model option otf.status_address)");
   return DIMM_OK;
 }
 
@@ -239,6 +243,11 @@ int dimm_open(unsigned pgid, unsigned pid, dimm_card **out) {
     mailbox_seq_known = true;
   }
   card->credits_hint = uint32_t(credits.reply.data);
+  Access features = load(
+      card, NICEMU_MARTINI_HOST_STATUS + NICEMU_MARTINI_STATUS_FEATURES, 8);
+  card->status_address =
+      features.code == DIMM_OK &&
+      (features.reply.data & NICEMU_MARTINI_FEATURE_STATUS_ADDRESS);
   // The windows: as many kick words as the card answers for.
   while (
       card->windows < 64 &&

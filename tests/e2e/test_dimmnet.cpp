@@ -27,9 +27,9 @@ CommandResult run_dimmnet(unsigned nodes, const std::string &model,
   return nicemu(args);
 }
 
-void scenario(const std::string &name, unsigned nodes = 2) {
-  CommandResult r =
-      run_dimmnet(nodes, "martini:D", {NICEMU_DIMMNET_CHECKS, name});
+void scenario(const std::string &name, unsigned nodes = 2,
+              const std::string &model = "martini:D") {
+  CommandResult r = run_dimmnet(nodes, model, {NICEMU_DIMMNET_CHECKS, name});
   INFO(r);
   CHECK(r.status == 0);
   for (unsigned rank = 0; rank < nodes; ++rank)
@@ -71,6 +71,18 @@ TEST_CASE("DIMMnet: the receiver drops forged and out-of-region packets") {
 
 TEST_CASE("DIMMnet: command packets run firmware handlers") {
   scenario("commands");
+}
+
+TEST_CASE("DIMMnet: the receive-status address, as a model option") {
+  TempDir dir;
+  std::string text =
+      read_text(fs::path(NICEMU_SOURCE_DIR) / "emulator/models/martini.toml");
+  const std::string off = "status_address = 0";
+  REQUIRE(text.find(off) != std::string::npos);
+  text.replace(text.find(off), off.size(), "status_address = 1");
+  fs::path model = dir.path() / "martini-status.toml";
+  write_bytes(model, std::vector<uint8_t>(text.begin(), text.end()));
+  scenario("status", 2, model.string() + ":D");
 }
 
 TEST_CASE("DIMMnet: a packet to its own node turns around") {

@@ -71,7 +71,7 @@ void MartiniBoard::assemble(CardAssembly &card, const Model &model) const {
            std::make_unique<BotfWindows>(engine));
   port.map(NICEMU_MARTINI_HOST_BOTF_KICK, uint64_t(figures.windows) * 8,
            std::make_unique<BotfKickWindow>(engine));
-  port.map(NICEMU_MARTINI_HOST_STATUS, 0x20,
+  port.map(NICEMU_MARTINI_HOST_STATUS, NICEMU_MARTINI_STATUS_FEATURES + 8,
            std::make_unique<StatusWindow>(engine));
   // The privileged page: the firmware's request mailbox, 32-bit words.
   port.map(NICEMU_MARTINI_HOST_PRIV, 4096,

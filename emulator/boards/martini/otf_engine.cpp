@@ -32,13 +32,10 @@ void put16(uint8_t *p, uint16_t v) {
 
 } // namespace
 
+// The catalog's (devices/registers.hpp): traces, the debugger and
+// `nicemu regs` name the OTF registers as they do the shared devices'.
 const RegisterLayout &OtfEngine::layout() {
-#define OTF_REGISTER(dev, name, off, bits, count, acc, desc)                   \
-  RegisterInfo{#dev, #name, 9, off, Access::acc, desc, (bits) / 8, count},
-  static const RegisterLayout layout("OTF", 0x1000,
-                                     {NICEMU_OTF_REGS(OTF_REGISTER)});
-#undef OTF_REGISTER
-  return layout;
+  return RegisterLayout::of("OTF");
 }
 
 OtfEngine::OtfEngine(DeviceHost &card, const Figures &figures,
@@ -145,20 +142,21 @@ void OtfEngine::botf_write(uint32_t window, uint32_t offset,
     w.error = true; // refused: the packet being sent stays as it was
     return;
   }
+  w.error = false;
   std::memcpy(w.bytes.data() + offset, bytes.data(), bytes.size());
 }
 
 void OtfEngine::botf_kick(uint32_t window, Time at, HostBusCompletion done) {
   Window &w = windows_.at(window);
   uint32_t length = le16(w.bytes.data() + NICEMU_MARTINI_HDR_LENGTH);
-  if (w.busy || length == 0 || length > figures_.botf_max_bytes ||
+  // A kick after a refused write would send what the window held before.
+  if (w.busy || w.error || length == 0 || length > figures_.botf_max_bytes ||
       header_bytes(w.bytes.data()) + length > w.bytes.size()) {
     w.error = true;
     done({true, 0, at + figures_.store, {}});
     return;
   }
   w.busy = true;
-  w.error = false;
   Transaction txn;
   txn.botf = true;
   txn.window = window;
@@ -181,6 +179,8 @@ std::optional<uint64_t> OtfEngine::status_word(uint32_t offset) const {
     return sent_;
   case NICEMU_MARTINI_STATUS_DROPPED:
     return dropped_;
+  case NICEMU_MARTINI_STATUS_FEATURES:
+    return figures_.status_address ? NICEMU_MARTINI_FEATURE_STATUS_ADDRESS : 0u;
   default:
     return std::nullopt;
   }
@@ -405,7 +405,7 @@ bool OtfEngine::accept_head(const Packet &p, Time) {
   bool for_core =
       p.payload.size() > NICEMU_MARTINI_HDR_COMMAND &&
       p.payload[NICEMU_MARTINI_HDR_COMMAND] != NICEMU_MARTINI_CMD_WRITE;
-  if (for_core && commands_.size() >= kCommandQueue) {
+  if (for_core && commands_.size() + commands_coming_ >= kCommandQueue) {
     command_refused_ = true;
     return false;
   }
@@ -430,6 +430,7 @@ void OtfEngine::packet_arrived(Packet p, Time now) {
   }
   Time through_swif = swif_.after(now, figures_.swif_receive);
   if (b[NICEMU_MARTINI_HDR_COMMAND] != NICEMU_MARTINI_CMD_WRITE) {
+    ++commands_coming_; // through the SWIF stages, not queued yet
     card_.scheduler().schedule(
         through_swif, "otf: command for the core",
         [this, p = std::move(p)]() mutable { command_arrived(std::move(p)); });
@@ -441,6 +442,7 @@ void OtfEngine::packet_arrived(Packet p, Time now) {
 }
 
 void OtfEngine::command_arrived(Packet p) {
+  --commands_coming_;
   ++commands_taken_;
   commands_.push_back(std::move(p));
   set_status(NICEMU_OTF_CMD, true);

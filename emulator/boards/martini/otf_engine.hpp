@@ -130,7 +130,8 @@ private:
   // Receive side.
   std::array<Region, NICEMU_OTF_REGIONS> regions_{};
   uint32_t region_select_ = 0;
-  std::deque<Packet> commands_; // for the core, oldest first
+  std::deque<Packet> commands_;  // for the core, oldest first
+  uint32_t commands_coming_ = 0; // accepted, still in the receive stages
   bool command_refused_ = false;
 
   uint32_t status_ = 0;

@@ -50,6 +50,12 @@ extern "C" {
 #define NICEMU_MARTINI_STATUS_REJECTED 0x08u /* stores the card rejected */
 #define NICEMU_MARTINI_STATUS_SENT 0x10u     /* packets sent */
 #define NICEMU_MARTINI_STATUS_DROPPED 0x18u  /* arrivals refused (checks) */
+#define NICEMU_MARTINI_STATUS_FEATURES 0x20u /* NICEMU_MARTINI_FEATURE_* */
+
+#define NICEMU_MARTINI_FEATURE_STATUS_ADDRESS                                  \
+  (1u << 0) /* packets may carry                                               \
+               a receive-status                                                \
+               address */
 
 /* BOTF window status (a load at BOTF_KICK + 8 w). */
 #define NICEMU_MARTINI_BOTF_BUSY (1u << 0) /* kicked, not sent yet */

@@ -7,7 +7,7 @@
  * 1-8 bytes to a kick page sends a packet; arrivals land in LLCM, which the
  * program polls with loads. Each load and store costs the virtual clock
  * what it cost the set-up's host CPU (an uncached store 53-59 ns, a load
- * 173-469 ns), so polling loops behave as they did on the hardware.
+ * 173-276 ns), so polling loops behave as they did on the hardware.
  *
  * Protection is the card's: a kick page sends with the header seed the
  * privileged set-up gave it (destination, process group, region, remote

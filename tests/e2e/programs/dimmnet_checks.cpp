@@ -137,6 +137,10 @@ void aotf(dimm_card *card, unsigned partner) {
            "misaligned store");
     expect(dimm_aotf_store(card, kDataPage, 4096, &v, 4) == DIMM_EINVAL,
            "offset past the page");
+    dimm_header with_status = to(partner);
+    with_status.status_address = 1;
+    expect(dimm_set_seed(card, 40, &with_status) == DIMM_EINVAL,
+           "a receive-status address without the model option");
   } else {
     wait_done(card, 77);
     compare(read_region(card), want, kDoneWord);
@@ -356,6 +360,45 @@ void commands(dimm_card *card, unsigned partner) {
   }
 }
 
+// With the model option otf.status_address: the receiver writes the
+// packet's length with bit 31 set at the status address once the data is
+// in, for AOTF and BOTF alike.
+void status(dimm_card *card, unsigned partner) {
+  start(card, partner);
+  if (me == 0) {
+    dimm_header seed = to(partner);
+    seed.status_address = 1;
+    seed.status_offset = 0x800;
+    must(dimm_set_seed(card, 50, &seed), "seed");
+    must(dimm_aotf_store64(card, 50, 0x100, 0x1122334455667788ull), "aotf");
+    std::vector<uint8_t> data(300);
+    for (unsigned i = 0; i < data.size(); ++i)
+      data[i] = uint8_t(i * 3);
+    dimm_header h = to(partner, 0x200);
+    h.status_address = 1;
+    h.status_offset = 0x808;
+    must(dimm_botf_send(card, 0, &h, data.data(), 300), "botf");
+  } else {
+    uint64_t a = dimm_llcm_wait64(card, kRegionBase + 0x800, 0xFFFFFFFFull,
+                                  0x80000008ull);
+    expect((a & 0xFFFFFFFF) == 0x80000008, "aotf status");
+    expect(dimm_llcm_load64(card, kRegionBase + 0x100) == 0x1122334455667788ull,
+           "aotf data");
+    dimm_llcm_wait64(card, kRegionBase + 0x808, 0xFFFFFFFFull,
+                     0x80000000ull | 300);
+    std::vector<uint8_t> got(304);
+    for (unsigned o = 0; o < 304; o += 8)
+      must(dimm_llcm_load(card, kRegionBase + 0x200 + o, got.data() + o, 8),
+           "load");
+    for (unsigned i = 0; i < 300; ++i)
+      if (got[i] != uint8_t(i * 3)) {
+        expect(false, "botf byte " + std::to_string(i));
+        break;
+      }
+    expect(got[300] == kGuard, "guard after the botf data");
+  }
+}
+
 // One node: a seed naming this node turns around in the SWIF.
 void loopback(dimm_card *card) {
   guard_region(card);
@@ -392,6 +435,8 @@ int main(int argc, char **argv) {
     protection(card, partner);
   else if (scenario == "commands")
     commands(card, partner);
+  else if (scenario == "status")
+    status(card, partner);
   else
     expect(false, "no such scenario");
   dimm_close(card);
