@@ -73,7 +73,8 @@ BenchContext bench_context(const std::string &image,
 }
 
 HostRun run_hosts(const BenchContext &c, uint32_t nodes,
-                  std::vector<std::string> program) {
+                  std::vector<std::string> program,
+                  const std::function<void(Cluster &)> &inspect) {
   CapturedOutput out;
   ClusterSpec spec;
   spec.nodes = nodes;
@@ -96,6 +97,8 @@ HostRun run_hosts(const BenchContext &c, uint32_t nodes,
     throw Error(
         "bench: " + spec.program[0] + " on " + std::to_string(nodes) +
         " nodes failed: " + describe_failure(r, *cluster->hosts, run.output));
+  if (inspect)
+    inspect(*cluster);
   return run;
 }
 

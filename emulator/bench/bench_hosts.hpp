@@ -8,6 +8,7 @@
 #include "sim/time.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,8 +41,11 @@ struct HostRun {
 // Runs `program` (its name in the programs directory, then its arguments)
 // on `nodes` nodes. Throws nicemu::Error, with the hosts' output, unless
 // the run halts with every host exiting 0.
+// `inspect`, if given, looks at the cluster after the run, before it goes.
+struct Cluster;
 HostRun run_hosts(const BenchContext &c, uint32_t nodes,
-                  std::vector<std::string> program);
+                  std::vector<std::string> program,
+                  const std::function<void(Cluster &)> &inspect = {});
 
 // The values of the lines "KEY VALUE..." the hosts printed, in order.
 std::vector<std::vector<double>> values_of(const std::string &output,

@@ -412,6 +412,7 @@ void add_bench_command(CLI::App &app, ExitStatus &) {
   add_niam_bench(*bench);
   add_logp_bench(*bench);
   add_via_bench(*bench);
+  add_dimmnet_bench(*bench);
 }
 
 } // namespace nicemu::cli

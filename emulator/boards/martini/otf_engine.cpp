@@ -196,6 +196,7 @@ void OtfEngine::take_in(Transaction txn, Time at, HostBusCompletion done,
   }
   --credits_;
   Time now = std::max(at, card_.now());
+  txn.store = at;
   txn.pins = dimm_.after(now, figures_.to_pins);
   done({true, 0, std::max(at + cost, now), {}});
   queue_.push_back(txn);
@@ -243,7 +244,10 @@ void OtfEngine::lookup() {
   if (queue_.empty() || stalled_)
     return;
   lookup_free_ = dimm_.after(card_.now(), 1);
-  Transaction txn = queue_.front();
+  Transaction &head = queue_.front();
+  if (!stalled_ && head.lookup == 0)
+    head.lookup = card_.now(); // the first look (a miss looks again)
+  Transaction txn = head;
   if (txn.botf) {
     queue_.pop_front();
     finish_lookup(txn, nullptr);
@@ -338,6 +342,8 @@ void OtfEngine::finish_lookup(const Transaction &txn,
   out.ready = ready;
   if (txn.botf)
     out.window = txn.window;
+  else
+    out.times = {out.packet.id, txn.store, txn.pins, txn.lookup, ready, 0};
   to_swif(std::move(out));
   schedule_lookup();
 }
@@ -357,6 +363,10 @@ void OtfEngine::send_next() {
   swif_queue_.pop_front();
   swif_busy_ = true;
   Time head = swif_.after(std::max(out.ready, card_.now()), figures_.swif_send);
+  if (!out.window) {
+    last_sent_ = out.times;
+    last_sent_.head = head;
+  }
   uint32_t dest = le16(out.packet.payload.data() + NICEMU_MARTINI_HDR_DEST);
   std::optional<uint32_t> window = out.window;
   Fabric *fabric = card_.fabric();
@@ -437,6 +447,8 @@ void OtfEngine::packet_arrived(Packet p, Time now) {
     return;
   }
   Time written = dimm_.after(through_swif, figures_.llcm_write);
+  if (b[NICEMU_MARTINI_HDR_FLAGS] & NICEMU_MARTINI_F_AOTF)
+    last_received_ = {p.id, now, through_swif, written};
   card_.scheduler().schedule(written, "otf: llcm write",
                              [this, p = std::move(p)] { write_into_llcm(p); });
 }

@@ -50,6 +50,26 @@ public:
   uint32_t llcm_size() const { return llcm_size_; }
   const Figures &figures() const { return figures_; }
 
+  // When the last AOTF packet this card sent passed each stage, and when
+  // the last one it received did (for `nicemu bench dimmnet`'s breakdown);
+  // `packet` is the fabric's packet id (0 before any).
+  struct SendTimes {
+    uint64_t packet = 0;
+    Time store = 0;  // the host's store
+    Time pins = 0;   // at the DIMM pins, credit taken
+    Time lookup = 0; // the HTLB lookup starts (after host write, queue)
+    Time ready = 0;  // looked up, size-checked, handed to the SWIF
+    Time head = 0;   // the head leaves the SWIF for the link
+  };
+  struct ReceiveTimes {
+    uint64_t packet = 0;
+    Time tail = 0;    // the tail (and its CRC) is in
+    Time swif = 0;    // through the receive-side SWIF
+    Time written = 0; // in LLCM
+  };
+  const SendTimes &last_aotf_sent() const { return last_sent_; }
+  const ReceiveTimes &last_aotf_received() const { return last_received_; }
+
   // ---- The link ----
   bool accept_head(const Packet &p, Time now) override;
   void packet_arrived(Packet p, Time now) override;
@@ -60,7 +80,9 @@ private:
     uint32_t page = 0, offset = 0, size = 0; // AOTF
     uint64_t value = 0;                      // AOTF data
     uint32_t window = 0;                     // BOTF
+    Time store = 0;                          // the host's store
     Time pins = 0;                           // when it reached the DIMM pins
+    Time lookup = 0;                         // its first HTLB lookup
   };
   struct HeldStore { // waiting for a credit
     Transaction txn;
@@ -83,6 +105,7 @@ private:
     Packet packet;
     Time ready;                     // handed to the SWIF
     std::optional<uint32_t> window; // a BOTF window to free once sent
+    SendTimes times;                // AOTF
   };
 
   void take_in(Transaction txn, Time at, HostBusCompletion done, Time cost);
@@ -133,6 +156,9 @@ private:
   std::deque<Packet> commands_;  // for the core, oldest first
   uint32_t commands_coming_ = 0; // accepted, still in the receive stages
   bool command_refused_ = false;
+
+  SendTimes last_sent_;
+  ReceiveTimes last_received_;
 
   uint32_t status_ = 0;
   uint32_t sent_ = 0, received_ = 0, dropped_ = 0, rejected_ = 0, misses_ = 0,

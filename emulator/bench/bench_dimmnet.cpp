@@ -1,0 +1,97 @@
+#include "bench/bench_dimmnet.hpp"
+
+#include "bench/bench_hosts.hpp"
+#include "bench/shipped_files.hpp"
+#include "boards/martini/otf_engine.hpp"
+#include "host/cluster_run.hpp"
+#include "nicemu/error.hpp"
+#include "nicemu/martini.h"
+
+namespace nicemu {
+
+namespace {
+
+using martini::OtfEngine;
+
+OtfEngine &otf_of(Node &node) {
+  auto *otf = dynamic_cast<OtfEngine *>(node.device_at(NICEMU_OTF_BASE));
+  if (!otf)
+    throw Error("bench: the card has no OTF hardware (not a martini model)");
+  return *otf;
+}
+
+double ns(Time from, Time to) {
+  return double(to - from) / 1000.0;
+}
+
+// The last AOTF word of the run (the last pong: node 1 to node 0), stage by
+// stage from the sender's and the receiver's records.
+void breakdown(Cluster &cluster, DimmnetSetup &s) {
+  auto &nodes = cluster.sim.nodes();
+  const OtfEngine::SendTimes &tx = otf_of(*nodes[1]).last_aotf_sent();
+  const OtfEngine::ReceiveTimes &rx = otf_of(*nodes[0]).last_aotf_received();
+  if (tx.packet == 0 || tx.packet != rx.packet)
+    throw Error("bench: the last AOTF packets of the two cards differ");
+  s.stages = {
+      {"store to the DIMM pins", ns(tx.store, tx.pins)},
+      {"host write + transaction queue", ns(tx.pins, tx.lookup)},
+      {"HTLB lookup + size check + handshake", ns(tx.lookup, tx.ready)},
+      {"clock crossing + send-side SWIF", ns(tx.ready, tx.head)},
+      {"link: cable, serializers, the packet's bytes", ns(tx.head, rx.tail)},
+      {"receive-side SWIF", ns(rx.tail, rx.swif)},
+      {"LLCM write", ns(rx.swif, rx.written)},
+  };
+  s.store_to_llcm_ns = ns(tx.store, rx.written);
+}
+
+} // namespace
+
+DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &o) {
+  BenchContext base = bench_context(
+      o.firmware.empty() ? shipped_image("dimmnet.img") : o.firmware,
+      o.programs_dir.empty() ? shipped_programs_dir() : o.programs_dir,
+      "dimmnet_bench");
+  DimmnetBenchFigures f;
+  f.model = base.model_name;
+  std::vector<std::string> names = o.setups;
+  if (names.empty())
+    names = {"A", "B", "C", "D", "E", "F"};
+  for (const std::string &name : names) {
+    BenchContext c = base;
+    c.model = with_variant(base.model, name);
+    DimmnetSetup s;
+    s.name = name;
+    for (const ModelVariant &v : base.model.variants)
+      if (v.name == name)
+        s.description = v.description;
+    std::vector<std::string> program = {"dimmnet_bench"};
+    if (o.quick)
+      program.push_back("--quick");
+    HostRun run = run_hosts(c, 2, program,
+                            [&](Cluster &cluster) { breakdown(cluster, s); });
+    s.rounds = int(single_value(run, "rounds"));
+    s.rtt_us = single_value(run, "rtt_us");
+    s.one_way_us = s.rtt_us / 2;
+    s.store_ns = single_value(run, "store_ns");
+    s.load_ns = single_value(run, "load_ns");
+    for (const auto &v : values_of(run.output, "bw"))
+      if (v.size() == 3)
+        s.bandwidth.push_back({uint32_t(v[0]), v[1], v[2]});
+    for (const DimmnetBandwidth &b : s.bandwidth)
+      if (b.botf_mb_per_s > b.aotf_mb_per_s) {
+        s.crossover_bytes = b.bytes;
+        break;
+      }
+    s.wall_seconds = run.total_wall;
+    // The wall time of a ping-pong alone (the example), per round trip:
+    // both hosts poll LLCM all along.
+    const int rounds = o.quick ? 500 : 2000;
+    HostRun pp = run_hosts(c, 2, {"aotf_pingpong", std::to_string(rounds)});
+    s.wall_us_per_round_trip = pp.run_wall * 1e6 / rounds;
+    s.wall_seconds += pp.total_wall;
+    f.setups.push_back(std::move(s));
+  }
+  return f;
+}
+
+} // namespace nicemu

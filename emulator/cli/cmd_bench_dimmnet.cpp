@@ -1,0 +1,132 @@
+// nicemu bench dimmnet [--json] [--quick] [--setup A ...]: DIMMnet-1 in the
+// reference set-ups (bench/bench_dimmnet.hpp, docs/benchmarks.md).
+#include "bench/bench_dimmnet.hpp"
+#include "commands.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+namespace nicemu::cli {
+
+namespace {
+
+void print_table(const DimmnetBenchFigures &f) {
+  std::printf("nicemu bench dimmnet (model %s, dimmnet firmware, 2 nodes "
+              "cabled directly; virtual time)\n",
+              f.model.c_str());
+  std::printf("\nAOTF 8-byte round trip (mean of the ping-pong), one way = "
+              "half; host's own store and load; wall time per round trip\n");
+  std::printf("%-5s %-68s %8s %8s %8s %8s %10s\n", "setup",
+              "link, host, "
+              "DIMM and SWIF clocks",
+              "rtt us", "1-way us", "store ns", "load ns", "wall us/rt");
+  for (const DimmnetSetup &s : f.setups)
+    std::printf("%-5s %-68s %8.3f %8.3f %8.1f %8.1f %10.1f\n", s.name.c_str(),
+                s.description.c_str(), s.rtt_us, s.one_way_us, s.store_ns,
+                s.load_ns, s.wall_us_per_round_trip);
+  std::printf("\nOne way, stage by stage (ns), the last AOTF word of the run; "
+              "the rest of the one-way time is the receiver's polling\n");
+  if (!f.setups.empty()) {
+    std::printf("%-46s", "stage");
+    for (const DimmnetSetup &s : f.setups)
+      std::printf(" %7s", s.name.c_str());
+    std::printf("\n");
+    for (size_t i = 0; i < f.setups[0].stages.size(); ++i) {
+      std::printf("%-46s", f.setups[0].stages[i].name.c_str());
+      for (const DimmnetSetup &s : f.setups)
+        std::printf(" %7.1f", s.stages[i].ns);
+      std::printf("\n");
+    }
+    std::printf("%-46s", "store to LLCM");
+    for (const DimmnetSetup &s : f.setups)
+      std::printf(" %7.1f", s.store_to_llcm_ns);
+    std::printf("\n%-46s", "polling (one way - store to LLCM)");
+    for (const DimmnetSetup &s : f.setups)
+      std::printf(" %7.1f", s.one_way_us * 1000 - s.store_to_llcm_ns);
+    std::printf("\n");
+  }
+  std::printf("\nBandwidth (MB/s) of streams of messages, to the receiver's "
+              "ack: BOTF (464-byte pieces, two windows in turn) / AOTF "
+              "(8-byte stores)\n");
+  if (!f.setups.empty()) {
+    std::printf("%-8s", "bytes");
+    for (const DimmnetSetup &s : f.setups)
+      std::printf(" %17s", (s.name + " BOTF/AOTF").c_str());
+    std::printf("\n");
+    for (size_t i = 0; i < f.setups[0].bandwidth.size(); ++i) {
+      std::printf("%-8u", f.setups[0].bandwidth[i].bytes);
+      for (const DimmnetSetup &s : f.setups)
+        std::printf(" %8.1f/%8.1f", s.bandwidth[i].botf_mb_per_s,
+                    s.bandwidth[i].aotf_mb_per_s);
+      std::printf("\n");
+    }
+    std::printf("%-8s", "BOTF>");
+    for (const DimmnetSetup &s : f.setups)
+      std::printf(" %17u", s.crossover_bytes);
+    std::printf("   (first size where BOTF beats AOTF)\n");
+  }
+  double wall = 0;
+  for (const DimmnetSetup &s : f.setups)
+    wall += s.wall_seconds;
+  std::printf("\nwall time of the runs: %.2f s\n", wall);
+}
+
+nlohmann::json to_json(const DimmnetBenchFigures &f) {
+  nlohmann::json setups = nlohmann::json::array();
+  for (const DimmnetSetup &s : f.setups) {
+    nlohmann::json stages = nlohmann::json::array();
+    for (const DimmnetStage &st : s.stages)
+      stages.push_back({{"stage", st.name}, {"ns", st.ns}});
+    nlohmann::json bw = nlohmann::json::array();
+    for (const DimmnetBandwidth &b : s.bandwidth)
+      bw.push_back({{"bytes", b.bytes},
+                    {"botf_mb_per_s", b.botf_mb_per_s},
+                    {"aotf_mb_per_s", b.aotf_mb_per_s}});
+    setups.push_back({{"setup", s.name},
+                      {"description", s.description},
+                      {"rounds", s.rounds},
+                      {"rtt_us", s.rtt_us},
+                      {"one_way_us", s.one_way_us},
+                      {"stages", stages},
+                      {"store_to_llcm_ns", s.store_to_llcm_ns},
+                      {"store_ns", s.store_ns},
+                      {"load_ns", s.load_ns},
+                      {"bandwidth", bw},
+                      {"botf_beats_aotf_from_bytes", s.crossover_bytes},
+                      {"wall_seconds", s.wall_seconds},
+                      {"wall_us_per_round_trip", s.wall_us_per_round_trip}});
+  }
+  return {{"bench", "dimmnet"}, {"model", f.model}, {"setups", setups}};
+}
+
+} // namespace
+
+void add_dimmnet_bench(CLI::App &bench) {
+  auto opts = std::make_shared<DimmnetBenchOptions>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App *cmd = bench.add_subcommand(
+      "dimmnet", "DIMMnet-1 (martini, dimmnet firmware) in set-ups A-F: AOTF "
+                 "round trip, one-way stages, host costs, BOTF and AOTF "
+                 "bandwidth");
+  cmd->add_flag("--json", *json,
+                "print the figures as JSON (see docs/benchmarks.md)");
+  cmd->add_flag("--quick", opts->quick, "fewer rounds and messages");
+  cmd->add_option("--setup", opts->setups, "set-ups to measure (default A-F)")
+      ->check(CLI::IsMember({"A", "B", "C", "D", "E", "F"}));
+  cmd->add_option("--firmware", opts->firmware,
+                  "the dimmnet image (default: the one shipped)");
+  cmd->add_option("--programs-dir", opts->programs_dir,
+                  "directory with dimmnet_bench and aotf_pingpong");
+  cmd->callback([opts, json] {
+    DimmnetBenchFigures f = run_dimmnet_bench(*opts);
+    if (*json)
+      std::cout << to_json(f).dump(2) << "\n";
+    else
+      print_table(f);
+  });
+}
+
+} // namespace nicemu::cli

@@ -1,0 +1,193 @@
+// The host program of `nicemu bench dimmnet` (docs/benchmarks.md), on two
+// nodes of the martini card with the dimmnet firmware. Prints lines
+// "KEY VALUE..." that the bench reads:
+//   rounds N           AOTF ping-pong round trips measured
+//   rtt_us X           mean round trip of an 8-byte AOTF word
+//   store_ns X         the host's own cost of one uncached store (AOTF)
+//   load_ns X          ... of one uncached LLCM load (one polling turn)
+//   bw SIZE BOTF AOTF  MB/s of a stream of SIZE-byte messages sent by BOTF
+//                      (464-byte pieces through two windows in turn) and
+//                      by AOTF (8-byte stores), up to the receiver's ack
+// --quick: fewer rounds and messages.
+#include <nicemu/dimmnet.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr unsigned kRegionBase = 0x1000; // region 0: 16 KiB of LLCM
+constexpr unsigned kRegionBytes = 0x4000;
+constexpr unsigned kDataPage = 1;     // partner's region, from 0
+constexpr unsigned kFlagPage = 2;     // partner's region, from 0x3000
+constexpr unsigned kPingWord = 0x000; // in the flag page
+constexpr unsigned kHelloWord = 0x008;
+constexpr unsigned kAckWord = 0x010;
+constexpr unsigned kFlags = 0x3000;
+
+dimm_card *card;
+int me;
+unsigned partner;
+
+void must(int code, const char *what) {
+  if (code != DIMM_OK) {
+    std::fprintf(stderr, "dimmnet_bench: %s: %s (%s)\n", what,
+                 dimm_strerror(code), dimm_last_error());
+    std::exit(1);
+  }
+}
+
+uint64_t flag(unsigned word) {
+  return dimm_llcm_load64(card, kRegionBase + kFlags + word);
+}
+
+void wait_flag(unsigned word, uint64_t value) {
+  dimm_llcm_wait64(card, kRegionBase + kFlags + word, ~0ull, value);
+}
+
+void set_up() {
+  must(dimm_open(1, 0, &card), "dimm_open");
+  me = dimm_node(card);
+  if (dimm_nodes(card) != 2) {
+    std::fprintf(stderr, "dimmnet_bench: run on 2 nodes\n");
+    std::exit(1);
+  }
+  partner = unsigned(1 - me);
+  must(dimm_open_region(card, 0, kRegionBase, kRegionBytes, DIMM_ANY_PID),
+       "region");
+  dimm_header seed{};
+  seed.dest_node = partner;
+  must(dimm_set_seed(card, kDataPage, &seed), "seed");
+  seed.address = kFlags;
+  must(dimm_set_seed(card, kFlagPage, &seed), "seed");
+  // Hello until the partner's hello is here, then once more.
+  while (flag(kHelloWord) != 1) {
+    must(dimm_aotf_store64(card, kFlagPage, kHelloWord, 1), "hello");
+    for (int i = 0; i < 16 && flag(kHelloWord) != 1; ++i)
+      ;
+  }
+  must(dimm_aotf_store64(card, kFlagPage, kHelloWord, 1), "hello");
+}
+
+void ping_pong(int rounds) {
+  double start = dimm_time_ns(card);
+  for (int i = 1; i <= rounds; ++i) {
+    if (me == 0) {
+      must(dimm_aotf_store64(card, kFlagPage, kPingWord, uint64_t(i)), "ping");
+      wait_flag(kPingWord, uint64_t(i));
+    } else {
+      wait_flag(kPingWord, uint64_t(i));
+      must(dimm_aotf_store64(card, kFlagPage, kPingWord, uint64_t(i)), "pong");
+    }
+  }
+  double elapsed = dimm_time_ns(card) - start;
+  if (me == 0) {
+    std::printf("rounds %d\n", rounds);
+    std::printf("rtt_us %.6f\n", elapsed / rounds / 1000.0);
+  }
+}
+
+// The host's own costs, as its clock charges them.
+void host_costs() {
+  if (me != 0)
+    return;
+  const int n = 64;
+  double t0 = dimm_time_ns(card);
+  for (int i = 0; i < n; ++i)
+    (void)flag(kAckWord);
+  double t1 = dimm_time_ns(card);
+  std::printf("load_ns %.3f\n", (t1 - t0) / n);
+  // Stores to a page with no seed would be rejected: send real ones to
+  // the partner's flag page (nobody waits on this word).
+  t0 = dimm_time_ns(card);
+  for (int i = 0; i < n; ++i)
+    must(dimm_aotf_store64(card, kFlagPage, 0x100, uint64_t(i)), "store");
+  t1 = dimm_time_ns(card);
+  std::printf("store_ns %.3f\n", (t1 - t0) / n);
+}
+
+// Waits for window `w` to be free (its last packet's tail has left).
+void window_free(unsigned w) {
+  unsigned status = 1;
+  while (status & 1)
+    must(dimm_botf_status(card, w, &status), "status");
+}
+
+// One message of `bytes` by BOTF: 464-byte pieces, windows 0 and 1 in turn.
+void send_botf(const std::vector<uint8_t> &data, unsigned &window) {
+  for (unsigned at = 0; at < data.size(); at += DIMM_BOTF_MAX) {
+    unsigned n = std::min<unsigned>(DIMM_BOTF_MAX, unsigned(data.size()) - at);
+    dimm_header h{};
+    h.dest_node = partner;
+    h.address = at;
+    for (;;) {
+      int code = dimm_botf_send(card, window, &h, data.data() + at, n);
+      if (code == DIMM_OK)
+        break;
+      if (code != DIMM_EBUSY)
+        must(code, "botf");
+      window_free(window);
+    }
+    window ^= 1;
+  }
+}
+
+void send_aotf(const std::vector<uint8_t> &data) {
+  for (unsigned at = 0; at < data.size(); at += 8) {
+    uint64_t v;
+    std::memcpy(&v, data.data() + at, 8);
+    must(dimm_aotf_store64(card, kDataPage + at / 4096, at % 4096, v), "aotf");
+  }
+}
+
+// MB/s of `messages` messages of `bytes` each, from the first store to the
+// receiver's ack (which it sends once the last message's tag is in).
+double stream(unsigned bytes, int messages, bool botf, uint64_t tag) {
+  std::vector<uint8_t> data(bytes);
+  for (unsigned i = 0; i < bytes; ++i)
+    data[i] = uint8_t(i * 13 + 1);
+  if (me == 1) {
+    wait_flag(kPingWord, tag);
+    must(dimm_aotf_store64(card, kFlagPage, kAckWord, tag), "ack");
+    return 0;
+  }
+  // Nothing of the last measurement still on its way: every credit back.
+  unsigned credits = 0;
+  while (credits != 2048)
+    must(dimm_credits(card, &credits), "credits");
+  unsigned window = 0;
+  double start = dimm_time_ns(card);
+  for (int m = 0; m < messages; ++m)
+    botf ? send_botf(data, window) : send_aotf(data);
+  must(dimm_aotf_store64(card, kFlagPage, kPingWord, tag), "tag");
+  wait_flag(kAckWord, tag);
+  double ns = dimm_time_ns(card) - start;
+  return double(bytes) * messages / ns * 1000.0; // bytes/ns -> MB/s
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  set_up();
+  ping_pong(quick ? 200 : 2000);
+  host_costs();
+  // The data pages for AOTF streams of up to 4 KiB: one page each.
+  dimm_header seed{};
+  seed.dest_node = partner;
+  must(dimm_set_seed(card, kDataPage, &seed), "seed");
+  uint64_t tag = 1000;
+  int messages = quick ? 4 : 16;
+  for (unsigned bytes = 8; bytes <= 4096; bytes *= 2) {
+    double b = stream(bytes, messages, true, ++tag);
+    double a = stream(bytes, messages, false, ++tag);
+    if (me == 0)
+      std::printf("bw %u %.3f %.3f\n", bytes, b, a);
+  }
+  dimm_close(card);
+  return 0;
+}
