@@ -49,6 +49,11 @@ public:
   virtual Fabric *fabric() = 0;          // null: no network attached
   // Observers of the run (traces, captures); null: nobody observes.
   virtual RunEvents *events() = 0;
+  // The earliest virtual time at which the core may still touch card
+  // memory on its own: now while it runs; while it sleeps, when its timer
+  // fires. The card's other devices may wake it too: whoever asks must
+  // account for those. Conservative by default.
+  virtual Time core_may_act_from() const { return now(); }
 };
 
 class Device {

@@ -24,6 +24,21 @@ struct HostBusResult {
   uint64_t value = 0; // a read's data
   Time done = 0;      // when the host's access completes
   std::string why;    // refused: the reason, for the host's error
+  // A read: no byte of the window changes before this time unless the
+  // reading host itself acts (0: no such promise). The host library may
+  // answer the same read again itself until then, charging its cost.
+  Time stable_until = 0;
+};
+
+// The host programs as the card sees them: the earliest time each may
+// still act (a store, a send). Their host group implements it.
+class HostPeers {
+public:
+  virtual ~HostPeers() = default;
+  // The earliest virtual time at which any host but `rank` may still make
+  // an access: its clock while it computes; while it waits, when its reply
+  // is due (or its request's time, if that is not known yet).
+  virtual Time earliest_action_except(uint32_t rank) const = 0;
 };
 // Called once with how the access ended. A window that held a write calls
 // it when the write can land, before landing it, and drops the write if it
@@ -79,6 +94,9 @@ public:
   // only where they cannot be refused): the board's choice, 0 for none.
   void set_posted_write_cost(Time cost) { posted_cost_ = cost; }
   Time posted_write_cost() const { return posted_cost_; }
+  // The host programs of the run, when there are (null: none).
+  void set_peers(const HostPeers *peers) { peers_ = peers; }
+  const HostPeers *peers() const { return peers_; }
 
 private:
   struct Mapped {
@@ -89,6 +107,7 @@ private:
 
   std::vector<Mapped> windows_; // by base
   Time posted_cost_ = 0;
+  const HostPeers *peers_ = nullptr;
 };
 
 } // namespace nicemu

@@ -47,6 +47,12 @@ TimerDevice::TimerDevice(DeviceHost &host)
       });
 }
 
+std::optional<Time> TimerDevice::fires_at() const {
+  if (!enabled_ || !event_)
+    return std::nullopt;
+  return host_.clock().time_of(std::max(deadline_, host_.now_cycle()));
+}
+
 void TimerDevice::stop() {
   enabled_ = false;
   rearm();

@@ -13,6 +13,8 @@ public:
   explicit TimerDevice(DeviceHost &host);
   // Disarms the timer (its pending event is cancelled).
   void stop();
+  // When it raises its line next, if it is armed.
+  std::optional<Time> fires_at() const;
 
 private:
   void rearm();

@@ -510,6 +510,10 @@ void Fabric::attach(uint32_t node, PacketReceiver *receiver) {
   impl_->receivers[node] = receiver;
 }
 
+PacketReceiver *Fabric::receiver(uint32_t node) const {
+  return node < impl_->receivers.size() ? impl_->receivers[node] : nullptr;
+}
+
 void Fabric::send(Packet p, Time head_leaves,
                   std::function<void(Time)> on_sent) {
   Impl &m = *impl_;

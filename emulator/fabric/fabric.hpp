@@ -167,6 +167,8 @@ public:
   Fabric &operator=(const Fabric &) = delete;
 
   void attach(uint32_t node, PacketReceiver *receiver);
+  // What attach() gave for `node` (null: nothing, or no such node).
+  PacketReceiver *receiver(uint32_t node) const;
 
   // Node `p.source` starts sending `p` at `head_leaves` (the head enters the
   // cable then). `on_sent(t)` runs when the tail has left the source NIC.

@@ -84,6 +84,19 @@ Time HostAgent::earliest_action() const {
   }
 }
 
+Time HostAgent::earliest_access() const {
+  switch (phase_) {
+  case Phase::Starting:
+  case Phase::Computing:
+    return clock_;
+  case Phase::Busy:
+    return reply_due_ ? *reply_due_ : request_at_;
+  case Phase::Exited:
+    break;
+  }
+  return kTimeNever;
+}
+
 void HostAgent::poll() {
   if (phase_ == Phase::Exited)
     return;
@@ -100,6 +113,7 @@ void HostAgent::poll() {
   // is never in the past.
   Time at = std::max<Time>(r.time, scheduler_.now());
   phase_ = r.op == Op::Exit ? Phase::Exited : Phase::Busy;
+  request_at_ = at;
   if (r.op == Op::Exit) {
     said_exit_ = true;
     exit_status_ = int(r.a);
@@ -151,7 +165,9 @@ void HostAgent::reply_at(Time t, Reply reply) {
   if (RunEvents *events = node_ ? node_->events() : nullptr)
     events->host_call(rank_, call_name_, call_start_, t);
   reply.time = t;
+  reply_due_ = t;
   scheduler_.schedule(t, "host: reply", [this, reply] {
+    reply_due_.reset();
     clock_ = reply.time;
     phase_ = Phase::Computing;
     channel_->reply(reply);
@@ -223,6 +239,7 @@ void HostAgent::card_access(const Request &r, Time at) {
     rep.status = result.ok ? Status::Ok : Status::BadArgument;
     rep.value = uint32_t(result.value);
     rep.data = result.value;
+    rep.stable_until = result.stable_until;
     reply_at(result.done, rep);
     return true;
   };

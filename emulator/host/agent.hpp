@@ -39,6 +39,10 @@ public:
   // The earliest virtual time at which this host may still act on its own:
   // its clock while it computes; never while it waits for the emulator.
   Time earliest_action() const;
+  // The earliest virtual time at which it may still make a card access:
+  // its clock while it computes; while it waits, its reply's time (its
+  // request's if no reply is scheduled yet); never once it exited.
+  Time earliest_access() const;
   bool exited() const { return phase_ == Phase::Exited; }
   bool said_exit() const { return said_exit_; }
   int exit_status() const { return exit_status_; }
@@ -79,7 +83,9 @@ private:
   std::unique_ptr<channel::EmulatorEnd> channel_;
   Node *node_ = nullptr;
   Phase phase_ = Phase::Starting;
-  Time clock_ = 0; // the host's virtual time while it computes
+  Time clock_ = 0;                // the host's virtual time while it computes
+  std::optional<Time> reply_due_; // the scheduled reply, while it waits
+  Time request_at_ = 0;           // the time of the request it waits in
   bool said_exit_ = false;
   int exit_status_ = 0;
   std::string failure_;

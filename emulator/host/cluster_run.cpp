@@ -44,8 +44,10 @@ start_cluster(const Model &model,
       config.host_memory = &cluster->hosts->agent(i);
     Node &node = sim.add_node(model, config);
     node.boot(flash);
-    if (cluster->hosts)
+    if (cluster->hosts) {
       cluster->hosts->agent(i).attach(&node);
+      node.host_port().set_peers(cluster->hosts.get());
+    }
   }
   if (cluster->hosts)
     cluster->hosts->launch(spec.program);

@@ -238,6 +238,14 @@ void HostGroup::poll() {
   reap(false);
 }
 
+Time HostGroup::earliest_action_except(uint32_t rank) const {
+  Time t = kTimeNever;
+  for (const auto &a : agents_)
+    if (a->rank() != rank)
+      t = std::min(t, a->earliest_access());
+  return t;
+}
+
 Time HostGroup::earliest_action() const {
   Time t = kTimeNever;
   for (const auto &a : agents_)

@@ -23,7 +23,7 @@ struct HostOptions {
   int stdout_fd = -1;
 };
 
-class HostGroup final : public ExternalActor {
+class HostGroup final : public ExternalActor, public HostPeers {
 public:
   HostGroup(uint32_t nodes, Scheduler &scheduler, const Model &model,
             HostOptions options);
@@ -41,6 +41,8 @@ public:
 
   void poll() override;
   Time earliest_action() const override;
+  // HostPeers
+  Time earliest_action_except(uint32_t rank) const override;
   void wait() override;
   bool finished() const override;
   std::string failure() const override { return failure_; }

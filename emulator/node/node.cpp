@@ -210,6 +210,21 @@ void Node::reset() {
   last_progress_ = cpu_->cycles();
 }
 
+Time Node::core_may_act_from() const {
+  switch (state_) {
+  case NodeState::Halted:
+  case NodeState::Faulted:
+    return kTimeNever;
+  case NodeState::Sleeping: {
+    auto *timer = dynamic_cast<TimerDevice *>(device_at(NICEMU_TIMER_BASE));
+    std::optional<Time> fires = timer ? timer->fires_at() : std::nullopt;
+    return fires ? std::max(*fires, now()) : kTimeNever;
+  }
+  default:
+    return now();
+  }
+}
+
 Time Node::time() const {
   return clock_.time_of(cpu_->cycles());
 }

@@ -124,6 +124,7 @@ public:
   HostMemory *host_memory() override { return config_.host_memory; }
   Fabric *fabric() override { return config_.fabric; }
   RunEvents *events() override { return config_.events; }
+  Time core_may_act_from() const override;
   // The device whose window starts at `base` (NICEMU_<DEV>_BASE), or null.
   Device *device_at(uint32_t base) const;
   // The windows host programs reach (mapped by the board).

@@ -4,6 +4,12 @@
 // on at once, as a CPU does after an uncached store) while the card surely
 // has a credit for them; the reply of a waited-for send says how many
 // credits are left, so posting never hides a store the card would hold.
+//
+// Polling: an LLCM load's reply says until when LLCM stays as it is unless
+// this process acts (Reply::stable_until). Until then the library answers
+// loads of words it has loaded itself, charging the load's cost to the
+// virtual clock: same values, same times, no round trip. Any store or
+// request of this process forgets them.
 #include "nicemu/dimmnet.h"
 
 #include "host_end.hpp"
@@ -11,10 +17,12 @@
 #include "nicemu/error.hpp"
 #include "nicemu/host.hpp"
 
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <new>
 #include <string>
+#include <vector>
 
 struct dimm_card {
   nicemu::channel::HostEnd *end = nullptr;
@@ -35,6 +43,26 @@ using nicemu::channel::Request;
 using nicemu::channel::Status;
 
 thread_local std::string last_error;
+
+// LLCM words loaded, valid while the host's clock is before `until`.
+struct LoadCache {
+  struct Word {
+    uint32_t offset;
+    unsigned size;
+    uint64_t value;
+  };
+  std::vector<Word> words;
+  uint64_t until = 0;
+  uint64_t load_ps = 0; // what one load costs (the card's figure)
+  // NICEMU_DIMMNET_LOAD_CACHE=0 turns it off (every load a round trip:
+  // slower in wall time, the same figures; for checking just that).
+  bool enabled = true;
+  void forget() {
+    words.clear();
+    until = 0;
+  }
+};
+LoadCache cache; // the card's, for every dimm_card of this process
 // The last mailbox request number: the mailbox is the card's, shared by
 // every dimm_card of this process (set from the firmware's DONE at the
 // first open).
@@ -76,6 +104,7 @@ Access load(dimm_card *card, uint32_t addr, unsigned size) {
 }
 
 Access store(dimm_card *card, uint32_t addr, unsigned size, uint64_t value) {
+  cache.forget();
   Request r;
   r.op = Op::Write;
   r.a = addr;
@@ -86,6 +115,7 @@ Access store(dimm_card *card, uint32_t addr, unsigned size, uint64_t value) {
 
 // A store that takes a transaction credit (an AOTF store, a BOTF kick).
 int send_store(dimm_card *card, uint32_t addr, unsigned size, uint64_t value) {
+  cache.forget();
   if (card->credits_hint > 1) {
     try {
       if (card->end->post_write(addr, size, value)) {
@@ -212,6 +242,8 @@ int dimm_open(unsigned pgid, unsigned pid, dimm_card **out) {
   }
   card->pgid = pgid;
   card->pid = pid;
+  if (const char *env = std::getenv("NICEMU_DIMMNET_LOAD_CACHE"))
+    cache.enabled = std::string(env) != "0";
   // The firmware says it serves once it has booted; a card with no such
   // page is not a DIMMnet card.
   for (int turn = 0;; ++turn) {
@@ -361,6 +393,7 @@ int dimm_botf_send(dimm_card *card, unsigned window, const dimm_header *h,
   burst.a = NICEMU_MARTINI_HOST_BOTF + window * NICEMU_MARTINI_BOTF_STRIDE;
   burst.b = header + len;
   burst.c = card->burst_offset;
+  cache.forget();
   if (int code = call(card, burst).code; code != DIMM_OK)
     return code;
   return send_store(card, NICEMU_MARTINI_HOST_BOTF_KICK + 8 * window, 8, 1);
@@ -370,10 +403,32 @@ int dimm_llcm_load(dimm_card *card, uint32_t offset, void *out, unsigned size) {
   if (!card || !out || !valid_size(size, offset) ||
       offset + size > DIMM_LLCM_BYTES)
     return fail(DIMM_EINVAL, "an LLCM load is 1, 2, 4 or 8 aligned bytes");
+  uint64_t t = card->end->time();
+  if (t < cache.until)
+    for (const LoadCache::Word &w : cache.words)
+      if (w.offset == offset && w.size == size) {
+        card->end->charge(cache.load_ps);
+        std::memcpy(out, &w.value, size);
+        return DIMM_OK;
+      }
   Access a = load(card, NICEMU_MARTINI_HOST_LLCM + offset, size);
-  if (a.code == DIMM_OK)
-    std::memcpy(out, &a.reply.data, size);
-  return a.code;
+  if (a.code != DIMM_OK)
+    return a.code;
+  std::memcpy(out, &a.reply.data, size);
+  // The words loaded so far stay valid under the newer promise too if the
+  // older one still held at this load.
+  if (t >= cache.until)
+    cache.words.clear();
+  if (cache.enabled && a.reply.stable_until > t) {
+    cache.until = std::max<uint64_t>(cache.until, a.reply.stable_until);
+    cache.load_ps = a.reply.time - t;
+    if (cache.words.size() == 8)
+      cache.words.erase(cache.words.begin());
+    cache.words.push_back({offset, size, a.reply.data});
+  } else {
+    cache.forget();
+  }
+  return DIMM_OK;
 }
 
 uint64_t dimm_llcm_load64(dimm_card *card, uint32_t offset) {

@@ -44,6 +44,10 @@ public:
   // The same for a store of `size` bytes (1, 2, 4 or 8) at a host bus
   // address (DIMMnet's AOTF stores).
   bool post_write(uint32_t card_addr, uint32_t size, uint64_t value);
+  // Moves the host's clock on by `ps` with no call: work the library did
+  // itself that costs virtual time (a load it answered from what the
+  // emulator promised stays unchanged, Reply::stable_until).
+  void charge(uint64_t ps) { control_->host_time.fetch_add(ps); }
   // Posts Exit without waiting (quietly, if the emulator is already gone).
   void exit(int status);
 

@@ -116,6 +116,43 @@ TEST_CASE("DIMMnet: the AOTF ping-pong example in set-ups A-F") {
   CHECK(rtt["E"] > rtt["D"]); // Pentium 4 loads cost more
 }
 
+// The library answers a polling loop's loads itself while the card says
+// LLCM cannot change: the same figures, far fewer round trips.
+TEST_CASE("DIMMnet: polling loads answered by the library change nothing") {
+  TempDir dir;
+  std::string out[2];
+  size_t loads[2] = {0, 0};
+  for (int cached = 0; cached < 2; ++cached) {
+    std::string trace = dir.file("t" + std::to_string(cached) + ".json");
+    std::vector<std::string> args = {"run",
+                                     "-n",
+                                     "2",
+                                     "--model",
+                                     "martini:E",
+                                     "--firmware",
+                                     NICEMU_DIMMNET_IMAGE,
+                                     "--trace",
+                                     trace,
+                                     "--",
+                                     "env",
+                                     std::string("NICEMU_DIMMNET_LOAD_CACHE=") +
+                                         (cached ? "1" : "0"),
+                                     NICEMU_AOTF_PINGPONG,
+                                     "300"};
+    CommandResult r = nicemu(args);
+    INFO(r);
+    REQUIRE(r.status == 0);
+    out[cached] = r.out + run_summary(r.err);
+    std::string text = read_text(trace);
+    for (size_t at = 0;
+         (at = text.find("\"LlcmLoad\"", at)) != std::string::npos; ++at)
+      ++loads[cached];
+  }
+  CHECK(out[0] == out[1]);
+  CHECK(loads[0] > 3000); // ~12 loads a round trip
+  CHECK(loads[1] * 2 < loads[0]);
+}
+
 TEST_CASE("DIMMnet: the same run gives the same figures and packets") {
   TempDir dir;
   std::string out[2];

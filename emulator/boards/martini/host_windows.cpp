@@ -48,7 +48,9 @@ void LlcmWindow::read(uint64_t offset, unsigned size, Time at,
       !card_.card_read(otf_.llcm_base() + uint32_t(offset), &value, size))
     return (void)done(refused(at, "LLCM loads are 1, 2, 4 or 8 bytes, "
                                   "aligned to their size"));
-  done({true, value, at + otf_.figures().load, {}});
+  HostBusResult r{true, value, at + otf_.figures().load, {}};
+  r.stable_until = otf_.llcm_quiet_until(at, port_.peers());
+  done(r);
 }
 
 void LlcmWindow::write(uint64_t offset, unsigned size, uint64_t value, Time at,

@@ -24,9 +24,13 @@ private:
   OtfEngine &otf_;
 };
 
+// A load also says until when LLCM stays as it is (unless the loading host
+// acts), so that the host library can answer a polling loop's loads itself
+// meanwhile (docs/dimmnet.md, "Polling").
 class LlcmWindow final : public HostWindow {
 public:
-  LlcmWindow(DeviceHost &card, OtfEngine &otf) : card_(card), otf_(otf) {}
+  LlcmWindow(DeviceHost &card, OtfEngine &otf, const HostPort &port)
+      : card_(card), otf_(otf), port_(port) {}
   void read(uint64_t offset, unsigned size, Time at,
             const HostBusCompletion &done) override;
   void write(uint64_t offset, unsigned size, uint64_t value, Time at,
@@ -38,6 +42,7 @@ public:
 private:
   DeviceHost &card_;
   OtfEngine &otf_;
+  const HostPort &port_;
 };
 
 class BotfWindows final : public HostWindow {

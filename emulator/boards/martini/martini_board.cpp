@@ -65,7 +65,7 @@ void MartiniBoard::assemble(CardAssembly &card, const Model &model) const {
   port.map(NICEMU_MARTINI_HOST_KICK, uint64_t(NICEMU_MARTINI_KICK_PAGES) << 12,
            std::make_unique<KickWindow>(engine));
   port.map(NICEMU_MARTINI_HOST_LLCM, llcm.size,
-           std::make_unique<LlcmWindow>(host, engine));
+           std::make_unique<LlcmWindow>(host, engine, port));
   port.map(NICEMU_MARTINI_HOST_BOTF,
            uint64_t(figures.windows) * NICEMU_MARTINI_BOTF_STRIDE,
            std::make_unique<BotfWindows>(engine));

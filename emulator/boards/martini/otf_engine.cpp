@@ -379,6 +379,7 @@ void OtfEngine::send_next() {
   }
   if (dest == card_.node_id() || !fabric) {
     // To its own node: it turns around in the SWIF, with no cable.
+    inbound_[out.packet.id] = head + receive_floor();
     card_.scheduler().schedule(
         head, "otf: loopback",
         [this, p = std::move(out.packet), window]() mutable {
@@ -389,6 +390,14 @@ void OtfEngine::send_next() {
     return;
   }
   out.packet.route = fabric->route(card_.node_id(), dest);
+  if (auto *to = dynamic_cast<OtfEngine *>(fabric->receiver(dest))) {
+    const FabricParams &net = fabric->params();
+    size_t bytes =
+        std::max<size_t>(out.packet.payload.size(), net.min_frame_bytes);
+    to->inbound_[out.packet.id] = head + fabric->min_path_latency() +
+                                  Time(bytes) * net.link_ps_per_byte +
+                                  to->receive_floor();
+  }
   fabric->send(std::move(out.packet), head,
                [this, window](Time) { sent(window, true); });
 }
@@ -426,6 +435,7 @@ bool OtfEngine::accept_head(const Packet &p, Time) {
 // LLCM write follows on the next DIMM edges. The checks are made when the
 // write would happen, against the regions as they are then.
 void OtfEngine::packet_arrived(Packet p, Time now) {
+  inbound_.erase(p.id);
   const std::vector<uint8_t> &b = p.payload;
   bool ok = b.size() >= NICEMU_MARTINI_HEADER_BYTES + kCrcBytes &&
             le32(b.data() + b.size() - kCrcBytes) ==
@@ -449,8 +459,12 @@ void OtfEngine::packet_arrived(Packet p, Time now) {
   Time written = dimm_.after(through_swif, figures_.llcm_write);
   if (b[NICEMU_MARTINI_HDR_FLAGS] & NICEMU_MARTINI_F_AOTF)
     last_received_ = {p.id, now, through_swif, written};
+  auto pending = llcm_writes_.insert(written);
   card_.scheduler().schedule(written, "otf: llcm write",
-                             [this, p = std::move(p)] { write_into_llcm(p); });
+                             [this, p = std::move(p), pending] {
+                               llcm_writes_.erase(pending);
+                               write_into_llcm(p);
+                             });
 }
 
 void OtfEngine::command_arrived(Packet p) {
@@ -495,6 +509,94 @@ void OtfEngine::write_into_llcm(const Packet &p) {
     card_.card_write(llcm_base_ + uint32_t(status_at), &done, 4);
   }
   ++received_;
+}
+
+// ---- When LLCM may change ------------------------------------------------
+
+const OtfEngine::HtlbEntry *OtfEngine::find(uint32_t page) const {
+  for (const HtlbEntry &e : htlb_[page & 0xFF])
+    if (e.valid && e.tag == uint8_t(page >> 8))
+      return &e;
+  return nullptr;
+}
+
+std::optional<uint32_t> OtfEngine::destination(const Transaction &txn) const {
+  const uint8_t *header = nullptr;
+  if (txn.botf)
+    header = windows_[txn.window].bytes.data();
+  else if (const HtlbEntry *e = find(txn.page))
+    header = e->seed.data();
+  if (!header)
+    return std::nullopt; // a miss: the seed may say anything
+  return le16(header + NICEMU_MARTINI_HDR_DEST);
+}
+
+bool OtfEngine::may_send_to(uint32_t node) const {
+  auto may = [&](const Transaction &txn) {
+    std::optional<uint32_t> dest = destination(txn);
+    return !dest || *dest == node;
+  };
+  for (const Transaction &txn : queue_)
+    if (may(txn))
+      return true;
+  for (const HeldStore &h : held_)
+    if (may(h.txn))
+      return true;
+  for (const Outgoing &out : swif_queue_)
+    if (le16(out.packet.payload.data() + NICEMU_MARTINI_HDR_DEST) == node)
+      return true;
+  return false;
+}
+
+// Lower bounds: stages counted in whole periods, with no wait for an edge.
+Time OtfEngine::receive_floor() const {
+  return swif_.domain().time_of(figures_.swif_receive) +
+         dimm_.domain().time_of(figures_.llcm_write);
+}
+
+Time OtfEngine::store_to_remote_llcm_floor() const {
+  const Figures &f = figures_;
+  Time t =
+      dimm_.domain().time_of(f.to_pins + f.host_write + f.transaction_queue +
+                             f.htlb_lookup + f.size_check + f.handshake) +
+      swif_.domain().time_of(f.swif_send) + receive_floor();
+  if (const Fabric *fabric = card_.fabric()) {
+    const FabricParams &net = fabric->params();
+    size_t bytes = std::max<size_t>(NICEMU_MARTINI_HEADER_BYTES + 1 + kCrcBytes,
+                                    net.min_frame_bytes);
+    t += fabric->min_path_latency() + Time(bytes) * net.link_ps_per_byte;
+  }
+  return t;
+}
+
+std::vector<const OtfEngine *> OtfEngine::cards() const {
+  const Fabric *fabric = card_.fabric();
+  if (!fabric)
+    return {this};
+  std::vector<const OtfEngine *> all;
+  for (uint32_t n = 0; n < fabric->topology().nodes; ++n)
+    if (auto *e = dynamic_cast<const OtfEngine *>(fabric->receiver(n)))
+      all.push_back(e);
+  return all;
+}
+
+Time OtfEngine::llcm_quiet_until(Time now, const HostPeers *peers) const {
+  if (!commands_.empty() || commands_coming_ > 0)
+    return now; // the core has work, and may write LLCM
+  Time t = card_.core_may_act_from();
+  if (!llcm_writes_.empty())
+    t = std::min(t, *llcm_writes_.begin());
+  for (const auto &[id, earliest] : inbound_)
+    t = std::min(t, earliest);
+  for (const OtfEngine *card : cards())
+    if (card->may_send_to(card_.node_id()))
+      t = std::min(t, now + receive_floor());
+  if (peers) {
+    Time other = peers->earliest_action_except(card_.node_id());
+    if (other != kTimeNever)
+      t = std::min(t, other + store_to_remote_llcm_floor());
+  }
+  return std::max(t, now);
 }
 
 } // namespace nicemu::martini

@@ -22,7 +22,9 @@
 
 #include <array>
 #include <deque>
+#include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -69,6 +71,15 @@ public:
   };
   const SendTimes &last_aotf_sent() const { return last_sent_; }
   const ReceiveTimes &last_aotf_received() const { return last_received_; }
+
+  // The earliest time at which this card's LLCM may change unless its own
+  // host acts, as seen at `now`: a write already on its way, a packet on
+  // the link or still in any card's send path, the core (awake, or a
+  // packet for it), or another host's store and the least time it takes
+  // to reach this LLCM. `peers` (null: no hosts) says when the other hosts
+  // may act. Lets a host's polling loads be answered without a round trip
+  // to the emulator until then (HostBusResult::stable_until).
+  Time llcm_quiet_until(Time now, const HostPeers *peers) const;
 
   // ---- The link ----
   bool accept_head(const Packet &p, Time now) override;
@@ -122,9 +133,20 @@ private:
   void sent(std::optional<uint32_t> window, bool went_out);
   void set_status(uint32_t bits, bool on);
   HtlbEntry *find(uint32_t page);
+  const HtlbEntry *find(uint32_t page) const;
   void write_into_llcm(const Packet &p);
   void command_arrived(Packet p);
   uint32_t header_bytes(const uint8_t *header) const;
+  // Some send of this card that has not reached the link yet may go to
+  // `node` (a store whose page misses the HTLB may go anywhere).
+  bool may_send_to(uint32_t node) const;
+  std::optional<uint32_t> destination(const Transaction &txn) const;
+  // The least time from a packet's tail arriving to its LLCM write, and
+  // from a host's store on another card to a write into this LLCM.
+  Time receive_floor() const;
+  Time store_to_remote_llcm_floor() const;
+  // The cards of the run (this one alone without a network).
+  std::vector<const OtfEngine *> cards() const;
 
   DeviceHost &card_;
   Figures figures_;
@@ -159,6 +181,11 @@ private:
 
   SendTimes last_sent_;
   ReceiveTimes last_received_;
+
+  // For llcm_quiet_until: LLCM writes scheduled, and the earliest write of
+  // each packet on its way here (by packet id), registered by its sender.
+  std::multiset<Time> llcm_writes_;
+  std::map<uint64_t, Time> inbound_;
 
   uint32_t status_ = 0;
   uint32_t sent_ = 0, received_ = 0, dropped_ = 0, rejected_ = 0, misses_ = 0,

@@ -23,7 +23,8 @@ constexpr uint32_t kMagic = 0x4E4D4348; // 'NMCH'
 // 4: generic card accesses: Op::Read and Op::Write at host bus addresses
 //    (PioWrite, PioRead and Doorbell are gone), Reply::data.
 // 5: Op::WriteBlock (a write-combined burst from the arena).
-constexpr uint32_t kVersion = 5;
+// 6: Reply::stable_until (DIMMnet's LLCM loads).
+constexpr uint32_t kVersion = 6;
 // Bus address of arena offset 0 as the NIC's DMA engines see it (0 is never
 // a valid host address).
 constexpr uint64_t kArenaBusBase = 0x10000000;
@@ -79,6 +80,9 @@ struct Reply {
   uint64_t time = 0; // virtual time (ps) when the call completed
   uint32_t word = 0; // WaitWordUntil: the watched word
   uint64_t data = 0; // Read: the data, up to 8 bytes
+  // Read: what was read does not change before this time unless this host
+  // acts (HostBusResult::stable_until; 0: no promise).
+  uint64_t stable_until = 0;
 };
 
 struct Region {
