@@ -91,6 +91,26 @@ DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &o) {
     s.wall_seconds += pp.total_wall;
     f.setups.push_back(std::move(s));
   }
+  if (o.interrupt) {
+    DimmnetInterruptFigures &i = f.interrupt;
+    i.setup = "SR";
+    BenchContext c = base;
+    c.model = with_variant(base.model, i.setup);
+    for (const ModelVariant &v : base.model.variants)
+      if (v.name == i.setup)
+        i.description = v.description;
+    for (bool interrupt : {false, true}) {
+      std::vector<std::string> program = {"dimmnet_bench", "--rtt-only"};
+      if (o.quick)
+        program.push_back("--quick");
+      if (interrupt)
+        program.push_back("--interrupt");
+      HostRun run = run_hosts(c, 2, program);
+      i.rounds = int(single_value(run, "rounds"));
+      (interrupt ? i.interrupt_rtt_us : i.aotf_rtt_us) =
+          single_value(run, "rtt_us");
+    }
+  }
   return f;
 }
 

@@ -41,9 +41,18 @@ struct DimmnetSetup {
   double wall_us_per_round_trip = 0; // aotf_pingpong's run, per round trip
 };
 
+// AOTF against interrupt-AOTF (the word written into LLCM by the receiving
+// core) in the Send/Receive experiments' set-up (variant SR: one switch).
+struct DimmnetInterruptFigures {
+  std::string setup, description;
+  int rounds = 0;
+  double aotf_rtt_us = 0, interrupt_rtt_us = 0; // one way: half
+};
+
 struct DimmnetBenchFigures {
   std::string model;
   std::vector<DimmnetSetup> setups;
+  DimmnetInterruptFigures interrupt; // rounds 0: not measured
 };
 
 struct DimmnetBenchOptions {
@@ -51,6 +60,7 @@ struct DimmnetBenchOptions {
   std::string programs_dir;        // dimmnet_bench; empty: next to nicemu
   bool quick = false;              // fewer rounds and messages
   std::vector<std::string> setups; // empty: A-F
+  bool interrupt = true;           // AOTF vs interrupt-AOTF in set-up SR
 };
 
 DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &options);

@@ -52,7 +52,7 @@ public:
   // generated network), and the least time between a card's action and
   // its effect on another card, which bounds how far cores run apart.
   virtual FabricParams network(const Model &model) const;
-  virtual Topology default_topology(uint32_t nodes,
+  virtual Topology default_topology(uint32_t nodes, const Model &model,
                                     const FabricParams &params) const;
   virtual Time network_lookahead(const Model &model,
                                  const Fabric &fabric) const;

@@ -13,7 +13,7 @@ FabricParams Board::network(const Model &model) const {
   return fabric_params(model);
 }
 
-Topology Board::default_topology(uint32_t nodes,
+Topology Board::default_topology(uint32_t nodes, const Model &,
                                  const FabricParams &params) const {
   return make_topology(nodes, params.switch_ports);
 }

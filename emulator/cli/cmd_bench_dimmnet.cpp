@@ -68,6 +68,19 @@ void print_table(const DimmnetBenchFigures &f) {
       std::printf(" %17u", s.crossover_bytes);
     std::printf("   (first size where BOTF beats AOTF)\n");
   }
+  if (f.interrupt.rounds > 0) {
+    const DimmnetInterruptFigures &i = f.interrupt;
+    std::printf("\nAOTF against interrupt-AOTF (the receiving core writes "
+                "the word into LLCM), set-up %s: %s; mean of %d round "
+                "trips\n",
+                i.setup.c_str(), i.description.c_str(), i.rounds);
+    std::printf("  AOTF            round trip %8.3f us, one way %8.3f us\n",
+                i.aotf_rtt_us, i.aotf_rtt_us / 2);
+    std::printf("  interrupt-AOTF  round trip %8.3f us, one way %8.3f us "
+                "(+%.3f us one way)\n",
+                i.interrupt_rtt_us, i.interrupt_rtt_us / 2,
+                (i.interrupt_rtt_us - i.aotf_rtt_us) / 2);
+  }
   double wall = 0;
   for (const DimmnetSetup &s : f.setups)
     wall += s.wall_seconds;
@@ -99,7 +112,15 @@ nlohmann::json to_json(const DimmnetBenchFigures &f) {
                       {"wall_seconds", s.wall_seconds},
                       {"wall_us_per_round_trip", s.wall_us_per_round_trip}});
   }
-  return {{"bench", "dimmnet"}, {"model", f.model}, {"setups", setups}};
+  nlohmann::json j = {
+      {"bench", "dimmnet"}, {"model", f.model}, {"setups", setups}};
+  if (f.interrupt.rounds > 0)
+    j["interrupt_aotf"] = {{"setup", f.interrupt.setup},
+                           {"description", f.interrupt.description},
+                           {"rounds", f.interrupt.rounds},
+                           {"aotf_rtt_us", f.interrupt.aotf_rtt_us},
+                           {"interrupt_rtt_us", f.interrupt.interrupt_rtt_us}};
+  return j;
 }
 
 } // namespace
@@ -116,11 +137,15 @@ void add_dimmnet_bench(CLI::App &bench) {
   cmd->add_flag("--quick", opts->quick, "fewer rounds and messages");
   cmd->add_option("--setup", opts->setups, "set-ups to measure (default A-F)")
       ->check(CLI::IsMember({"A", "B", "C", "D", "E", "F"}));
+  auto no_interrupt = std::make_shared<bool>(false);
+  cmd->add_flag("--no-interrupt", *no_interrupt,
+                "skip AOTF against interrupt-AOTF in set-up SR");
   cmd->add_option("--firmware", opts->firmware,
                   "the dimmnet image (default: the one shipped)");
   cmd->add_option("--programs-dir", opts->programs_dir,
                   "directory with dimmnet_bench and aotf_pingpong");
-  cmd->callback([opts, json] {
+  cmd->callback([opts, json, no_interrupt] {
+    opts->interrupt = !*no_interrupt;
     DimmnetBenchFigures f = run_dimmnet_bench(*opts);
     if (*json)
       std::cout << to_json(f).dump(2) << "\n";

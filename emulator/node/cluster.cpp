@@ -15,7 +15,7 @@ std::unique_ptr<Fabric> make_fabric(Scheduler &scheduler, const Model &model,
   const Board &board = checked_board(model);
   FabricParams params = board.network(model);
   Topology topology = topology_file.empty()
-                          ? board.default_topology(nodes, params)
+                          ? board.default_topology(nodes, model, params)
                           : read_topology(topology_file, params.switch_ports);
   if (topology.nodes != nodes)
     throw Error(topology_file + ": the topology has " +

@@ -8,7 +8,9 @@
 //   bw SIZE BOTF AOTF  MB/s of a stream of SIZE-byte messages sent by BOTF
 //                      (464-byte pieces through two windows in turn) and
 //                      by AOTF (8-byte stores), up to the receiver's ack
-// --quick: fewer rounds and messages.
+// --quick: fewer rounds and messages. --rtt-only: the round trip alone;
+// --interrupt: its words go by interrupt-AOTF (the receiving core writes
+// them into LLCM: DIMM_CMD_INTERRUPT_WRITE) instead of the hardware path.
 #include <nicemu/dimmnet.h>
 
 #include <algorithm>
@@ -49,7 +51,7 @@ void wait_flag(unsigned word, uint64_t value) {
   dimm_llcm_wait64(card, kRegionBase + kFlags + word, ~0ull, value);
 }
 
-void set_up() {
+void set_up(bool interrupt) {
   must(dimm_open(1, 0, &card), "dimm_open");
   me = dimm_node(card);
   if (dimm_nodes(card) != 2) {
@@ -63,6 +65,7 @@ void set_up() {
   seed.dest_node = partner;
   must(dimm_set_seed(card, kDataPage, &seed), "seed");
   seed.address = kFlags;
+  seed.command = interrupt ? DIMM_CMD_INTERRUPT_WRITE : DIMM_CMD_WRITE;
   must(dimm_set_seed(card, kFlagPage, &seed), "seed");
   // Hello until the partner's hello is here, then once more.
   while (flag(kHelloWord) != 1) {
@@ -172,14 +175,20 @@ double stream(unsigned bytes, int messages, bool botf, uint64_t tag) {
 } // namespace
 
 int main(int argc, char **argv) {
-  bool quick = argc > 1 && std::string(argv[1]) == "--quick";
-  set_up();
+  bool quick = false, rtt_only = false, interrupt = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    quick |= a == "--quick";
+    rtt_only |= a == "--rtt-only";
+    interrupt |= a == "--interrupt";
+  }
+  set_up(interrupt);
   ping_pong(quick ? 200 : 2000);
+  if (rtt_only) {
+    dimm_close(card);
+    return 0;
+  }
   host_costs();
-  // The data pages for AOTF streams of up to 4 KiB: one page each.
-  dimm_header seed{};
-  seed.dest_node = partner;
-  must(dimm_set_seed(card, kDataPage, &seed), "seed");
   uint64_t tag = 1000;
   int messages = quick ? 4 : 16;
   for (unsigned bytes = 8; bytes <= 4096; bytes *= 2) {

@@ -98,6 +98,19 @@ NICEMU_HANDLER void on_add64(const Command &c) {
   *word = *word + c.data;
 }
 
+NICEMU_HANDLER void on_interrupt_write(const Command &c) {
+  uint32_t n = c.length();
+  int32_t offset = n >= 1 && n <= 8 ? checked_llcm_offset(c, n) : -1;
+  if (offset < 0) {
+    ++stat(DIMMNET_BOX_STAT_REFUSED);
+    return;
+  }
+  auto *to = reinterpret_cast<volatile uint8_t *>(NICEMU_MARTINI_LLCM +
+                                                  uint32_t(offset));
+  for (uint32_t i = 0; i < n; ++i)
+    to[i] = uint8_t(c.data >> (8 * i));
+}
+
 void on_command() {
   Command c;
   for (uint32_t i = 0; i < 8; ++i) {
@@ -109,6 +122,9 @@ void on_command() {
   switch (c.code()) {
   case DIMMNET_CMD_ADD64:
     on_add64(c);
+    break;
+  case DIMMNET_CMD_INTERRUPT_WRITE:
+    on_interrupt_write(c);
     break;
   default:
     ++stat(DIMMNET_BOX_STAT_UNKNOWN);

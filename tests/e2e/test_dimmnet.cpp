@@ -85,6 +85,12 @@ TEST_CASE("DIMMnet: the receive-status address, as a model option") {
   scenario("status", 2, model.string() + ":D");
 }
 
+TEST_CASE("DIMMnet: eight nodes through RHiNET-2/SW switches, and "
+          "interrupt-AOTF") {
+  scenario("ring", 8);
+  scenario("ring", 2, "martini:SR"); // two nodes through one switch
+}
+
 TEST_CASE("DIMMnet: a packet to its own node turns around") {
   scenario("loopback", 1);
 }

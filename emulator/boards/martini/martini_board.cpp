@@ -31,7 +31,7 @@ public:
   }
   void assemble(CardAssembly &card, const Model &model) const override;
   FabricParams network(const Model &model) const override;
-  Topology default_topology(uint32_t nodes,
+  Topology default_topology(uint32_t nodes, const Model &model,
                             const FabricParams &params) const override;
   // A card acts on another only through a packet, which crosses at least
   // the shortest path.
@@ -98,9 +98,13 @@ FabricParams MartiniBoard::network(const Model &model) const {
   return p;
 }
 
-Topology MartiniBoard::default_topology(uint32_t nodes,
+// Two cards are cabled directly, as in the reference set-ups, unless the
+// model puts a switch between them (params.switch.two_nodes_switched, the
+// Send/Receive experiments' set-up).
+Topology MartiniBoard::default_topology(uint32_t nodes, const Model &model,
                                         const FabricParams &params) const {
-  if (nodes != 2)
+  auto switched = model.params.find("switch.two_nodes_switched");
+  if (nodes != 2 || (switched != model.params.end() && switched->second))
     return make_topology(nodes, params.switch_ports);
   Topology t; // the reference set-ups: two cards, one cable
   t.nodes = 2;

@@ -99,6 +99,7 @@ std::vector<ModelKey> model_keys() {
       {"timing.switch.per_packet", KeyUse::Required, net},
       {"params.switch.ports", KeyUse::Required, net},
       {"params.switch.multicast", KeyUse::Reference, net},
+      {"params.switch.two_nodes_switched", KeyUse::Optional, net},
       {"params.protection.max_users", KeyUse::Reference, iface},
   };
   for (const ModelKey &k : reference_keys(

@@ -52,6 +52,11 @@ extern "C" {
  * ADD64: adds the packet's 8 bytes to the 64-bit LLCM word at its address
  * (in its region, checked like a hardware write). */
 #define DIMMNET_CMD_ADD64 0x10u
+/* INTERRUPT_WRITE: interrupt-AOTF. The core writes the packet's 1-8 bytes
+ * into LLCM at its address (checked like a hardware write): the same
+ * effect as NICEMU_MARTINI_CMD_WRITE through the core's interrupt, so the
+ * two paths can be compared. */
+#define DIMMNET_CMD_INTERRUPT_WRITE 0x11u
 
 #ifdef __cplusplus
 }

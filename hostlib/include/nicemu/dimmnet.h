@@ -47,10 +47,14 @@ extern "C" {
 #define DIMM_BOTF_MAX 464      /* payload bytes of one BOTF packet */
 
 /* Command codes of a packet: the hardware writes into LLCM; anything else
- * goes to the card's core (DIMM_CMD_ADD64: it adds the 8 bytes to the
- * 64-bit LLCM word at the address). */
+ * goes to the card's core, whose dimmnet firmware serves DIMM_CMD_ADD64
+ * (it adds the 8 bytes to the 64-bit LLCM word at the address) and
+ * DIMM_CMD_INTERRUPT_WRITE (interrupt-AOTF: it writes the bytes into LLCM
+ * itself, as the hardware would for DIMM_CMD_WRITE, but through the
+ * core's interrupt). */
 #define DIMM_CMD_WRITE 0x00
 #define DIMM_CMD_ADD64 0x10
+#define DIMM_CMD_INTERRUPT_WRITE 0x11
 
 typedef struct dimm_card dimm_card;
 

@@ -3,6 +3,7 @@
 // Each rank prints "rank R: SCENARIO: ok", or what failed and exits 1.
 // Data are checked byte by byte, with guard bytes around them.
 #include <nicemu/dimmnet.h>
+#include <nicemu/host.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -399,6 +400,32 @@ void status(dimm_card *card, unsigned partner) {
   }
 }
 
+// Any number of nodes (through RHiNET-2/SW switches beyond two): each
+// sends a word to the next, by the hardware path and by interrupt-AOTF,
+// and waits for the previous one's. Everybody opens its region first and
+// waits 200 us of virtual time (all set-ups take far less) before sending.
+void ring(dimm_card *card) {
+  unsigned n = unsigned(dimm_nodes(card));
+  unsigned next = (unsigned(me) + 1) % n, prev = (unsigned(me) + n - 1) % n;
+  guard_region(card);
+  must(dimm_open_region(card, 0, kRegionBase, kRegionBytes, DIMM_ANY_PID),
+       "open region");
+  dimm_header seed = to(next);
+  must(dimm_set_seed(card, 1, &seed), "seed");
+  seed.command = DIMM_CMD_INTERRUPT_WRITE;
+  must(dimm_set_seed(card, 2, &seed), "seed interrupt");
+  nicemu::host::compute(200'000'000);
+  must(dimm_aotf_store64(card, 1, 0x40, 1000 + unsigned(me)), "word");
+  must(dimm_aotf_store(card, 2, 0x48, "\x11\x22\x33\x44", 4), "interrupt");
+  uint64_t w = dimm_llcm_wait64(card, kRegionBase + 0x40, ~0ull, 1000 + prev);
+  expect(w == 1000 + prev, "word from " + std::to_string(prev));
+  uint64_t g;
+  std::memset(&g, kGuard, 8);
+  uint64_t want = (g & ~0xFFFFFFFFull) | 0x44332211ull;
+  uint64_t i = dimm_llcm_wait64(card, kRegionBase + 0x48, ~0ull, want);
+  expect(i == want, "interrupt-AOTF word");
+}
+
 // One node: a seed naming this node turns around in the SWIF.
 void loopback(dimm_card *card) {
   guard_region(card);
@@ -421,6 +448,8 @@ int main(int argc, char **argv) {
   unsigned partner = unsigned(1 - me);
   if (scenario == "loopback")
     loopback(card);
+  else if (scenario == "ring")
+    ring(card);
   else if (dimm_nodes(card) != 2)
     expect(false, "needs two nodes");
   else if (scenario == "aotf")
