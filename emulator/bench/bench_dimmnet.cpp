@@ -75,11 +75,16 @@ DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &o) {
     s.store_ns = single_value(run, "store_ns");
     s.load_ns = single_value(run, "load_ns");
     for (const auto &v : values_of(run.output, "bw"))
-      if (v.size() == 3)
-        s.bandwidth.push_back({uint32_t(v[0]), v[1], v[2]});
+      if (v.size() == 4)
+        s.bandwidth.push_back({uint32_t(v[0]), v[1], v[2], v[3]});
     for (const DimmnetBandwidth &b : s.bandwidth)
       if (b.botf_mb_per_s > b.aotf_mb_per_s) {
         s.crossover_bytes = b.bytes;
+        break;
+      }
+    for (const DimmnetBandwidth &b : s.bandwidth)
+      if (b.push_mb_per_s > b.botf_mb_per_s) {
+        s.push_crossover_bytes = b.bytes;
         break;
       }
     s.wall_seconds = run.total_wall;

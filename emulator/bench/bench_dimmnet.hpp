@@ -2,8 +2,8 @@
 // reference set-up A-F, with the host program dimmnet_bench run in this
 // process as `nicemu run -n 2` runs it: the AOTF round trip and one-way
 // time, where the one-way time goes stage by stage (from the card's own
-// record of the last packet), the host's own store and load costs, BOTF
-// and AOTF bandwidth from 8 bytes to 4 KiB, and the wall time.
+// record of the last packet), the host's own store and load costs, BOTF,
+// AOTF and PUSH bandwidth from 8 bytes to 4 KiB, and the wall time.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +20,7 @@ struct DimmnetStage {
 
 struct DimmnetBandwidth {
   uint32_t bytes = 0;
-  double botf_mb_per_s = 0, aotf_mb_per_s = 0;
+  double botf_mb_per_s = 0, aotf_mb_per_s = 0, push_mb_per_s = 0;
 };
 
 struct DimmnetSetup {
@@ -37,7 +37,8 @@ struct DimmnetSetup {
   double store_ns = 0, load_ns = 0; // the host's own costs
   std::vector<DimmnetBandwidth> bandwidth;
   uint32_t crossover_bytes = 0; // first size where BOTF beats AOTF (0: none)
-  double wall_seconds = 0;      // of this set-up's runs
+  uint32_t push_crossover_bytes = 0; // first size where PUSH beats BOTF
+  double wall_seconds = 0;           // of this set-up's runs
   double wall_us_per_round_trip = 0; // aotf_pingpong's run, per round trip
 };
 

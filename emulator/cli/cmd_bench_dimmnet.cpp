@@ -50,23 +50,27 @@ void print_table(const DimmnetBenchFigures &f) {
   }
   std::printf("\nBandwidth (MB/s) of streams of messages, to the receiver's "
               "ack: BOTF (464-byte pieces, two windows in turn) / AOTF "
-              "(8-byte stores)\n");
+              "(8-byte stores) / PUSH (from SO-DIMM bank 0, each waited "
+              "for)\n");
   if (!f.setups.empty()) {
-    std::printf("%-8s", "bytes");
+    std::printf("%-6s", "bytes");
     for (const DimmnetSetup &s : f.setups)
-      std::printf(" %17s", (s.name + " BOTF/AOTF").c_str());
+      std::printf(" %20s", (s.name + " BOTF/AOTF/PUSH").c_str());
     std::printf("\n");
     for (size_t i = 0; i < f.setups[0].bandwidth.size(); ++i) {
-      std::printf("%-8u", f.setups[0].bandwidth[i].bytes);
+      std::printf("%-6u", f.setups[0].bandwidth[i].bytes);
       for (const DimmnetSetup &s : f.setups)
-        std::printf(" %8.1f/%8.1f", s.bandwidth[i].botf_mb_per_s,
-                    s.bandwidth[i].aotf_mb_per_s);
+        std::printf(" %6.1f/%6.1f/%6.1f", s.bandwidth[i].botf_mb_per_s,
+                    s.bandwidth[i].aotf_mb_per_s, s.bandwidth[i].push_mb_per_s);
       std::printf("\n");
     }
-    std::printf("%-8s", "BOTF>");
+    std::printf("%-6s", "BOTF>");
     for (const DimmnetSetup &s : f.setups)
-      std::printf(" %17u", s.crossover_bytes);
-    std::printf("   (first size where BOTF beats AOTF)\n");
+      std::printf(" %20u", s.crossover_bytes);
+    std::printf("   (first size where BOTF beats AOTF)\n%-6s", "PUSH>");
+    for (const DimmnetSetup &s : f.setups)
+      std::printf(" %20u", s.push_crossover_bytes);
+    std::printf("   (first size where PUSH beats BOTF; 0: none)\n");
   }
   if (f.interrupt.rounds > 0) {
     const DimmnetInterruptFigures &i = f.interrupt;
@@ -97,7 +101,8 @@ nlohmann::json to_json(const DimmnetBenchFigures &f) {
     for (const DimmnetBandwidth &b : s.bandwidth)
       bw.push_back({{"bytes", b.bytes},
                     {"botf_mb_per_s", b.botf_mb_per_s},
-                    {"aotf_mb_per_s", b.aotf_mb_per_s}});
+                    {"aotf_mb_per_s", b.aotf_mb_per_s},
+                    {"push_mb_per_s", b.push_mb_per_s}});
     setups.push_back({{"setup", s.name},
                       {"description", s.description},
                       {"rounds", s.rounds},
@@ -109,6 +114,7 @@ nlohmann::json to_json(const DimmnetBenchFigures &f) {
                       {"load_ns", s.load_ns},
                       {"bandwidth", bw},
                       {"botf_beats_aotf_from_bytes", s.crossover_bytes},
+                      {"push_beats_botf_from_bytes", s.push_crossover_bytes},
                       {"wall_seconds", s.wall_seconds},
                       {"wall_us_per_round_trip", s.wall_us_per_round_trip}});
   }

@@ -65,6 +65,19 @@ void HostPort::write_block(uint64_t addr, std::span<const uint8_t> bytes,
   m->window->write_block(addr - m->base, bytes, at, done);
 }
 
+void HostPort::read_block(uint64_t addr, std::span<uint8_t> out, Time at,
+                          const HostBusCompletion &done) {
+  const Mapped *m = find(addr);
+  if (!m || out.empty() || addr + out.size() > m->base + m->size)
+    return (void)done(refused(addr, at));
+  m->window->read_block(addr - m->base, out, at, done);
+}
+
+void HostWindow::read_block(uint64_t, std::span<uint8_t>, Time at,
+                            const HostBusCompletion &done) {
+  done({false, 0, at, "this window takes no read bursts"});
+}
+
 void HostWindow::write_block(uint64_t, std::span<const uint8_t>, Time at,
                              const HostBusCompletion &done) {
   done({false, 0, at, "this window takes no write bursts"});

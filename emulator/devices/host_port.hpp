@@ -61,6 +61,9 @@ public:
   // bursts refuse it.
   virtual void write_block(uint64_t offset, std::span<const uint8_t> bytes,
                            Time at, const HostBusCompletion &done);
+  // A burst read into `out` (DIMMnet's SO-DIMM banks); refused by default.
+  virtual void read_block(uint64_t offset, std::span<uint8_t> out, Time at,
+                          const HostBusCompletion &done);
   // How traces name a host's call to this window ("PioWrite").
   virtual const char *call_name(bool write) const {
     return write ? "Write" : "Read";
@@ -85,6 +88,8 @@ public:
              HostBusCompletion done);
   void write_block(uint64_t addr, std::span<const uint8_t> bytes, Time at,
                    const HostBusCompletion &done);
+  void read_block(uint64_t addr, std::span<uint8_t> out, Time at,
+                  const HostBusCompletion &done);
   // How traces name a host's call to `addr` (the window's name for it).
   const char *call_name(uint64_t addr, bool write) const;
   // The window at `addr`'s posted-write cost (0: none there, or it takes

@@ -43,6 +43,8 @@ const char *op_name(Op op) {
     return "WaitWordUntil";
   case Op::WriteBlock:
     return "WriteBlock";
+  case Op::ReadBlock:
+    return "ReadBlock";
   }
   return "?";
 }
@@ -200,6 +202,7 @@ void HostAgent::handle(const Request &r) {
   case Op::Write:
   case Op::Read:
   case Op::WriteBlock:
+  case Op::ReadBlock:
     return card_access(r, now);
   case Op::Advance:
     return reply_at(now + r.arg64, Reply{});
@@ -244,15 +247,19 @@ void HostAgent::card_access(const Request &r, Time at) {
     return true;
   };
   const unsigned size = r.b;
-  if (node_ && r.op == Op::WriteBlock) {
+  if (node_ && (r.op == Op::WriteBlock || r.op == Op::ReadBlock)) {
     HostPort &port = node_->host_port();
-    call_name_ = port.call_name(r.a, true);
-    if (size == 0 || size > 512 ||
+    const bool block_write = r.op == Op::WriteBlock;
+    call_name_ = port.call_name(r.a, block_write);
+    if (size == 0 || size > 4096 ||
         uint64_t(r.c) + size > channel_->arena_size())
-      return (void)reply({false, 0, at, "a burst is 1-512 bytes of the arena"});
-    port.write_block(r.a,
-                     std::span<const uint8_t>(channel_->arena() + r.c, size),
-                     at, reply);
+      return (void)reply(
+          {false, 0, at, "a burst is 1-4096 bytes of the arena"});
+    uint8_t *arena = channel_->arena() + r.c;
+    if (block_write)
+      port.write_block(r.a, std::span<const uint8_t>(arena, size), at, reply);
+    else
+      port.read_block(r.a, std::span<uint8_t>(arena, size), at, reply);
     return;
   }
   if (!node_ || (size != 1 && size != 2 && size != 4 && size != 8)) {

@@ -5,9 +5,12 @@
 //   rtt_us X           mean round trip of an 8-byte AOTF word
 //   store_ns X         the host's own cost of one uncached store (AOTF)
 //   load_ns X          ... of one uncached LLCM load (one polling turn)
-//   bw SIZE BOTF AOTF  MB/s of a stream of SIZE-byte messages sent by BOTF
-//                      (464-byte pieces through two windows in turn) and
-//                      by AOTF (8-byte stores), up to the receiver's ack
+//   bw SIZE BOTF AOTF PUSH
+//                      MB/s of a stream of SIZE-byte messages sent by BOTF
+//                      (464-byte pieces through two windows in turn), by
+//                      AOTF (8-byte stores) and by PUSH (from SO-DIMM bank
+//                      0, each waited for), up to the receiver's ack; 8 B to
+//                      64 KiB (AOTF to 4 KiB only: 0 beyond)
 // --quick: fewer rounds and messages. --rtt-only: the round trip alone;
 // --interrupt: its words go by interrupt-AOTF (the receiving core writes
 // them into LLCM: DIMM_CMD_INTERRUPT_WRITE) instead of the hardware path.
@@ -22,14 +25,14 @@
 
 namespace {
 
-constexpr unsigned kRegionBase = 0x1000; // region 0: 16 KiB of LLCM
-constexpr unsigned kRegionBytes = 0x4000;
+constexpr unsigned kRegionBase = 0x1000; // region 0: the rest of LLCM
+constexpr unsigned kRegionBytes = 0x1F000;
 constexpr unsigned kDataPage = 1;     // partner's region, from 0
-constexpr unsigned kFlagPage = 2;     // partner's region, from 0x3000
+constexpr unsigned kFlagPage = 2;     // partner's region, from kFlags
 constexpr unsigned kPingWord = 0x000; // in the flag page
 constexpr unsigned kHelloWord = 0x008;
 constexpr unsigned kAckWord = 0x010;
-constexpr unsigned kFlags = 0x3000;
+constexpr unsigned kFlags = 0x1E000; // past 64 KiB of data
 
 dimm_card *card;
 int me;
@@ -61,6 +64,10 @@ void set_up(bool interrupt) {
   partner = unsigned(1 - me);
   must(dimm_open_region(card, 0, kRegionBase, kRegionBytes, DIMM_ANY_PID),
        "region");
+  // PUSH reads bank 0, which must face the card, through region 1.
+  must(dimm_open_region(card, 1, DIMM_ADDR(DIMM_SPACE_BANK0, 0), 1 << 20,
+                        DIMM_ANY_PID),
+       "bank region");
   dimm_header seed{};
   seed.dest_node = partner;
   must(dimm_set_seed(card, kDataPage, &seed), "seed");
@@ -139,6 +146,13 @@ void send_botf(const std::vector<uint8_t> &data, unsigned &window) {
   }
 }
 
+void send_push(const std::vector<uint8_t> &data) {
+  dimm_rdma t{DIMM_ADDR(DIMM_SPACE_BANK0, 0), 1, partner, kRegionBase, 0,
+              uint32_t(data.size())};
+  must(dimm_push(card, &t), "push");
+  must(dimm_rdma_wait(card), "push");
+}
+
 void send_aotf(const std::vector<uint8_t> &data) {
   for (unsigned at = 0; at < data.size(); at += 8) {
     uint64_t v;
@@ -149,7 +163,9 @@ void send_aotf(const std::vector<uint8_t> &data) {
 
 // MB/s of `messages` messages of `bytes` each, from the first store to the
 // receiver's ack (which it sends once the last message's tag is in).
-double stream(unsigned bytes, int messages, bool botf, uint64_t tag) {
+enum class Method { Botf, Aotf, Push };
+
+double stream(unsigned bytes, int messages, Method method, uint64_t tag) {
   std::vector<uint8_t> data(bytes);
   for (unsigned i = 0; i < bytes; ++i)
     data[i] = uint8_t(i * 13 + 1);
@@ -165,7 +181,17 @@ double stream(unsigned bytes, int messages, bool botf, uint64_t tag) {
   unsigned window = 0;
   double start = dimm_time_ns(card);
   for (int m = 0; m < messages; ++m)
-    botf ? send_botf(data, window) : send_aotf(data);
+    switch (method) {
+    case Method::Botf:
+      send_botf(data, window);
+      break;
+    case Method::Aotf:
+      send_aotf(data);
+      break;
+    case Method::Push:
+      send_push(data);
+      break;
+    }
   must(dimm_aotf_store64(card, kFlagPage, kPingWord, tag), "tag");
   wait_flag(kAckWord, tag);
   double ns = dimm_time_ns(card) - start;
@@ -191,11 +217,21 @@ int main(int argc, char **argv) {
   host_costs();
   uint64_t tag = 1000;
   int messages = quick ? 4 : 16;
-  for (unsigned bytes = 8; bytes <= 4096; bytes *= 2) {
-    double b = stream(bytes, messages, true, ++tag);
-    double a = stream(bytes, messages, false, ++tag);
+  // The PUSH source: bank 0 filled by the host, then switched to the card.
+  if (me == 0) {
+    std::vector<uint8_t> fill(65536);
+    for (unsigned i = 0; i < fill.size(); ++i)
+      fill[i] = uint8_t(i * 13 + 1);
+    must(dimm_bank_write(card, 0, 0, fill.data(), fill.size()), "bank");
+    must(dimm_bank_switch(card, 0, DIMM_SIDE_NIC), "bank switch");
+  }
+  for (unsigned bytes = 8; bytes <= 65536; bytes *= 2) {
+    int n = bytes > 4096 ? std::max(2, messages / 4) : messages;
+    double b = stream(bytes, n, Method::Botf, ++tag);
+    double a = bytes <= 4096 ? stream(bytes, n, Method::Aotf, ++tag) : 0;
+    double p = stream(bytes, n, Method::Push, ++tag);
     if (me == 0)
-      std::printf("bw %u %.3f %.3f\n", bytes, b, a);
+      std::printf("bw %u %.3f %.3f %.3f\n", bytes, b, a, p);
   }
   dimm_close(card);
   return 0;

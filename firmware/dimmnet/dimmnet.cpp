@@ -155,7 +155,14 @@ uint32_t serve(uint32_t op, const volatile uint32_t *arg) {
       return DIMMNET_EREGION;
     bool open = op == DIMMNET_OP_OPEN_REGION;
     uint32_t base = open ? arg[1] : 0, size = open ? arg[2] : 0;
-    if (open && (size == 0 || base + size < base || base + size > 0x20000))
+    // Inside one space: LLCM, or a bank (nicemu/martini.h).
+    uint32_t space = base >> NICEMU_MARTINI_SPACE_SHIFT;
+    uint32_t offset = base & (NICEMU_MARTINI_SPACE_BYTES - 1);
+    uint32_t limit = space == NICEMU_MARTINI_SPACE_LLCM ? 0x20000u
+                     : space <= NICEMU_MARTINI_SPACE_BANK1
+                         ? NICEMU_MARTINI_SPACE_BYTES
+                         : 0u;
+    if (open && (size == 0 || size > limit || offset > limit - size))
       return DIMMNET_EREGION;
     otf(NICEMU_OTF_REGION_SELECT) = region;
     otf(NICEMU_OTF_REGION_SIZE) = 0; // closed while it changes

@@ -17,6 +17,7 @@
 #include "nicemu/error.hpp"
 #include "nicemu/host.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -43,6 +44,7 @@ using nicemu::channel::Request;
 using nicemu::channel::Status;
 
 thread_local std::string last_error;
+constexpr uint32_t kBurstBytes = 4096; // the largest burst the card takes
 
 // LLCM words loaded, valid while the host's clock is before `until`.
 struct LoadCache {
@@ -234,7 +236,7 @@ int dimm_open(unsigned pgid, unsigned pid, dimm_card **out) {
     card->node = nicemu::host::rank(); // says hello to the emulator
     card->nodes = nicemu::host::size();
     card->end = &nicemu::channel::HostEnd::from_environment();
-    card->burst = static_cast<uint8_t *>(nicemu::host::alloc(512));
+    card->burst = static_cast<uint8_t *>(nicemu::host::alloc(kBurstBytes));
     card->burst_offset = uint32_t(card->burst - card->end->arena());
   } catch (const std::exception &e) {
     delete card;
@@ -327,11 +329,11 @@ int dimm_clear_seed(dimm_card *card, unsigned page) {
   return request(card, DIMMNET_OP_CLEAR_SEED, &arg, 1);
 }
 
-int dimm_open_region(dimm_card *card, unsigned region, uint32_t llcm_offset,
+int dimm_open_region(dimm_card *card, unsigned region, uint32_t address,
                      uint32_t bytes, unsigned writer_pid) {
   if (!card || region >= DIMM_REGIONS || writer_pid > DIMM_ANY_PID)
     return fail(DIMM_EINVAL, "no card, or region/process out of range");
-  uint32_t args[4] = {region, llcm_offset, bytes,
+  uint32_t args[4] = {region, address, bytes,
                       card->pgid | uint32_t(writer_pid) << 8};
   return request(card, DIMMNET_OP_OPEN_REGION, args, 4);
 }
@@ -459,6 +461,132 @@ uint64_t dimm_llcm_wait64(dimm_card *card, uint32_t offset, uint64_t mask,
       return v;
     if ((v & mask) == expected)
       return v;
+  }
+}
+
+int dimm_bank_switch(dimm_card *card, unsigned bank, unsigned side) {
+  if (!card || bank > 1 || side > DIMM_SIDE_NIC)
+    return fail(DIMM_EINVAL, "bank 0 or 1, side DIMM_SIDE_HOST or _NIC");
+  return store(card, NICEMU_MARTINI_HOST_BANKS + 8 * bank, 8, side).code;
+}
+
+int dimm_bank_side(dimm_card *card, unsigned bank, unsigned *side) {
+  if (!card || bank > 1 || !side)
+    return fail(DIMM_EINVAL, "bank 0 or 1");
+  Access a = load(card, NICEMU_MARTINI_HOST_BANKS + 8 * bank, 8);
+  if (a.code == DIMM_OK)
+    *side = unsigned(a.reply.data);
+  return a.code;
+}
+
+// A bank in bursts through the arena scratch; the card refuses a bank that
+// faces it.
+static int bank_burst(dimm_card *card, unsigned bank, uint32_t offset,
+                      uint8_t *data, size_t len, bool write) {
+  if (!card || bank > 1 || (len && !data))
+    return fail(DIMM_EINVAL, "bank 0 or 1, and a buffer");
+  uint32_t base = bank ? NICEMU_MARTINI_HOST_BANK1 : NICEMU_MARTINI_HOST_BANK0;
+  if (write)
+    cache.forget();
+  for (size_t done = 0; done < len;) {
+    uint32_t n = uint32_t(std::min<size_t>(kBurstBytes, len - done));
+    if (offset + done + n > NICEMU_MARTINI_SPACE_BYTES)
+      return fail(DIMM_EINVAL, "past the bank");
+    Request r;
+    r.op = write ? Op::WriteBlock : Op::ReadBlock;
+    r.a = base + uint32_t(offset + done);
+    r.b = n;
+    r.c = card->burst_offset;
+    if (write)
+      std::memcpy(card->burst, data + done, n);
+    Access a = call(card, r);
+    if (a.code != DIMM_OK)
+      return fail(a.code, "the bank refused the burst (it faces the card, "
+                          "or the range is past it)");
+    if (!write)
+      std::memcpy(data + done, card->burst, n);
+    done += n;
+  }
+  return DIMM_OK;
+}
+
+int dimm_bank_write(dimm_card *card, unsigned bank, uint32_t offset,
+                    const void *data, size_t len) {
+  return bank_burst(card, bank, offset,
+                    const_cast<uint8_t *>(static_cast<const uint8_t *>(data)),
+                    len, true);
+}
+
+int dimm_bank_read(dimm_card *card, unsigned bank, uint32_t offset, void *out,
+                   size_t len) {
+  return bank_burst(card, bank, offset, static_cast<uint8_t *>(out), len,
+                    false);
+}
+
+// The descriptor's words, then the kick (waited for: a busy engine or a bad
+// descriptor is refused at once).
+static int rdma_start(dimm_card *card, const dimm_rdma *t, uint32_t op) {
+  if (!card || !t)
+    return fail(DIMM_EINVAL, "no card or no transfer");
+  if (t->node >= card->nodes || t->local_region >= DIMM_REGIONS ||
+      t->remote_region >= DIMM_REGIONS || t->bytes == 0 ||
+      t->bytes > (16u << 20))
+    return fail(DIMM_EINVAL, "a node there is, regions 0-63, 1 byte to 16 MiB");
+  unsigned status = 0;
+  Access s =
+      load(card, NICEMU_MARTINI_HOST_RDMA + NICEMU_MARTINI_RDMA_STATUS, 8);
+  if (s.code != DIMM_OK)
+    return s.code;
+  status = unsigned(s.reply.data);
+  if (status & NICEMU_MARTINI_RDMA_BUSY)
+    return fail(DIMM_EBUSY, "a PUSH or PULL is still running");
+  const uint64_t words[][2] = {
+      {NICEMU_MARTINI_RDMA_LOCAL, t->local},
+      {NICEMU_MARTINI_RDMA_REMOTE, t->remote},
+      {NICEMU_MARTINI_RDMA_LENGTH, t->bytes},
+      {NICEMU_MARTINI_RDMA_TARGET,
+       t->node | t->remote_region << 16 | uint64_t(t->local_region) << 24},
+      {NICEMU_MARTINI_RDMA_OWNER, card->pgid | card->pid << 8},
+      {NICEMU_MARTINI_RDMA_KICK, op}};
+  for (const auto &w : words) {
+    Access a = store(card, NICEMU_MARTINI_HOST_RDMA + uint32_t(w[0]), 8, w[1]);
+    if (a.code != DIMM_OK)
+      return a.code;
+  }
+  return DIMM_OK;
+}
+
+int dimm_push(dimm_card *card, const dimm_rdma *transfer) {
+  return rdma_start(card, transfer, NICEMU_MARTINI_PUSH);
+}
+
+int dimm_pull(dimm_card *card, const dimm_rdma *transfer) {
+  return rdma_start(card, transfer, NICEMU_MARTINI_PULL);
+}
+
+int dimm_rdma_wait(dimm_card *card) {
+  if (!card)
+    return fail(DIMM_EINVAL, "no card");
+  for (;;) {
+    Access a =
+        load(card, NICEMU_MARTINI_HOST_RDMA + NICEMU_MARTINI_RDMA_STATUS, 8);
+    if (a.code != DIMM_OK)
+      return a.code;
+    uint64_t status = a.reply.data;
+    if (status & NICEMU_MARTINI_RDMA_BUSY)
+      continue;
+    if (!(status & NICEMU_MARTINI_RDMA_ERROR))
+      return DIMM_OK;
+    switch ((status >> 8) & 0xFF) {
+    case NICEMU_MARTINI_RDMA_ELOCAL:
+      return fail(DIMM_EREFUSED, "the local range is not inside the local "
+                                 "region, or its bank faces the host");
+    case NICEMU_MARTINI_RDMA_EREMOTE:
+      return fail(DIMM_EREFUSED, "the other node refused the remote range "
+                                 "(its region, or its bank faces its host)");
+    default:
+      return fail(DIMM_EREFUSED, "the transfer failed");
+    }
   }
 }
 

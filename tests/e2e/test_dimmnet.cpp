@@ -69,6 +69,10 @@ TEST_CASE("DIMMnet: the receiver drops forged and out-of-region packets") {
   scenario("protection");
 }
 
+TEST_CASE("DIMMnet: PUSH and PULL between SO-DIMM banks and LLCM") {
+  scenario("rdma");
+}
+
 TEST_CASE("DIMMnet: command packets run firmware handlers") {
   scenario("commands");
 }

@@ -125,4 +125,93 @@ void StatusWindow::write(uint64_t, unsigned, uint64_t, Time at,
   done(refused(at, "the status page is read-only"));
 }
 
+const char *BankWindow::refusal(uint64_t offset, uint64_t len) const {
+  const SodimmBank &b = otf_.bank(bank_);
+  if (!b.faces_host())
+    return "the SO-DIMM bank faces the card (switch it to the host side)";
+  if (offset + len > b.bytes())
+    return "past the SO-DIMM bank";
+  return nullptr;
+}
+
+void BankWindow::read(uint64_t offset, unsigned size, Time at,
+                      const HostBusCompletion &done) {
+  if (!sized(offset, size))
+    return (void)done(refused(at, "a bank load is 1, 2, 4 or 8 aligned "
+                                  "bytes"));
+  if (const char *why = refusal(offset, size))
+    return (void)done(refused(at, why));
+  uint64_t value = 0;
+  otf_.bank(bank_).read(offset, &value, size);
+  done({true, value, at + otf_.figures().load, {}});
+}
+
+void BankWindow::write(uint64_t offset, unsigned size, uint64_t value, Time at,
+                       HostBusCompletion done) {
+  if (!sized(offset, size))
+    return (void)done(refused(at, "a bank store is 1, 2, 4 or 8 aligned "
+                                  "bytes"));
+  if (const char *why = refusal(offset, size))
+    return (void)done(refused(at, why));
+  otf_.bank(bank_).write(offset, &value, size);
+  done({true, 0, at + otf_.figures().store, {}});
+}
+
+void BankWindow::read_block(uint64_t offset, std::span<uint8_t> out, Time at,
+                            const HostBusCompletion &done) {
+  if (const char *why = refusal(offset, out.size()))
+    return (void)done(refused(at, why));
+  otf_.bank(bank_).read(offset, out.data(), out.size());
+  done({true, 0, at + Time(out.size()) * otf_.figures().bank_ps_per_byte, {}});
+}
+
+void BankWindow::write_block(uint64_t offset, std::span<const uint8_t> bytes,
+                             Time at, const HostBusCompletion &done) {
+  if (const char *why = refusal(offset, bytes.size()))
+    return (void)done(refused(at, why));
+  otf_.bank(bank_).write(offset, bytes.data(), bytes.size());
+  done(
+      {true, 0, at + Time(bytes.size()) * otf_.figures().bank_ps_per_byte, {}});
+}
+
+void BankSidesWindow::read(uint64_t offset, unsigned size, Time at,
+                           const HostBusCompletion &done) {
+  if (size != 8 || offset % 8 || offset / 8 > 1)
+    return (void)done(refused(at, "a bank side is one aligned 8-byte word"));
+  done({true,
+        otf_.bank(uint32_t(offset / 8)).side(),
+        at + otf_.figures().load,
+        {}});
+}
+
+void BankSidesWindow::write(uint64_t offset, unsigned size, uint64_t value,
+                            Time at, HostBusCompletion done) {
+  if (size != 8 || offset % 8 || offset / 8 > 1 ||
+      (value != NICEMU_MARTINI_SIDE_HOST && value != NICEMU_MARTINI_SIDE_NIC))
+    return (void)done(refused(at, "a bank switch is one aligned 8-byte "
+                                  "store of 0 (host) or 1 (card)"));
+  otf_.bank(uint32_t(offset / 8)).switch_to(uint32_t(value));
+  done({true, 0, at + otf_.figures().store, {}});
+}
+
+void RdmaWindow::read(uint64_t offset, unsigned size, Time at,
+                      const HostBusCompletion &done) {
+  std::optional<uint64_t> word = otf_.rdma_word(uint32_t(offset));
+  if (size != 8 || !word)
+    return (void)done(refused(at, "the RDMA page is read in aligned 8-byte "
+                                  "words"));
+  done({true, *word, at + otf_.figures().load, {}});
+}
+
+void RdmaWindow::write(uint64_t offset, unsigned size, uint64_t value, Time at,
+                       HostBusCompletion done) {
+  if (size != 8 || offset % 8)
+    return (void)done(refused(at, "the RDMA page is written in aligned "
+                                  "8-byte words"));
+  std::string why = otf_.rdma_store(uint32_t(offset), value, at);
+  if (!why.empty())
+    return (void)done({false, 0, at, why});
+  done({true, 0, at + otf_.figures().store, {}});
+}
+
 } // namespace nicemu::martini

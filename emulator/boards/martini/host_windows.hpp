@@ -90,4 +90,59 @@ private:
   OtfEngine &otf_;
 };
 
+// An SO-DIMM bank, while it faces the host: single accesses at the
+// uncached costs, bursts of up to 4 KiB at the bank's bandwidth.
+class BankWindow final : public HostWindow {
+public:
+  BankWindow(OtfEngine &otf, uint32_t bank) : otf_(otf), bank_(bank) {}
+  void read(uint64_t offset, unsigned size, Time at,
+            const HostBusCompletion &done) override;
+  void write(uint64_t offset, unsigned size, uint64_t value, Time at,
+             HostBusCompletion done) override;
+  void read_block(uint64_t offset, std::span<uint8_t> out, Time at,
+                  const HostBusCompletion &done) override;
+  void write_block(uint64_t offset, std::span<const uint8_t> bytes, Time at,
+                   const HostBusCompletion &done) override;
+  const char *call_name(bool write) const override {
+    return write ? "BankStore" : "BankLoad";
+  }
+
+private:
+  const char *refusal(uint64_t offset, uint64_t len) const;
+  OtfEngine &otf_;
+  uint32_t bank_;
+};
+
+// Which side each bank faces: a load reads it, a store switches it.
+class BankSidesWindow final : public HostWindow {
+public:
+  explicit BankSidesWindow(OtfEngine &otf) : otf_(otf) {}
+  void read(uint64_t offset, unsigned size, Time at,
+            const HostBusCompletion &done) override;
+  void write(uint64_t offset, unsigned size, uint64_t value, Time at,
+             HostBusCompletion done) override;
+  const char *call_name(bool write) const override {
+    return write ? "BankSwitch" : "BankSide";
+  }
+
+private:
+  OtfEngine &otf_;
+};
+
+// The RDMA engine's descriptor, kick and status words, 8 bytes each.
+class RdmaWindow final : public HostWindow {
+public:
+  explicit RdmaWindow(OtfEngine &otf) : otf_(otf) {}
+  void read(uint64_t offset, unsigned size, Time at,
+            const HostBusCompletion &done) override;
+  void write(uint64_t offset, unsigned size, uint64_t value, Time at,
+             HostBusCompletion done) override;
+  const char *call_name(bool write) const override {
+    return write ? "RdmaStore" : "RdmaLoad";
+  }
+
+private:
+  OtfEngine &otf_;
+};
+
 } // namespace nicemu::martini

@@ -71,6 +71,14 @@ void MartiniBoard::assemble(CardAssembly &card, const Model &model) const {
            std::make_unique<BotfWindows>(engine));
   port.map(NICEMU_MARTINI_HOST_BOTF_KICK, uint64_t(figures.windows) * 8,
            std::make_unique<BotfKickWindow>(engine));
+  port.map(NICEMU_MARTINI_HOST_BANKS, 16,
+           std::make_unique<BankSidesWindow>(engine));
+  port.map(NICEMU_MARTINI_HOST_RDMA, NICEMU_MARTINI_RDMA_STATUS + 8,
+           std::make_unique<RdmaWindow>(engine));
+  port.map(NICEMU_MARTINI_HOST_BANK0, figures.bank_bytes,
+           std::make_unique<BankWindow>(engine, 0));
+  port.map(NICEMU_MARTINI_HOST_BANK1, figures.bank_bytes,
+           std::make_unique<BankWindow>(engine, 1));
   port.map(NICEMU_MARTINI_HOST_STATUS, NICEMU_MARTINI_STATUS_FEATURES + 8,
            std::make_unique<StatusWindow>(engine));
   // The privileged page: the firmware's request mailbox, 32-bit words.

@@ -1,6 +1,5 @@
 #include "boards/martini/martini_figures.hpp"
 
-#include "boards/common/shared_parts.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/martini.h"
 
@@ -55,6 +54,16 @@ Figures Figures::from(const Model &m) {
   count(m, "htlb.tag_entries", 1024, 1024);
   auto status = m.params.find("otf.status_address");
   f.status_address = status != m.params.end() && status->second != 0;
+  f.bank_bytes = uint64_t(m.param("sodimm.bank_bytes"));
+  if (f.bank_bytes == 0 || f.bank_bytes > NICEMU_MARTINI_SPACE_BYTES ||
+      f.bank_bytes % 4096 || m.param("sodimm.banks") != 2)
+    throw Error("model " + m.name +
+                ": nicemu models two SO-DIMM banks of 4 KiB to 256 MiB "
+                "([params.sodimm] banks, bank_bytes)");
+  double mbps = m.param("sodimm.bandwidth_MBps");
+  if (!(mbps > 0))
+    throw Error("model " + m.name + ": sodimm.bandwidth_MBps must be > 0");
+  f.bank_ps_per_byte = Time(std::llround(1e6 / mbps));
   f.store = m.timing("host.uncached_store_8");
   f.load = m.timing("host.uncached_load_8");
   return f;
@@ -102,11 +111,12 @@ std::vector<ModelKey> model_keys() {
       {"params.switch.two_nodes_switched", KeyUse::Optional, net},
       {"params.protection.max_users", KeyUse::Reference, iface},
   };
-  for (const ModelKey &k : reference_keys(
-           "the SO-DIMM banks, not modelled yet",
-           {"params.sodimm.banks", "params.sodimm.bank_bytes",
-            "params.sodimm.min_bank_bytes", "params.sodimm.max_bank_bytes"}))
-    keys.push_back(k);
+  const char *banks = "the SO-DIMM banks";
+  keys.push_back({"params.sodimm.banks", KeyUse::Required, banks});
+  keys.push_back({"params.sodimm.bank_bytes", KeyUse::Required, banks});
+  keys.push_back({"params.sodimm.bandwidth_MBps", KeyUse::Required, banks});
+  keys.push_back({"params.sodimm.min_bank_bytes", KeyUse::Reference, banks});
+  keys.push_back({"params.sodimm.max_bank_bytes", KeyUse::Reference, banks});
   return keys;
 }
 

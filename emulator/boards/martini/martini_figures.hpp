@@ -29,6 +29,8 @@ struct Figures {
   bool status_address = false; // packets may carry a receive-status address
   // The host CPU's uncached 8-byte store and load to the DIMM.
   Time store = 0, load = 0;
+  uint64_t bank_bytes = 0;   // each SO-DIMM bank
+  Time bank_ps_per_byte = 0; // a bank's bandwidth, on either side
 
   static Figures from(const Model &model);
 };

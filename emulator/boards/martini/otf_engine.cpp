@@ -43,7 +43,8 @@ OtfEngine::OtfEngine(DeviceHost &card, const Figures &figures,
     : Device(layout()), card_(card), figures_(figures),
       dimm_(card, figures.dimm_hz), swif_(card, figures.swif_hz),
       llcm_base_(llcm_base), llcm_size_(llcm_size), credits_(figures.credits),
-      windows_(figures.windows) {
+      windows_(figures.windows), banks_{SodimmBank(figures.bank_bytes),
+                                        SodimmBank(figures.bank_bytes)} {
   auto counter = [](uint32_t &c) { return [&c] { return uint64_t(c); }; };
   registers()
       .on_read(NICEMU_OTF_STATUS, [this] { return uint64_t(status_); })
@@ -340,9 +341,12 @@ void OtfEngine::finish_lookup(const Transaction &txn,
   out.packet.id = (uint64_t(card_.node_id()) << 40) | sequence_++;
   out.packet.payload = std::move(bytes);
   out.ready = ready;
+  out.credit = true;
   if (txn.botf)
     out.window = txn.window;
   else
+    out.aotf = true;
+  if (out.aotf)
     out.times = {out.packet.id, txn.store, txn.pins, txn.lookup, ready, 0};
   to_swif(std::move(out));
   schedule_lookup();
@@ -363,18 +367,19 @@ void OtfEngine::send_next() {
   swif_queue_.pop_front();
   swif_busy_ = true;
   Time head = swif_.after(std::max(out.ready, card_.now()), figures_.swif_send);
-  if (!out.window) {
+  if (out.aotf) {
     last_sent_ = out.times;
     last_sent_.head = head;
   }
   uint32_t dest = le16(out.packet.payload.data() + NICEMU_MARTINI_HDR_DEST);
-  std::optional<uint32_t> window = out.window;
+  Outgoing done = out; // what sent() needs (the packet moves on)
+  done.packet.payload.clear();
   Fabric *fabric = card_.fabric();
   uint32_t nodes = fabric ? fabric->topology().nodes : 1;
   if (dest >= nodes) { // no such node: the packet goes nowhere
     ++rejected_;
     card_.scheduler().schedule(head, "otf: no such node",
-                               [this, window] { sent(window, false); });
+                               [this, done] { sent(done, false); });
     return;
   }
   if (dest == card_.node_id() || !fabric) {
@@ -382,10 +387,10 @@ void OtfEngine::send_next() {
     inbound_[out.packet.id] = head + receive_floor();
     card_.scheduler().schedule(
         head, "otf: loopback",
-        [this, p = std::move(out.packet), window]() mutable {
+        [this, p = std::move(out.packet), done]() mutable {
           Time now = card_.now();
           packet_arrived(std::move(p), now);
-          sent(window, true);
+          sent(done, true);
         });
     return;
   }
@@ -399,15 +404,16 @@ void OtfEngine::send_next() {
                                   to->receive_floor();
   }
   fabric->send(std::move(out.packet), head,
-               [this, window](Time) { sent(window, true); });
+               [this, done](Time) { sent(done, true); });
 }
 
-void OtfEngine::sent(std::optional<uint32_t> window, bool went_out) {
+void OtfEngine::sent(const Outgoing &out, bool went_out) {
   sent_ += went_out ? 1 : 0;
   swif_busy_ = false;
-  if (window)
-    windows_[*window].busy = false;
-  give_back_credit();
+  if (out.window)
+    windows_[*out.window].busy = false;
+  if (out.credit)
+    give_back_credit();
   send_next();
 }
 
@@ -423,7 +429,7 @@ void OtfEngine::set_status(uint32_t bits, bool on) {
 bool OtfEngine::accept_head(const Packet &p, Time) {
   bool for_core =
       p.payload.size() > NICEMU_MARTINI_HDR_COMMAND &&
-      p.payload[NICEMU_MARTINI_HDR_COMMAND] != NICEMU_MARTINI_CMD_WRITE;
+      p.payload[NICEMU_MARTINI_HDR_COMMAND] >= NICEMU_MARTINI_HARDWARE_CMDS;
   if (for_core && commands_.size() + commands_coming_ >= kCommandQueue) {
     command_refused_ = true;
     return false;
@@ -449,7 +455,13 @@ void OtfEngine::packet_arrived(Packet p, Time now) {
     return;
   }
   Time through_swif = swif_.after(now, figures_.swif_receive);
-  if (b[NICEMU_MARTINI_HDR_COMMAND] != NICEMU_MARTINI_CMD_WRITE) {
+  uint8_t command = b[NICEMU_MARTINI_HDR_COMMAND];
+  if (command != NICEMU_MARTINI_CMD_WRITE &&
+      command < NICEMU_MARTINI_HARDWARE_CMDS) {
+    rdma_arrived(std::move(p), through_swif);
+    return;
+  }
+  if (command != NICEMU_MARTINI_CMD_WRITE) {
     ++commands_coming_; // through the SWIF stages, not queued yet
     card_.scheduler().schedule(
         through_swif, "otf: command for the core",
@@ -480,23 +492,21 @@ void OtfEngine::command_arrived(Packet p) {
 // with the skip flag an LLCM address already.
 void OtfEngine::write_into_llcm(const Packet &p) {
   const uint8_t *h = p.payload.data();
-  const Region &r = regions_[h[NICEMU_MARTINI_HDR_REGION] % NICEMU_OTF_REGIONS];
+  uint32_t region = h[NICEMU_MARTINI_HDR_REGION];
   uint32_t pgid = h[NICEMU_MARTINI_HDR_PGID], pid = h[NICEMU_MARTINI_HDR_PID];
-  uint32_t owner_pid = (r.owner >> 8) & 0xFF;
+  uint64_t base = region < NICEMU_OTF_REGIONS ? regions_[region].base : 0;
   uint64_t address = le32(h + NICEMU_MARTINI_HDR_ADDRESS);
   uint32_t length = le16(h + NICEMU_MARTINI_HDR_LENGTH);
   bool skip = h[NICEMU_MARTINI_HDR_FLAGS] & NICEMU_MARTINI_F_SKIP;
-  uint64_t offset = skip ? address : uint64_t(r.base) + address;
-  bool ok = h[NICEMU_MARTINI_HDR_REGION] < NICEMU_OTF_REGIONS && r.size > 0 &&
-            (r.owner & 0xFF) == pgid &&
-            (owner_pid == NICEMU_OTF_ANY_PID || owner_pid == pid) &&
-            offset >= r.base && offset + length <= uint64_t(r.base) + r.size &&
+  // Into LLCM only (space 0): a region in a bank takes PUSH and PULL.
+  uint64_t offset = skip ? address : base + address;
+  bool ok = region_holds(region, pgid, pid, offset, length) &&
             offset + length <= llcm_size_;
   uint32_t hdr = header_bytes(h);
   uint64_t status_at = 0;
   if (ok && hdr == NICEMU_MARTINI_STATUS_HEADER_BYTES) {
-    status_at = uint64_t(r.base) + le32(h + NICEMU_MARTINI_HDR_STATUS);
-    ok = status_at % 4 == 0 && status_at + 4 <= uint64_t(r.base) + r.size &&
+    status_at = base + le32(h + NICEMU_MARTINI_HDR_STATUS);
+    ok = status_at % 4 == 0 && region_holds(region, pgid, pid, status_at, 4) &&
          status_at + 4 <= llcm_size_;
   }
   if (!ok) {
@@ -509,6 +519,17 @@ void OtfEngine::write_into_llcm(const Packet &p) {
     card_.card_write(llcm_base_ + uint32_t(status_at), &done, 4);
   }
   ++received_;
+}
+
+bool OtfEngine::region_holds(uint32_t region, uint32_t pgid, uint32_t pid,
+                             uint64_t address, uint64_t len) const {
+  if (region >= NICEMU_OTF_REGIONS)
+    return false;
+  const Region &r = regions_[region];
+  uint32_t owner_pid = (r.owner >> 8) & 0xFF;
+  return r.size > 0 && (r.owner & 0xFF) == pgid &&
+         (owner_pid == NICEMU_OTF_ANY_PID || owner_pid == pid) &&
+         address >= r.base && address + len <= uint64_t(r.base) + r.size;
 }
 
 // ---- When LLCM may change ------------------------------------------------

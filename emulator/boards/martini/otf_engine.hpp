@@ -14,6 +14,7 @@
 #pragma once
 
 #include "boards/martini/martini_figures.hpp"
+#include "boards/martini/sodimm.hpp"
 #include "devices/device.hpp"
 #include "devices/device_clock.hpp"
 #include "devices/host_port.hpp"
@@ -81,6 +82,14 @@ public:
   // to the emulator until then (HostBusResult::stable_until).
   Time llcm_quiet_until(Time now, const HostPeers *peers) const;
 
+  // ---- SO-DIMM banks and the RDMA engine (otf_rdma.cpp) ----
+  SodimmBank &bank(uint32_t i) { return banks_.at(i); }
+  // The RDMA page's word at `offset` (NICEMU_MARTINI_RDMA_*), or nullopt.
+  std::optional<uint64_t> rdma_word(uint32_t offset) const;
+  // A store to the RDMA page at `at`; the reason when it is refused (no
+  // such word; a kick while busy, of a bad length or to no such node).
+  std::string rdma_store(uint32_t offset, uint64_t value, Time at);
+
   // ---- The link ----
   bool accept_head(const Packet &p, Time now) override;
   void packet_arrived(Packet p, Time now) override;
@@ -116,7 +125,9 @@ private:
     Packet packet;
     Time ready;                     // handed to the SWIF
     std::optional<uint32_t> window; // a BOTF window to free once sent
-    SendTimes times;                // AOTF
+    bool credit = false;            // a host's send: gives back a credit
+    bool aotf = false;
+    SendTimes times; // AOTF
   };
 
   void take_in(Transaction txn, Time at, HostBusCompletion done, Time cost);
@@ -130,11 +141,31 @@ private:
   void send_next();
   // The tail has left (`went_out`), or the packet had nowhere to go: the
   // credit comes back and the window is free.
-  void sent(std::optional<uint32_t> window, bool went_out);
+  void sent(const Outgoing &out, bool went_out);
   void set_status(uint32_t bits, bool on);
   HtlbEntry *find(uint32_t page);
   const HtlbEntry *find(uint32_t page) const;
   void write_into_llcm(const Packet &p);
+  // Whether region `region` is open to (pgid, pid) and holds [address,
+  // address + len) (card addresses: nicemu/martini.h, "space").
+  bool region_holds(uint32_t region, uint32_t pgid, uint32_t pid,
+                    uint64_t address, uint64_t len) const;
+
+  // RDMA (otf_rdma.cpp).
+  bool space_reachable(uint32_t address, uint64_t len) const;
+  bool space_read(uint32_t address, void *out, uint32_t len) const;
+  bool space_write(uint32_t address, const void *in, uint32_t len);
+  Time space_ps_per_byte(uint32_t address) const;
+  Packet rdma_packet(uint32_t dest, uint8_t command, uint8_t flags,
+                     uint32_t owner, uint32_t region, uint32_t address,
+                     const uint8_t *data, uint32_t len);
+  // Sends `len` bytes read from `from` here as data packets to `dest`
+  // (each read at the source's bandwidth from `start` on).
+  void stream(uint32_t dest, uint8_t command, uint32_t owner, uint32_t region,
+              uint32_t to, uint32_t from, uint32_t len, Time start);
+  void queue_packet(Packet p, Time ready);
+  void rdma_arrived(Packet p, Time through_swif);
+  void rdma_finish(uint32_t error);
   void command_arrived(Packet p);
   uint32_t header_bytes(const uint8_t *header) const;
   // Some send of this card that has not reached the link yet may go to
@@ -186,6 +217,14 @@ private:
   // each packet on its way here (by packet id), registered by its sender.
   std::multiset<Time> llcm_writes_;
   std::map<uint64_t, Time> inbound_;
+
+  std::array<SodimmBank, 2> banks_;
+  // The RDMA engine: its descriptor, status, and when its read side (the
+  // source memory, read at that memory's bandwidth) is free.
+  uint32_t rdma_local_ = 0, rdma_remote_ = 0, rdma_length_ = 0,
+           rdma_target_ = 0, rdma_owner_ = 0, rdma_status_ = 0;
+  Time rdma_read_free_ = 0;
+  std::map<uint32_t, bool> push_failed_; // by source node, until its LAST
 
   uint32_t status_ = 0;
   uint32_t sent_ = 0, received_ = 0, dropped_ = 0, rejected_ = 0, misses_ = 0,

@@ -24,7 +24,8 @@ constexpr uint32_t kMagic = 0x4E4D4348; // 'NMCH'
 //    (PioWrite, PioRead and Doorbell are gone), Reply::data.
 // 5: Op::WriteBlock (a write-combined burst from the arena).
 // 6: Reply::stable_until (DIMMnet's LLCM loads).
-constexpr uint32_t kVersion = 6;
+// 7: Op::ReadBlock; bursts of up to 4 KiB.
+constexpr uint32_t kVersion = 7;
 // Bus address of arena offset 0 as the NIC's DMA engines see it (0 is never
 // a valid host address).
 constexpr uint64_t kArenaBusBase = 0x10000000;
@@ -53,9 +54,11 @@ enum class Op : uint32_t {
                  //   reply.value is 0 if the word matched by the deadline, 1
                  //   if not (the reply then comes at the deadline);
                  //   reply.word is the word as the host saw it last
-  WriteBlock,    // a = host bus address, b = bytes (1-512), c = arena
-                 //   offset of the data: one write-combined burst to the
-                 //   card (DIMMnet's BOTF windows)
+  WriteBlock,    // a = host bus address, b = bytes (1-4096), c = arena
+                 //   offset of the data: one burst to the card (DIMMnet's
+                 //   BOTF windows and SO-DIMM banks)
+  ReadBlock,     // a = host bus address, b = bytes (1-4096), c = arena
+                 //   offset: a burst from the card into the arena
 };
 
 enum class Status : int32_t {

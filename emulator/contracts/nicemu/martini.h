@@ -29,6 +29,11 @@ extern "C" {
  *   header first, written with one write-combined burst; a store to
  *   BOTF_KICK + 8 w sends it; a load there reads the window's status.
  * STATUS: the user's view of the send side (credits, rejected stores).
+ * BANKS: one 8-byte word per SO-DIMM bank: which side it faces (load),
+ *   switched by a store (NICEMU_MARTINI_SIDE_*).
+ * RDMA: the PUSH/PULL engine's descriptor, kick and status words.
+ * BANK0, BANK1: the SO-DIMM banks, reachable only while they face the
+ *   host; loads and stores of 1-8 bytes and bursts of up to 4 KiB.
  * PRIV: the privileged page (the driver's): the firmware's request mailbox
  *   (nicemu/dimmnet_protocol.h), through which seeds and receive regions
  *   are set up. */
@@ -38,6 +43,45 @@ extern "C" {
 #define NICEMU_MARTINI_HOST_BOTF_KICK 0x91010000u
 #define NICEMU_MARTINI_HOST_STATUS 0x92000000u
 #define NICEMU_MARTINI_HOST_PRIV 0x93000000u
+#define NICEMU_MARTINI_HOST_BANKS 0x92001000u
+#define NICEMU_MARTINI_HOST_RDMA 0x92002000u
+#define NICEMU_MARTINI_HOST_BANK0 0xA0000000u
+#define NICEMU_MARTINI_HOST_BANK1 0xB0000000u
+
+/* Card memory as PUSH, PULL and receive regions name it: a space in the
+ * top 4 bits, an offset in it below. */
+#define NICEMU_MARTINI_SPACE_SHIFT 28
+#define NICEMU_MARTINI_SPACE_LLCM 0u
+#define NICEMU_MARTINI_SPACE_BANK0 1u
+#define NICEMU_MARTINI_SPACE_BANK1 2u
+#define NICEMU_MARTINI_SPACE_BYTES (1u << NICEMU_MARTINI_SPACE_SHIFT)
+
+#define NICEMU_MARTINI_SIDE_HOST 0u /* the host reaches the bank */
+#define NICEMU_MARTINI_SIDE_NIC 1u  /* PUSH and PULL reach it */
+
+/* Words of the RDMA page (8 bytes each): LOCAL, the card address here;
+ * REMOTE, the card address on the other node; LENGTH, 1 byte to 16 MiB;
+ * TARGET, the other node (bits 0-15), its region (16-23) and the local
+ * region (24-31); OWNER, PGID (bits 0-7) and PID (8-15); KICK, a store of
+ * NICEMU_MARTINI_PUSH or _PULL (refused while busy, or for a bad length or
+ * node); STATUS, NICEMU_MARTINI_RDMA_* bits with the error code in bits
+ * 8-15: ELOCAL, the local range is not in its region or its bank faces the
+ * host; EREMOTE, the other node refused its range. */
+#define NICEMU_MARTINI_RDMA_LOCAL 0x00u
+#define NICEMU_MARTINI_RDMA_REMOTE 0x08u
+#define NICEMU_MARTINI_RDMA_LENGTH 0x10u
+#define NICEMU_MARTINI_RDMA_TARGET 0x18u
+#define NICEMU_MARTINI_RDMA_OWNER 0x20u
+#define NICEMU_MARTINI_RDMA_KICK 0x28u
+#define NICEMU_MARTINI_RDMA_STATUS 0x30u
+#define NICEMU_MARTINI_PUSH 1u
+#define NICEMU_MARTINI_PULL 2u
+#define NICEMU_MARTINI_RDMA_BUSY (1u << 0)
+#define NICEMU_MARTINI_RDMA_DONE (1u << 1)
+#define NICEMU_MARTINI_RDMA_ERROR (1u << 2)
+#define NICEMU_MARTINI_RDMA_ELOCAL 1u
+#define NICEMU_MARTINI_RDMA_EREMOTE 2u
+#define NICEMU_MARTINI_RDMA_PACKET 512u /* payload bytes per data packet */
 
 #define NICEMU_MARTINI_KICK_PAGES 65536u
 /* The LLCM in the core's own address space (the model's [[memory]] "llcm"
@@ -52,17 +96,15 @@ extern "C" {
 #define NICEMU_MARTINI_STATUS_DROPPED 0x18u  /* arrivals refused (checks) */
 #define NICEMU_MARTINI_STATUS_FEATURES 0x20u /* NICEMU_MARTINI_FEATURE_* */
 
-#define NICEMU_MARTINI_FEATURE_STATUS_ADDRESS                                  \
-  (1u << 0) /* packets may carry                                               \
-               a receive-status                                                \
-               address */
+/* FEATURES bit: packets may carry a receive-status address. */
+#define NICEMU_MARTINI_FEATURE_STATUS_ADDRESS (1u << 0)
 
-/* BOTF window status (a load at BOTF_KICK + 8 w). */
-#define NICEMU_MARTINI_BOTF_BUSY (1u << 0) /* kicked, not sent yet */
-#define NICEMU_MARTINI_BOTF_ERROR                                              \
-  (1u << 1) /* written while busy, or a bad                                    \
-               header or length (sticky                                        \
-               until the next kick) */
+/* BOTF window status (a load at BOTF_KICK + 8 w). BUSY: kicked, not sent
+ * yet. ERROR: a write refused (the window was busy) or a kick refused (a
+ * bad header or length, or after a refused write); the next write the
+ * window takes clears it. */
+#define NICEMU_MARTINI_BOTF_BUSY (1u << 0)
+#define NICEMU_MARTINI_BOTF_ERROR (1u << 1)
 
 /* ---- Packet header -------------------------------------------------------
  * Little-endian on the link, payload after it, CRC-32 after the payload.
@@ -77,24 +119,34 @@ extern "C" {
 #define NICEMU_MARTINI_HDR_DEST 6    /* 16 bits: destination node */
 #define NICEMU_MARTINI_HDR_ADDRESS 8 /* 32 bits: remote address */
 #define NICEMU_MARTINI_HDR_LENGTH 12 /* 16 bits: payload bytes */
-#define NICEMU_MARTINI_HDR_STATUS                                              \
-  16                                   /* 32 bits: receive-status address      \
-                                          (only with F_STATUS) */
+/* 32 bits at 16, only with F_STATUS: the receive-status address. */
+#define NICEMU_MARTINI_HDR_STATUS 16
 #define NICEMU_MARTINI_HEADER_BYTES 16 /* on the link, without F_STATUS */
 #define NICEMU_MARTINI_STATUS_HEADER_BYTES 24 /* with F_STATUS */
 #define NICEMU_MARTINI_SEED_BYTES 32
 
-#define NICEMU_MARTINI_F_AOTF (1u << 0) /* written straight into LLCM */
-#define NICEMU_MARTINI_F_SKIP                                                  \
-  (1u << 1) /* address-translation skip: the                                   \
-               address is an LLCM address, not                                 \
-               an offset in the region */
-#define NICEMU_MARTINI_F_STATUS                                                \
-  (1u << 2) /* carries a receive-status                                        \
-               address (a model option) */
+/* F_AOTF: written straight into LLCM. F_SKIP: address-translation skip:
+ * the address is an LLCM address, not an offset in the region. */
+#define NICEMU_MARTINI_F_AOTF (1u << 0)
+#define NICEMU_MARTINI_F_SKIP (1u << 1)
+/* F_STATUS: carries a receive-status address (a model option); F_LAST:
+ * the last packet of a PUSH or PULL. */
+#define NICEMU_MARTINI_F_STATUS (1u << 2)
+#define NICEMU_MARTINI_F_LAST (1u << 3)
 
 #define NICEMU_MARTINI_CMD_WRITE 0u /* the hardware path: write into LLCM */
-/* Any other command code is handed to the core (OTF_CMD_*). */
+/* The RDMA engine's packets, served by the hardware as well. PUSH and
+ * PULL_DATA carry data to the address in the region named; ACK answers the
+ * last PUSH packet (or refuses a PULL), its 8-byte payload the error code
+ * (0: done); PULL asks for data: the address and region name the source
+ * there; its 16-byte payload holds the requester's card address (bytes
+ * 0-3), its region (byte 4) and the bytes asked for (8-11). Codes from
+ * NICEMU_MARTINI_HARDWARE_CMDS on are handed to the core (OTF_CMD_*). */
+#define NICEMU_MARTINI_CMD_PUSH 1u
+#define NICEMU_MARTINI_CMD_ACK 2u
+#define NICEMU_MARTINI_CMD_PULL 3u
+#define NICEMU_MARTINI_CMD_PULL_DATA 4u
+#define NICEMU_MARTINI_HARDWARE_CMDS 16u
 
 /* ---- The OTF device: the core's side of the on-the-fly hardware ---------- */
 #define NICEMU_MARTINI_DEVICES(X) X(OTF, 9, 0x1000)

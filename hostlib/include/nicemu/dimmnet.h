@@ -85,10 +85,12 @@ int dimm_nodes(const dimm_card *card); /* nodes in the cluster */
 /* Kick page `page` (below DIMM_KICK_PAGES) sends with this header. */
 int dimm_set_seed(dimm_card *card, unsigned page, const dimm_header *seed);
 int dimm_clear_seed(dimm_card *card, unsigned page);
-/* Region `region` of this card's LLCM: `bytes` at `llcm_offset`, written
- * by packets of this card's group from process `writer_pid` (DIMM_ANY_PID:
- * any of them). */
-int dimm_open_region(dimm_card *card, unsigned region, uint32_t llcm_offset,
+/* Region `region` of this card's memory: `bytes` at card address
+ * `address` (an LLCM offset, or DIMM_ADDR(space, offset) in a bank),
+ * written by packets of this card's group from process `writer_pid`
+ * (DIMM_ANY_PID: any of them). AOTF and BOTF packets write LLCM regions
+ * only; PUSH and PULL reach bank regions too. */
+int dimm_open_region(dimm_card *card, unsigned region, uint32_t address,
                      uint32_t bytes, unsigned writer_pid);
 int dimm_close_region(dimm_card *card, unsigned region);
 
@@ -122,6 +124,47 @@ int dimm_llcm_store64(dimm_card *card, uint32_t offset, uint64_t value);
  * polling loop would (each turn is one load); returns the word. */
 uint64_t dimm_llcm_wait64(dimm_card *card, uint32_t offset, uint64_t mask,
                           uint64_t expected);
+
+/* ---- SO-DIMM banks, PUSH and PULL ---- */
+/* Card addresses: a space and an offset in it. */
+#define DIMM_SPACE_LLCM 0
+#define DIMM_SPACE_BANK0 1
+#define DIMM_SPACE_BANK1 2
+#define DIMM_ADDR(space, offset)                                               \
+  (((uint32_t)(space) << 28) | ((uint32_t)(offset)&0x0FFFFFFFu))
+#define DIMM_SIDE_HOST 0 /* the host's loads and stores reach the bank */
+#define DIMM_SIDE_NIC 1  /* PUSH and PULL reach it */
+
+/* Switches bank 0 or 1 to a side; reads which side it faces. */
+int dimm_bank_switch(dimm_card *card, unsigned bank, unsigned side);
+int dimm_bank_side(dimm_card *card, unsigned bank, unsigned *side);
+/* `len` bytes at `offset` of a bank that faces the host (DIMM_EINVAL
+ * otherwise), in bursts of up to 4 KiB at the bank's bandwidth. */
+int dimm_bank_write(dimm_card *card, unsigned bank, uint32_t offset,
+                    const void *data, size_t len);
+int dimm_bank_read(dimm_card *card, unsigned bank, uint32_t offset, void *out,
+                   size_t len);
+
+/* A block transfer between this card and `node`'s: `bytes` (1 byte to
+ * 16 MiB) at card address `local` here, inside region `local_region` of
+ * this card, and at `remote` there, inside its region `remote_region`. Both
+ * regions must belong to this program's group, and a bank in the transfer
+ * must face the card. */
+typedef struct dimm_rdma {
+  uint32_t local;
+  unsigned local_region;
+  unsigned node;
+  uint32_t remote;
+  unsigned remote_region;
+  uint32_t bytes;
+} dimm_rdma;
+/* Start a PUSH (here to there, acknowledged by the receiver) or a PULL
+ * (there to here); one at a time (DIMM_EBUSY while one runs). */
+int dimm_push(dimm_card *card, const dimm_rdma *transfer);
+int dimm_pull(dimm_card *card, const dimm_rdma *transfer);
+/* Polls the engine's status until the transfer is done: DIMM_OK, or
+ * DIMM_EREFUSED when a side refused it (dimm_last_error says which). */
+int dimm_rdma_wait(dimm_card *card);
 
 /* ---- The send side's counters (loads of the status page) ---- */
 int dimm_credits(dimm_card *card, unsigned *credits);

@@ -5,6 +5,7 @@
 #include <nicemu/dimmnet.h>
 #include <nicemu/host.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -426,6 +427,97 @@ void ring(dimm_card *card) {
   expect(i == want, "interrupt-AOTF word");
 }
 
+uint8_t pattern(size_t i) {
+  return uint8_t(i * 7 + 3);
+}
+
+std::vector<uint8_t> llcm_bytes(dimm_card *card, uint32_t offset,
+                                uint32_t len) {
+  std::vector<uint8_t> out((len + 7) / 8 * 8);
+  for (uint32_t o = 0; o < out.size(); o += 8)
+    must(dimm_llcm_load(card, offset + o, out.data() + o, 8), "llcm load");
+  out.resize(len);
+  return out;
+}
+
+bool is_pattern(const std::vector<uint8_t> &got, size_t len) {
+  if (got.size() < len)
+    return false;
+  for (size_t i = 0; i < len; ++i)
+    if (got[i] != pattern(i))
+      return false;
+  return true;
+}
+
+// PUSH and PULL between SO-DIMM banks and LLCM: a bank is the host's only
+// while it faces the host, the card's only while it faces the card; each
+// side's range must lie in a region of the group.
+void rdma(dimm_card *card, unsigned partner) {
+  start(card, partner);
+  const uint32_t bank0 = DIMM_ADDR(DIMM_SPACE_BANK0, 0);
+  const uint32_t bank1 = DIMM_ADDR(DIMM_SPACE_BANK1, 0);
+  must(dimm_open_region(card, 1, bank0, 1 << 20, DIMM_ANY_PID), "region 1");
+  must(dimm_open_region(card, 2, bank1, 1 << 20, DIMM_ANY_PID), "region 2");
+  must(dimm_open_region(card, 3, 0x8000, 0x8000, DIMM_ANY_PID), "region 3");
+  expect(dimm_open_region(card, 4, DIMM_ADDR(3, 0), 16, DIMM_ANY_PID) ==
+             DIMM_EINVAL,
+         "a region in no space");
+  if (me == 1)
+    must(dimm_bank_switch(card, 1, DIMM_SIDE_NIC), "bank 1 to the card");
+  must(dimm_aotf_store64(card, kDataPage, kHelloWord, 2), "hello 2");
+  dimm_llcm_wait64(card, kRegionBase + kHelloWord, ~0ull, 2);
+  const size_t n = 10000;
+  std::vector<uint8_t> data(n);
+  for (size_t i = 0; i < n; ++i)
+    data[i] = pattern(i);
+  if (me == 0) {
+    unsigned side = 9;
+    must(dimm_bank_side(card, 0, &side), "side");
+    expect(side == DIMM_SIDE_HOST, "bank 0 starts on the host side");
+    must(dimm_bank_write(card, 0, 0x100, data.data(), n), "bank write");
+    std::vector<uint8_t> back(n);
+    must(dimm_bank_read(card, 0, 0x100, back.data(), n), "bank read");
+    expect(back == data, "bank 0 read back");
+    dimm_rdma from_host{bank0 + 0x100, 1, partner, bank1 + 0x200, 2, 64};
+    must(dimm_push(card, &from_host), "push");
+    expect(dimm_rdma_wait(card) == DIMM_EREFUSED,
+           "a PUSH from a bank facing the host");
+    must(dimm_bank_switch(card, 0, DIMM_SIDE_NIC), "bank 0 to the card");
+    expect(dimm_bank_read(card, 0, 0x100, back.data(), 8) == DIMM_EINVAL,
+           "a host read of a bank facing the card");
+    dimm_rdma to_bank{bank0 + 0x100, 1, partner, bank1 + 0x200, 2, uint32_t(n)};
+    must(dimm_push(card, &to_bank), "push to bank");
+    expect(dimm_push(card, &to_bank) == DIMM_EBUSY, "a second PUSH at once");
+    must(dimm_rdma_wait(card), "push to bank");
+    dimm_rdma to_llcm{bank0 + 0x100, 1, partner, 0x8010, 3, 3000};
+    must(dimm_push(card, &to_llcm), "push to llcm");
+    must(dimm_rdma_wait(card), "push to llcm");
+    dimm_rdma outside{bank0 + 0x100, 1, partner, kRegionBase + 0xF00, 0, 512};
+    must(dimm_push(card, &outside), "push outside");
+    expect(dimm_rdma_wait(card) == DIMM_EREFUSED, "a PUSH past the region");
+    dimm_rdma pull{0x9000, 3, partner, bank1 + 0x200, 2, 5000};
+    must(dimm_pull(card, &pull), "pull");
+    must(dimm_rdma_wait(card), "pull");
+    expect(is_pattern(llcm_bytes(card, 0x9000, 5000), 5000),
+           "the PULLed bytes in LLCM");
+    finish(card, partner, 82);
+  } else {
+    wait_done(card, 82);
+    must(dimm_bank_switch(card, 1, DIMM_SIDE_HOST), "bank 1 to the host");
+    std::vector<uint8_t> got(n + 2);
+    must(dimm_bank_read(card, 1, 0x1FF, got.data(), n + 2), "bank read");
+    expect(got[0] == 0 && got[n + 1] == 0, "bank 1 around the data");
+    expect(std::vector<uint8_t>(got.begin() + 1, got.end() - 1) == data,
+           "the PUSHed bytes in bank 1");
+    std::vector<uint8_t> l = llcm_bytes(card, 0x8008, 3016);
+    expect(std::all_of(l.begin(), l.begin() + 8, [](uint8_t b) { return !b; }),
+           "LLCM before the PUSHed bytes");
+    expect(is_pattern(std::vector<uint8_t>(l.begin() + 8, l.end()), 3000),
+           "the PUSHed bytes in LLCM");
+    expect(l[3008] == 0, "LLCM after the PUSHed bytes");
+  }
+}
+
 // One node: a seed naming this node turns around in the SWIF.
 void loopback(dimm_card *card) {
   guard_region(card);
@@ -466,6 +558,8 @@ int main(int argc, char **argv) {
     commands(card, partner);
   else if (scenario == "status")
     status(card, partner);
+  else if (scenario == "rdma")
+    rdma(card, partner);
   else
     expect(false, "no such scenario");
   dimm_close(card);
