@@ -1,5 +1,6 @@
 #include "boards/martini/otf_engine.hpp"
 
+#include "boards/martini/le_bytes.hpp"
 #include "nicemu/martini.h"
 
 #include <algorithm>
@@ -13,22 +14,6 @@ constexpr size_t kCrcBytes = 4;
 // Packets for the core wait in a queue of this many; beyond, the link
 // holds them (backpressure), as it would an LLCM write buffer that is full.
 constexpr size_t kCommandQueue = 16;
-
-uint32_t le32(const uint8_t *p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
-         uint32_t(p[3]) << 24;
-}
-uint16_t le16(const uint8_t *p) {
-  return uint16_t(p[0] | p[1] << 8);
-}
-void put32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; ++i)
-    p[i] = uint8_t(v >> (8 * i));
-}
-void put16(uint8_t *p, uint16_t v) {
-  p[0] = uint8_t(v);
-  p[1] = uint8_t(v >> 8);
-}
 
 } // namespace
 

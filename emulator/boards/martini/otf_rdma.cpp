@@ -7,6 +7,7 @@
 // its range against a receive region, as the OTF receiver does. The source
 // is read at its memory's bandwidth, the destination written at its own.
 #include "boards/martini/otf_engine.hpp"
+#include "boards/martini/le_bytes.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -23,14 +24,6 @@ uint32_t space_of(uint32_t address) {
 }
 uint32_t offset_in(uint32_t address) {
   return address & (NICEMU_MARTINI_SPACE_BYTES - 1);
-}
-uint32_t le32(const uint8_t *p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
-         uint32_t(p[3]) << 24;
-}
-void put32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; ++i)
-    p[i] = uint8_t(v >> (8 * i));
 }
 
 } // namespace
