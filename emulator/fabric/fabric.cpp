@@ -472,6 +472,7 @@ void Fabric::Impl::tell_crossings(uint32_t link, bool all_known) {
     return;
   LinkRef ref{cable_of[link], port_names[link], port_names[wiring.peer[link]]};
   ref.ethernet = params.ethernet;
+  ref.rhinet = params.table_routing;
   auto tell = [&](Crossing &c) {
     ref.route_bytes = c.route_bytes;
     if (!c.told)

@@ -138,8 +138,9 @@ void PcapWriter::link_packet(const LinkRef &link, uint32_t source,
   if (!capture) {
     capture = std::make_unique<Capture>();
     capture->path = (fs::path(dir_) / file_name(link.from, link.to)).string();
-    capture->type =
-        link.ethernet ? LinkType::Ethernet : LinkType::NicemuMyrinet;
+    capture->type = link.ethernet ? LinkType::Ethernet
+                    : link.rhinet ? LinkType::NicemuRhinet
+                                  : LinkType::NicemuMyrinet;
     out = &capture->pending;
     put32(*out, kMagicNanoseconds);
     put16(*out, 2); // version 2.4

@@ -25,9 +25,12 @@ public:
   // (LinkRef::ethernet). Myrinet-style frames (route bytes, payload, CRC-32)
   // use the first user link type behind the pseudo-header; Ethernet frames
   // are written as captured from a NIC: destination MAC to payload, no FCS.
+  // DIMMnet-1's RHiNET packets (header, payload, CRC-32; no route bytes)
+  // use the second user link type, behind the same pseudo-header.
   enum class LinkType : uint32_t {
     Ethernet = 1,        // LINKTYPE_ETHERNET
     NicemuMyrinet = 147, // LINKTYPE_USER0
+    NicemuRhinet = 148,  // LINKTYPE_USER1
   };
 
   static constexpr uint32_t kMagicNanoseconds = 0xA1B23C4D;

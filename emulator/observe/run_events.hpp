@@ -26,6 +26,7 @@ struct LinkRef {
   std::string_view from, to;
   uint32_t route_bytes = 0;
   bool ethernet = false;
+  bool rhinet = false; // DIMMnet-1's links: table-routed RHiNET packets
 };
 
 class RunEvents {

@@ -156,6 +156,21 @@ inline CommandResult nicemu(const std::vector<std::string> &args) {
 
 // A sample the firmware build made (e.g. "hello.img"). Missing samples fail
 // the test: a build without firmware must not pass the e2e suite.
+// tshark on PATH (toolchain/setup.sh --deps-only installs it); the test
+// fails without it.
+inline std::string find_tshark() {
+  const char *path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    fs::path candidate = fs::path(dir) / "tshark";
+    if (::access(candidate.c_str(), X_OK) == 0)
+      return candidate.string();
+  }
+  FAIL("tshark is not installed (toolchain/setup.sh --deps-only installs "
+       "it): the captures cannot be checked");
+  return {};
+}
+
 inline std::string firmware(const std::string &name) {
   const fs::path path = fs::path(NICEMU_FIRMWARE_DIR) / name;
   REQUIRE_MESSAGE(fs::exists(path), "firmware sample "

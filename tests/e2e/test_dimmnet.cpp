@@ -9,7 +9,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <set>
+#include <sstream>
 
 using namespace e2e;
 
@@ -161,6 +164,54 @@ TEST_CASE("DIMMnet: polling loads answered by the library change nothing") {
   CHECK(out[0] == out[1]);
   CHECK(loads[0] > 3000); // ~12 loads a round trip
   CHECK(loads[1] * 2 < loads[0]);
+}
+
+// --pcap on DIMMnet-1 links: link type USER1, and the Wireshark dissector
+// decodes every packet's header (tools/wireshark/nicemu.lua).
+TEST_CASE("DIMMnet: packet captures decode in Wireshark") {
+  TempDir dir;
+  fs::path caps = dir.path() / "caps";
+  CommandResult r = run_dimmnet(2, "martini:D", {NICEMU_DIMMNET_CHECKS, "rdma"},
+                                {"--pcap", caps.string()});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  fs::path file = caps / "link-node0-node1.pcap";
+  std::vector<uint8_t> b = read_bytes(file);
+  REQUIRE(b.size() > 24);
+  CHECK(le32(b, 20) == 148u); // LINKTYPE_USER1
+  auto tshark = [&](std::vector<std::string> args) {
+    std::vector<std::string> all = {"-r", file.string(), "-X",
+                                    "lua_script:" NICEMU_WIRESHARK_LUA};
+    all.insert(all.end(), args.begin(), args.end());
+    CommandResult t = run_command(find_tshark(), all);
+    CHECK_MESSAGE(!contains(t.err, "Lua"), "tshark:\n" << t);
+    return t;
+  };
+  CommandResult bad =
+      tshark({"-Y", "_ws.malformed || _ws.expert.severity >= error"});
+  INFO(bad);
+  CHECK(bad.status == 0);
+  CHECK(bad.out.empty());
+  CommandResult fields =
+      tshark({"-T", "fields", "-E", "separator=,", "-e", "dimmnet.command",
+              "-e", "dimmnet.length", "-e", "nicemu.crc_good"});
+  INFO(fields);
+  REQUIRE(fields.status == 0);
+  std::set<unsigned> commands;
+  size_t rows = 0;
+  std::istringstream in(fields.out);
+  for (std::string row; std::getline(in, row); ++rows) {
+    unsigned command = 99, length = 0;
+    char good[16] = {};
+    REQUIRE_MESSAGE(
+        std::sscanf(row.c_str(), "%x,%u,%15s", &command, &length, good) == 3,
+        "not decoded: " << row);
+    CHECK((std::string(good) == "1" || std::string(good) == "True"));
+    commands.insert(command);
+  }
+  CHECK(rows > 20);
+  // WRITE, PUSH, ACK, PULL and PULL_DATA all crossed the cable.
+  CHECK(commands == std::set<unsigned>{0, 1, 2, 3, 4});
 }
 
 TEST_CASE("DIMMnet: the same run gives the same figures and packets") {

@@ -131,19 +131,6 @@ void check_nesting(const std::string &track, std::vector<Span> spans) {
 
 // ---- The captures -----------------------------------------------------
 
-std::string find_tshark() {
-  const char *path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "/usr/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    fs::path candidate = fs::path(dir) / "tshark";
-    if (::access(candidate.c_str(), X_OK) == 0)
-      return candidate.string();
-  }
-  FAIL("tshark is not installed (toolchain/setup.sh --deps-only installs "
-       "it): the captures cannot be checked");
-  return {};
-}
-
 CommandResult tshark(const fs::path &file, std::vector<std::string> args) {
   static const std::string program = find_tshark();
   std::vector<std::string> all = {"-r", file.string(), "-X",

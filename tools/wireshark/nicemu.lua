@@ -7,8 +7,11 @@
 -- (link type USER0, 147) is a 24-byte pseudo-header, then the frame as it
 -- crossed the cable: the route bytes still ahead of it, the payload, and the
 -- payload's CRC-32 (zlib), little-endian. An NI Active Messages payload
--- (emulator/contracts/nicemu/niam_protocol.h) is decoded further. The
--- format is in docs/profiling.md, "Packet captures".
+-- (emulator/contracts/nicemu/niam_protocol.h) is decoded further. DIMMnet-1
+-- links (link type USER1, 148) carry RHiNET packets behind the same
+-- pseudo-header, with no route bytes: their header is decoded
+-- (emulator/contracts/nicemu/martini.h). The format is in
+-- docs/profiling.md, "Packet captures".
 
 local PSEUDO_HEADER_BYTES = 24
 local CRC_BYTES = 4
@@ -162,12 +165,92 @@ local function dissect_niam(range, tree)
   return info
 end
 
+-- ---- The DIMMnet-1 packet ---------------------------------------------------
+
+-- emulator/contracts/nicemu/martini.h and dimmnet_protocol.h.
+local dimmnet_commands = {
+  [0] = "WRITE", [1] = "PUSH", [2] = "ACK", [3] = "PULL", [4] = "PULL_DATA",
+  [0x10] = "ADD64 (firmware)", [0x11] = "INTERRUPT_WRITE (firmware)",
+}
+local dimmnet = Proto("dimmnet", "DIMMnet-1 packet")
+local d = dimmnet.fields
+d.flags = ProtoField.uint8("dimmnet.flags", "Flags", base.HEX)
+d.aotf = ProtoField.bool("dimmnet.flags.aotf", "AOTF", 8, nil, 0x01)
+d.skip = ProtoField.bool("dimmnet.flags.skip", "Address-translation skip", 8,
+                         nil, 0x02)
+d.status_flag = ProtoField.bool("dimmnet.flags.status",
+                                "Receive-status address", 8, nil, 0x04)
+d.last = ProtoField.bool("dimmnet.flags.last", "Last of a PUSH/PULL", 8, nil,
+                         0x08)
+d.command = ProtoField.uint8("dimmnet.command", "Command", base.HEX,
+                             dimmnet_commands)
+d.pgid = ProtoField.uint8("dimmnet.pgid", "Process group")
+d.pid = ProtoField.uint8("dimmnet.pid", "Process")
+d.region = ProtoField.uint8("dimmnet.region", "Receive region")
+d.source = ProtoField.uint8("dimmnet.source", "Source node")
+d.dest = ProtoField.uint16("dimmnet.dest", "Destination node")
+d.address = ProtoField.uint32("dimmnet.address", "Remote address", base.HEX)
+d.length = ProtoField.uint16("dimmnet.length", "Payload bytes")
+d.status = ProtoField.uint32("dimmnet.status", "Receive-status address",
+                             base.HEX)
+d.data = ProtoField.bytes("dimmnet.data", "Data")
+local ef_dimmnet_short = ProtoExpert.new("dimmnet.short",
+                                         "Shorter than its header and length",
+                                         expert.group.MALFORMED,
+                                         expert.severity.ERROR)
+dimmnet.experts = { ef_dimmnet_short }
+
+-- Decodes a DIMMnet-1 packet in `range` (without its CRC); returns the text
+-- for the Info column.
+local function dissect_dimmnet(range, tree)
+  local t = tree:add(dimmnet, range)
+  if range:len() < 16 then
+    t:add_proto_expert_info(ef_dimmnet_short)
+    return "short DIMMnet packet"
+  end
+  local flags = range(0, 1):uint()
+  local header = band(flags, 0x04) ~= 0 and 24 or 16
+  local ft = t:add(d.flags, range(0, 1))
+  ft:add(d.aotf, range(0, 1))
+  ft:add(d.skip, range(0, 1))
+  ft:add(d.status_flag, range(0, 1))
+  ft:add(d.last, range(0, 1))
+  t:add(d.command, range(1, 1))
+  t:add(d.pgid, range(2, 1))
+  t:add(d.pid, range(3, 1))
+  t:add(d.region, range(4, 1))
+  t:add(d.source, range(5, 1))
+  t:add_le(d.dest, range(6, 2))
+  t:add_le(d.address, range(8, 4))
+  t:add_le(d.length, range(12, 2))
+  local length = range(12, 2):le_uint()
+  if range:len() < header + length then
+    t:add_proto_expert_info(ef_dimmnet_short)
+    return "short DIMMnet packet"
+  end
+  if header == 24 then
+    t:add_le(d.status, range(16, 4))
+  end
+  if length > 0 then
+    t:add(d.data, range(header, length))
+  end
+  local command = range(1, 1):uint()
+  local name = dimmnet_commands[command] or string.format("0x%02x", command)
+  local info = string.format("%s%s to node %d region %d address 0x%x, %d bytes",
+                             band(flags, 0x01) ~= 0 and "AOTF " or "", name,
+                             range(6, 2):le_uint(), range(4, 1):uint(),
+                             range(8, 4):le_uint(), length)
+  t:append_text(", " .. name)
+  return info
+end
+
 local function is_niam(range)
   return range:len() >= NIAM_PACKET_BYTES and
          range(0, 4):le_uint() == NIAM_TAG
 end
 
-function nicemu.dissector(tvb, pinfo, tree)
+-- A record of either link type: `rhinet` for DIMMnet-1's (USER1).
+local function dissect_record(tvb, pinfo, tree, rhinet)
   pinfo.cols.protocol = "nicemu"
   local length = tvb:len()
   local t = tree:add(nicemu, tvb())
@@ -212,7 +295,10 @@ function nicemu.dissector(tvb, pinfo, tree)
   local crc_range = tvb(at + payload_len, CRC_BYTES)
   t:add(f.payload_len, payload or crc_range, payload_len):set_generated()
   local info
-  if payload and is_niam(payload) then
+  if payload and rhinet then
+    info = dissect_dimmnet(payload, tree)
+    pinfo.cols.protocol = "DIMMnet"
+  elseif payload and is_niam(payload) then
     info = dissect_niam(payload, tree)
     pinfo.cols.protocol = "NIAM"
   else
@@ -242,5 +328,16 @@ function nicemu.dissector(tvb, pinfo, tree)
   return length
 end
 
+function nicemu.dissector(tvb, pinfo, tree)
+  return dissect_record(tvb, pinfo, tree, false)
+end
+
+-- The same record on DIMMnet-1 links; its own name only for the table.
+local nicemu_rhinet = Proto("nicemu_rhinet", "nicemu RHiNET link record")
+function nicemu_rhinet.dissector(tvb, pinfo, tree)
+  return dissect_record(tvb, pinfo, tree, true)
+end
+
 local encaps = wtap_encaps or wtap
 DissectorTable.get("wtap_encap"):add(encaps.USER0, nicemu)
+DissectorTable.get("wtap_encap"):add(encaps.USER1, nicemu_rhinet)
