@@ -64,7 +64,7 @@ DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &o) {
     for (const ModelVariant &v : base.model.variants)
       if (v.name == name)
         s.description = v.description;
-    std::vector<std::string> program = {"dimmnet_bench"};
+    std::vector<std::string> program = {"dimmnet_bench", "--raw"};
     if (o.quick)
       program.push_back("--quick");
     HostRun run = run_hosts(c, 2, program,
@@ -105,7 +105,8 @@ DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &o) {
       if (v.name == i.setup)
         i.description = v.description;
     for (bool interrupt : {false, true}) {
-      std::vector<std::string> program = {"dimmnet_bench", "--rtt-only"};
+      std::vector<std::string> program = {"dimmnet_bench", "--raw",
+                                          "--rtt-only"};
       if (o.quick)
         program.push_back("--quick");
       if (interrupt)

@@ -1,6 +1,12 @@
-// The host program of `nicemu bench dimmnet` (docs/benchmarks.md), on two
-// nodes of the martini card with the dimmnet firmware. Prints lines
-// "KEY VALUE..." that the bench reads:
+// AOTF round trip and a BOTF / AOTF / PUSH bandwidth sweep on DIMMnet-1,
+// two nodes of the martini card with the dimmnet firmware:
+//
+//   nicemu run -n 2 --model martini:D
+//       --firmware build/firmware/dimmnet/dimmnet.img
+//       -- build/examples/dimmnet_bench [--quick]     (one line)
+//
+// prints a table. It is also the host program of `nicemu bench dimmnet`
+// (docs/benchmarks.md), which passes --raw for lines "KEY VALUE..." instead:
 //   rounds N           AOTF ping-pong round trips measured
 //   rtt_us X           mean round trip of an 8-byte AOTF word
 //   store_ns X         the host's own cost of one uncached store (AOTF)
@@ -37,6 +43,7 @@ constexpr unsigned kFlags = 0x1E000; // past 64 KiB of data
 dimm_card *card;
 int me;
 unsigned partner;
+bool raw = false; // KEY VALUE lines for the bench, not the table
 
 void must(int code, const char *what) {
   if (code != DIMM_OK) {
@@ -96,8 +103,14 @@ void ping_pong(int rounds) {
   }
   double elapsed = dimm_time_ns(card) - start;
   if (me == 0) {
-    std::printf("rounds %d\n", rounds);
-    std::printf("rtt_us %.6f\n", elapsed / rounds / 1000.0);
+    if (raw) {
+      std::printf("rounds %d\n", rounds);
+      std::printf("rtt_us %.6f\n", elapsed / rounds / 1000.0);
+    } else {
+      std::printf("AOTF 8-byte round trip %.3f us, one way %.3f us (mean of "
+                  "%d)\n",
+                  elapsed / rounds / 1000.0, elapsed / rounds / 2000.0, rounds);
+    }
   }
 }
 
@@ -110,14 +123,16 @@ void host_costs() {
   for (int i = 0; i < n; ++i)
     (void)flag(kAckWord);
   double t1 = dimm_time_ns(card);
-  std::printf("load_ns %.3f\n", (t1 - t0) / n);
+  std::printf(raw ? "load_ns %.3f\n" : "host: an LLCM load %.1f ns, ",
+              (t1 - t0) / n);
   // Stores to a page with no seed would be rejected: send real ones to
   // the partner's flag page (nobody waits on this word).
   t0 = dimm_time_ns(card);
   for (int i = 0; i < n; ++i)
     must(dimm_aotf_store64(card, kFlagPage, 0x100, uint64_t(i)), "store");
   t1 = dimm_time_ns(card);
-  std::printf("store_ns %.3f\n", (t1 - t0) / n);
+  std::printf(raw ? "store_ns %.3f\n" : "an AOTF store %.1f ns\n",
+              (t1 - t0) / n);
 }
 
 // Waits for window `w` to be free (its last packet's tail has left).
@@ -206,6 +221,7 @@ int main(int argc, char **argv) {
     std::string a = argv[i];
     quick |= a == "--quick";
     rtt_only |= a == "--rtt-only";
+    raw |= a == "--raw";
     interrupt |= a == "--interrupt";
   }
   set_up(interrupt);
@@ -225,13 +241,24 @@ int main(int argc, char **argv) {
     must(dimm_bank_write(card, 0, 0, fill.data(), fill.size()), "bank");
     must(dimm_bank_switch(card, 0, DIMM_SIDE_NIC), "bank switch");
   }
+  if (me == 0 && !raw)
+    std::printf("MB/s of %d messages (%d above 4 KiB) to the receiver's "
+                "ack\n%8s %10s %10s %10s\n",
+                messages, std::max(2, messages / 4), "bytes", "BOTF", "AOTF",
+                "PUSH");
   for (unsigned bytes = 8; bytes <= 65536; bytes *= 2) {
     int n = bytes > 4096 ? std::max(2, messages / 4) : messages;
     double b = stream(bytes, n, Method::Botf, ++tag);
     double a = bytes <= 4096 ? stream(bytes, n, Method::Aotf, ++tag) : 0;
     double p = stream(bytes, n, Method::Push, ++tag);
-    if (me == 0)
+    if (me == 0 && raw)
       std::printf("bw %u %.3f %.3f %.3f\n", bytes, b, a, p);
+    else if (me == 0) {
+      char aotf[32] = "-"; // not measured above 4 KiB
+      if (a > 0)
+        std::snprintf(aotf, sizeof aotf, "%.1f", a);
+      std::printf("%8u %10.1f %10s %10.1f\n", bytes, b, aotf, p);
+    }
   }
   dimm_close(card);
   return 0;

@@ -6,6 +6,7 @@
 #include "cli_helpers.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -237,4 +238,50 @@ TEST_CASE("DIMMnet: the same run gives the same figures and packets") {
   CHECK(out[0] == out[1]);
   CHECK(!capture[0].empty());
   CHECK(capture[0] == capture[1]);
+}
+
+// nicemu bench dimmnet: its figures agree with each other and with the
+// model (virtual time, so exact relations hold).
+TEST_CASE("DIMMnet: nicemu bench dimmnet --json") {
+  CommandResult r =
+      nicemu({"bench", "dimmnet", "--quick", "--setup", "D", "--json"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  nlohmann::json j;
+  REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));
+  CHECK(j["bench"] == "dimmnet");
+  REQUIRE(j["setups"].size() == 1);
+  const nlohmann::json &d = j["setups"][0];
+  CHECK(d["setup"] == "D");
+  // The round trip the example measures, and one way is half of it.
+  CHECK(d["rtt_us"].get<double>() == doctest::Approx(1.957).epsilon(0.002));
+  CHECK(d["one_way_us"].get<double>() * 2 == d["rtt_us"].get<double>());
+  // The stages add up to store-to-LLCM, which is less than one way.
+  double sum = 0;
+  for (const auto &st : d["stages"])
+    sum += st["ns"].get<double>();
+  CHECK(sum == doctest::Approx(d["store_to_llcm_ns"].get<double>()));
+  CHECK(sum < d["one_way_us"].get<double>() * 1000);
+  // Set-up D's stages: 4 SWIF cycles at 100 MHz, 7 receive-side ones, and
+  // 256 ns for a padded 128-byte packet plus the 151 ns outside the SWIF.
+  CHECK(d["stages"][3]["ns"].get<double>() == 40);
+  CHECK(d["stages"][4]["ns"].get<double>() == 407);
+  CHECK(d["stages"][5]["ns"].get<double>() == 70 + 3); // 7 cycles + edge
+  // The host's costs are the set-up's (plus a share of the timer reads).
+  CHECK(d["load_ns"].get<double>() == doctest::Approx(173.6).epsilon(0.01));
+  CHECK(d["store_ns"].get<double>() == doctest::Approx(53.6).epsilon(0.01));
+  // AOTF is held to one padded packet per 8 bytes; PUSH overtakes BOTF
+  // above 4 KiB and nears the 500 MB/s link.
+  const nlohmann::json &bw = d["bandwidth"];
+  REQUIRE(bw.size() == 14);
+  CHECK(bw[9]["bytes"] == 4096);
+  CHECK(bw[9]["aotf_mb_per_s"].get<double>() < 8 / 0.256 + 1);
+  CHECK(d["push_beats_botf_from_bytes"] == 8192);
+  CHECK(bw[13]["push_mb_per_s"].get<double>() > 400);
+  CHECK(bw[13]["push_mb_per_s"].get<double>() < 500);
+  // Interrupt-AOTF costs the receiving core's handler on each word.
+  const nlohmann::json &i = j["interrupt_aotf"];
+  CHECK(i["setup"] == "SR");
+  CHECK(i["interrupt_rtt_us"].get<double>() >
+        i["aotf_rtt_us"].get<double>() + 1.0);
 }

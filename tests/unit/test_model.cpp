@@ -379,7 +379,8 @@ TEST_SUITE("model") {
 
   TEST_CASE("martini's reference set-ups A-F are variants: NAME:VARIANT") {
     Model base = load_model("martini");
-    REQUIRE(base.variants.size() == 7); // A-F and SR (Send/Receive)
+    // A-F, E and F without MMX, SR (Send/Receive).
+    REQUIRE(base.variants.size() == 9);
     CHECK(base.variant.empty());
     CHECK(base.full_name() == "martini");
     // Set-up A: electrical OIP, Pentium III, DIMM 66 MHz, SWIF 62.5 MHz.
@@ -412,7 +413,8 @@ TEST_SUITE("model") {
   TEST_CASE("an unknown variant names the ones there are") {
     CHECK_THROWS_WITH_AS(load_model("martini:G"),
                          doctest::Contains("has no variant \"G\" (variants: "
-                                           "A, B, C, D, E, F, SR)"),
+                                           "A, B, C, D, E, E-nommx, F, "
+                                           "F-nommx, SR)"),
                          Error);
     CHECK_THROWS_WITH_AS(load_model("lanai4:A"),
                          doctest::Contains("(it has no variants)"), Error);

@@ -42,7 +42,8 @@ public:
 private:
   std::string name_ = "martini";
   std::string description_ =
-      "DIMMnet-1 (Martini): AOTF/BOTF sends, HTLB, OTF receive into LLCM";
+      "DIMMnet-1 (Martini): AOTF/BOTF sends, HTLB, OTF receive into LLCM, "
+      "PUSH/PULL, SO-DIMM banks";
 };
 
 void MartiniBoard::assemble(CardAssembly &card, const Model &model) const {
