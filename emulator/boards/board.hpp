@@ -56,6 +56,9 @@ public:
                                     const FabricParams &params) const;
   virtual Time network_lookahead(const Model &model,
                                  const Fabric &fabric) const;
+  // Whether several host processes may share one card (DIMMnet-1's
+  // process groups): nicemu run --procs-per-node.
+  virtual bool hosts_share_card() const { return false; }
 };
 
 // The boards nicemu knows, by name; nullptr for an unknown name.

@@ -123,6 +123,7 @@ int run(const RunOptions &o) {
   spec.topology = o.topology;
   spec.network = tap != nullptr; // a one-node run needs a switch to bridge
   spec.program = o.program;
+  spec.procs_per_node = o.procs_per_node;
   spec.events = observers.events();
   spec.host_options = host_options(o);
   spec.link_faults = o.link_faults;
@@ -198,7 +199,7 @@ int run(const RunOptions &o) {
   }
   if (hosts) {
     if (!o.quiet)
-      for (uint32_t i = 0; i < o.nodes; ++i)
+      for (uint32_t i = 0; i < hosts->ranks(); ++i)
         std::fprintf(stderr, "host %u: %s\n", i, hosts->outcomes()[i].c_str());
     if (r.outcome == RunOutcome::Halted || r.outcome == RunOutcome::HostFailed)
       return hosts->exit_code()

@@ -19,6 +19,10 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
   cmd.add_option("-n,--nodes", o.nodes,
                  "number of nodes (NICs), all booting the same flash")
       ->capture_default_str();
+  cmd.add_option("--procs-per-node", o.procs_per_node,
+                 "host processes per node, each running the program (rank r "
+                 "drives node r / N); DIMMnet-1 (martini) only")
+      ->capture_default_str();
   cmd.add_option("--topology", o.topology,
                  "network topology file (default: one crossbar up to its "
                  "port count, a generated network beyond)");
@@ -100,6 +104,7 @@ std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
   spec.nodes = o.nodes;
   spec.topology = o.topology;
   spec.program = o.program;
+  spec.procs_per_node = o.procs_per_node;
   spec.events = events;
   spec.host_options = host_options(o);
   spec.link_faults = o.link_faults;

@@ -23,6 +23,7 @@ constexpr int kExitFault = 125, kExitMaxTime = 124, kExitDeadlock = 126,
 struct ClusterOptions {
   std::string model = "lanai4", flash, firmware, max_time, topology;
   uint32_t nodes = 1;
+  uint32_t procs_per_node = 1;      // --procs-per-node
   std::vector<std::string> program; // host program and its arguments
   int64_t watchdog = -1;
   double host_timeout = 60; // wall seconds, --host-timeout

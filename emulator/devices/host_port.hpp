@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nicemu {
@@ -39,6 +40,8 @@ public:
   // an access: its clock while it computes; while it waits, when its reply
   // is due (or its request's time, if that is not known yet).
   virtual Time earliest_action_except(uint32_t rank) const = 0;
+  // The same, over the processes that drive node `node` only.
+  virtual Time earliest_action_on(uint32_t node, uint32_t except) const = 0;
 };
 // Called once with how the access ended. A window that held a write calls
 // it when the write can land, before landing it, and drops the write if it
@@ -103,6 +106,23 @@ public:
   void set_peers(const HostPeers *peers) { peers_ = peers; }
   const HostPeers *peers() const { return peers_; }
 
+  // The process (its rank) whose access the port serves, while a read or
+  // write call runs: windows that check who may reach them ask (several
+  // processes may share a DIMMnet-1 card). Set around each call.
+  uint32_t process() const { return process_; }
+  class Serving {
+  public:
+    Serving(HostPort &port, uint32_t process)
+        : port_(port), was_(std::exchange(port.process_, process)) {}
+    ~Serving() { port_.process_ = was_; }
+    Serving(const Serving &) = delete;
+    Serving &operator=(const Serving &) = delete;
+
+  private:
+    HostPort &port_;
+    uint32_t was_;
+  };
+
 private:
   struct Mapped {
     uint64_t base, size;
@@ -113,6 +133,7 @@ private:
   std::vector<Mapped> windows_; // by base
   Time posted_cost_ = 0;
   const HostPeers *peers_ = nullptr;
+  uint32_t process_ = 0;
 };
 
 } // namespace nicemu

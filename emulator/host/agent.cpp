@@ -61,11 +61,12 @@ HostCosts HostCosts::from(const Model &model) {
 }
 
 HostAgent::HostAgent(uint32_t rank, uint32_t size, uint64_t arena_bytes,
-                     Scheduler &scheduler, const Model &model)
+                     Scheduler &scheduler, const Model &model,
+                     uint32_t per_node)
     : rank_(rank), scheduler_(scheduler), model_(model),
       costs_(HostCosts::from(model)),
-      channel_(
-          std::make_unique<channel::EmulatorEnd>(rank, size, arena_bytes)) {}
+      channel_(std::make_unique<channel::EmulatorEnd>(rank, size, arena_bytes,
+                                                      per_node)) {}
 
 // The host charges itself a posted write's cost: the board's figure for
 // the writes its host library posts (PCI: a PIO write; DIMMnet: a store).
@@ -147,7 +148,7 @@ void HostAgent::take_posted_write() {
   EventOrigin was = scheduler_.set_origin(EventOrigin::host(rank_));
   scheduler_.schedule(at, "host: posted write", [this, w, at, cost, name] {
     if (RunEvents *events = node_ ? node_->events() : nullptr)
-      events->host_call(rank_, name, at, at + cost);
+      events->host_call(node_ ? node_->node_id() : rank_, name, at, at + cost);
     auto refused = [this, &w](const HostBusResult &result) {
       if (!result.ok && failure_.empty())
         failure_ = "host rank " + std::to_string(rank_) +
@@ -155,17 +156,20 @@ void HostAgent::take_posted_write() {
                    std::to_string(w.a) + " was refused (" + result.why + ")";
       return true;
     };
-    if (!node_)
+    if (!node_) {
       refused({false, 0, at, "no card"});
-    else
-      node_->host_port().write(w.a, w.b, w.arg64, at, refused);
+      return;
+    }
+    HostPort::Serving serving(node_->host_port(), rank_);
+    node_->host_port().write(w.a, w.b, w.arg64, at, refused);
   });
   scheduler_.set_origin(was);
 }
 
 void HostAgent::reply_at(Time t, Reply reply) {
   if (RunEvents *events = node_ ? node_->events() : nullptr)
-    events->host_call(rank_, call_name_, call_start_, t);
+    events->host_call(node_ ? node_->node_id() : rank_, call_name_, call_start_,
+                      t);
   reply.time = t;
   reply_due_ = t;
   scheduler_.schedule(t, "host: reply", [this, reply] {
@@ -249,6 +253,7 @@ void HostAgent::card_access(const Request &r, Time at) {
   const unsigned size = r.b;
   if (node_ && (r.op == Op::WriteBlock || r.op == Op::ReadBlock)) {
     HostPort &port = node_->host_port();
+    HostPort::Serving serving(port, rank_);
     const bool block_write = r.op == Op::WriteBlock;
     call_name_ = port.call_name(r.a, block_write);
     if (size == 0 || size > 4096 ||
@@ -267,6 +272,7 @@ void HostAgent::card_access(const Request &r, Time at) {
     return;
   }
   HostPort &port = node_->host_port();
+  HostPort::Serving serving(port, rank_);
   call_name_ = port.call_name(r.a, write);
   if (write)
     port.write(r.a, size, r.arg64, at, reply);

@@ -27,7 +27,7 @@ struct HostCosts {
 class HostAgent final : public HostMemory {
 public:
   HostAgent(uint32_t rank, uint32_t size, uint64_t arena_bytes,
-            Scheduler &scheduler, const Model &model);
+            Scheduler &scheduler, const Model &model, uint32_t per_node = 1);
   ~HostAgent() override;
 
   channel::EmulatorEnd &channel() { return *channel_; }

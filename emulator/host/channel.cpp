@@ -56,7 +56,8 @@ bool ranges_overlap(uint64_t a, uint64_t a_len, uint64_t b, uint64_t b_len) {
 // ---------------------------------------------------------------------------
 // EmulatorEnd
 
-EmulatorEnd::EmulatorEnd(uint32_t rank, uint32_t size, uint64_t arena_bytes) {
+EmulatorEnd::EmulatorEnd(uint32_t rank, uint32_t size, uint64_t arena_bytes,
+                         uint32_t per_node) {
   const std::string who = "rank " + std::to_string(rank);
   if (rank >= size)
     throw Error("host channel: " + who + " of a cluster of " +
@@ -98,6 +99,9 @@ EmulatorEnd::EmulatorEnd(uint32_t rank, uint32_t size, uint64_t arena_bytes) {
   control_->version = kVersion;
   control_->rank = rank;
   control_->size = size;
+  control_->per_node = per_node ? per_node : 1;
+  control_->node = rank / control_->per_node;
+  control_->local = rank % control_->per_node;
   control_->arena_offset = arena_offset_;
   control_->arena_size = arena_size_;
   control_->emulator_pid = int32_t(getpid());

@@ -15,7 +15,10 @@ class EmulatorEnd {
 public:
   // Creates a channel for `rank` of `size` with an arena of `arena_bytes`.
   // Throws nicemu::Error on failure.
-  EmulatorEnd(uint32_t rank, uint32_t size, uint64_t arena_bytes);
+  // With `per_node` processes on each node, rank r drives node r /
+  // per_node.
+  EmulatorEnd(uint32_t rank, uint32_t size, uint64_t arena_bytes,
+              uint32_t per_node = 1);
   ~EmulatorEnd();
   EmulatorEnd(const EmulatorEnd &) = delete;
   EmulatorEnd &operator=(const EmulatorEnd &) = delete;

@@ -1,5 +1,6 @@
 #include "host/cluster_run.hpp"
 
+#include "boards/board.hpp"
 #include "nicemu/error.hpp"
 #include "node/cluster.hpp"
 
@@ -27,9 +28,17 @@ start_cluster(const Model &model,
   }
   // Host programs: one process per node, each reaching its NIC through its
   // own channel; the run is theirs.
+  if (spec.procs_per_node == 0 || spec.procs_per_node > 16)
+    throw Error("run: --procs-per-node takes 1 to 16");
+  if (spec.procs_per_node > 1 &&
+      (spec.program.empty() || !checked_board(model).hosts_share_card()))
+    throw Error("run: --procs-per-node needs a host program and a card that "
+                "several processes share (martini); the " + model.board +
+                " card has one host process per node");
   if (!spec.program.empty()) {
-    cluster->hosts = std::make_unique<HostGroup>(spec.nodes, sim.scheduler(),
-                                                 model, spec.host_options);
+    cluster->hosts =
+        std::make_unique<HostGroup>(spec.nodes, sim.scheduler(), model,
+                                    spec.host_options, spec.procs_per_node);
     sim.set_external(cluster->hosts.get());
   }
   for (uint32_t i = 0; i < spec.nodes; ++i) {
@@ -40,12 +49,14 @@ start_cluster(const Model &model,
     config.watchdog_cycles = spec.watchdog_cycles;
     config.console = spec.console;
     config.events = spec.events;
-    if (cluster->hosts)
-      config.host_memory = &cluster->hosts->agent(i);
+    const uint32_t k = spec.procs_per_node;
+    if (cluster->hosts) // DMA reaches the first process's memory
+      config.host_memory = &cluster->hosts->agent(i * k);
     Node &node = sim.add_node(model, config);
     node.boot(flash);
     if (cluster->hosts) {
-      cluster->hosts->agent(i).attach(&node);
+      for (uint32_t p = 0; p < k; ++p)
+        cluster->hosts->agent(i * k + p).attach(&node);
       node.host_port().set_peers(cluster->hosts.get());
     }
   }

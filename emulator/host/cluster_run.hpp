@@ -22,6 +22,9 @@ struct ClusterSpec {
   std::string topology; // empty: the generated network
   bool network = false; // build the network even for one node (--tap)
   std::vector<std::string> program; // host program and arguments; empty: none
+  // Host processes per node (the card's board must let processes share
+  // it: DIMMnet-1's).
+  uint32_t procs_per_node = 1;
   HostOptions host_options;
   std::optional<uint64_t> watchdog_cycles; // overrides the model's default
   LinkFaults link_faults;                  // injected on every cable

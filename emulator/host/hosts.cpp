@@ -18,11 +18,13 @@ extern char **environ; // POSIX: the process environment
 namespace nicemu {
 
 HostGroup::HostGroup(uint32_t nodes, Scheduler &scheduler, const Model &model,
-                     HostOptions options)
-    : options_(options), model_(model), statuses_(nodes, -1) {
-  for (uint32_t r = 0; r < nodes; ++r)
-    agents_.push_back(std::make_unique<HostAgent>(r, nodes, options.arena_bytes,
-                                                  scheduler, model));
+                     HostOptions options, uint32_t per_node)
+    : options_(options), model_(model), per_node_(per_node),
+      statuses_(nodes * per_node, -1) {
+  for (uint32_t r = 0; r < nodes * per_node; ++r)
+    agents_.push_back(std::make_unique<HostAgent>(r, nodes * per_node,
+                                                  options.arena_bytes,
+                                                  scheduler, model, per_node));
 }
 
 HostGroup::~HostGroup() {
@@ -243,6 +245,15 @@ Time HostGroup::earliest_action_except(uint32_t rank) const {
   for (const auto &a : agents_)
     if (a->rank() != rank)
       t = std::min(t, a->earliest_access());
+  return t;
+}
+
+Time HostGroup::earliest_action_on(uint32_t node, uint32_t except) const {
+  Time t = kTimeNever;
+  for (uint32_t r = node * per_node_;
+       r < (node + 1) * per_node_ && r < agents_.size(); ++r)
+    if (r != except)
+      t = std::min(t, agents_[r]->earliest_access());
   return t;
 }
 

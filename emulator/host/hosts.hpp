@@ -25,11 +25,14 @@ struct HostOptions {
 
 class HostGroup final : public ExternalActor, public HostPeers {
 public:
+  // `per_node` processes on each of `nodes` nodes: rank r drives node
+  // r / per_node.
   HostGroup(uint32_t nodes, Scheduler &scheduler, const Model &model,
-            HostOptions options);
+            HostOptions options, uint32_t per_node = 1);
   ~HostGroup() override;
 
   HostAgent &agent(uint32_t rank) { return *agents_[rank]; }
+  uint32_t ranks() const { return uint32_t(agents_.size()); }
   // Starts `argv` once per rank. Throws nicemu::Error if it cannot.
   void launch(const std::vector<std::string> &argv);
   // Stops what is still running (after the run ended), reaps every process.
@@ -43,6 +46,7 @@ public:
   Time earliest_action() const override;
   // HostPeers
   Time earliest_action_except(uint32_t rank) const override;
+  Time earliest_action_on(uint32_t node, uint32_t except) const override;
   void wait() override;
   bool finished() const override;
   std::string failure() const override { return failure_; }
@@ -56,6 +60,7 @@ private:
   const Model &model_;
   channel::WakePipe wake_;
   std::vector<std::unique_ptr<HostAgent>> agents_;
+  uint32_t per_node_ = 1;
   std::vector<pid_t> pids_;
   std::vector<int> statuses_; // waitpid status, -1 while running
   std::string failure_;

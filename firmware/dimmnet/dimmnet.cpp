@@ -32,7 +32,7 @@ Seed htt[DIMMNET_HTT_PAGES];
 bool htt_valid[DIMMNET_HTT_PAGES];
 
 volatile uint32_t *box;
-uint32_t served; // the last request number answered
+uint32_t served[DIMMNET_BOX_SLOTS]; // per slot: the last request answered
 
 uint32_t &stat(uint32_t offset) {
   return const_cast<uint32_t &>(box[offset / 4]);
@@ -176,12 +176,17 @@ uint32_t serve(uint32_t op, const volatile uint32_t *arg) {
   }
 }
 
-NICEMU_HANDLER void on_host_request() {
-  uint32_t seq = box[DIMMNET_BOX_SEQ / 4];
-  uint32_t result = serve(box[DIMMNET_BOX_OP / 4], box + DIMMNET_BOX_ARG / 4);
-  box[DIMMNET_BOX_RESULT / 4] = result;
-  box[DIMMNET_BOX_DONE / 4] = seq;
-  served = seq;
+volatile uint32_t *slot(uint32_t k) {
+  return box + k * DIMMNET_BOX_SLOT_BYTES / 4;
+}
+
+NICEMU_HANDLER void on_host_request(uint32_t k) {
+  volatile uint32_t *b = slot(k);
+  uint32_t seq = b[DIMMNET_BOX_SEQ / 4];
+  uint32_t result = serve(b[DIMMNET_BOX_OP / 4], b + DIMMNET_BOX_ARG / 4);
+  b[DIMMNET_BOX_RESULT / 4] = result;
+  b[DIMMNET_BOX_DONE / 4] = seq;
+  served[k] = seq;
 }
 
 constexpr uint32_t kLines = NICEMU_IRQ_OTF | NICEMU_IRQ_HOST;
@@ -190,8 +195,10 @@ constexpr uint32_t kLines = NICEMU_IRQ_OTF | NICEMU_IRQ_HOST;
 
 int main() {
   box = fw::mailbox();
-  served = box[DIMMNET_BOX_SEQ / 4];
-  box[DIMMNET_BOX_DONE / 4] = served;
+  for (uint32_t k = 0; k < DIMMNET_BOX_SLOTS; ++k) {
+    served[k] = slot(k)[DIMMNET_BOX_SEQ / 4];
+    slot(k)[DIMMNET_BOX_DONE / 4] = served[k];
+  }
   box[DIMMNET_BOX_READY / 4] = DIMMNET_READY;
   fw::irq_master(false);
   fw::irq_enable(kLines);
@@ -209,10 +216,11 @@ int main() {
       on_command();
       busy = true;
     }
-    if (box[DIMMNET_BOX_SEQ / 4] != served) {
-      on_host_request();
-      busy = true;
-    }
+    for (uint32_t k = 0; k < DIMMNET_BOX_SLOTS; ++k)
+      if (slot(k)[DIMMNET_BOX_SEQ / 4] != served[k]) {
+        on_host_request(k);
+        busy = true;
+      }
     if (!busy)
       fw::sleep();
   }

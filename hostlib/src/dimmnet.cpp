@@ -118,7 +118,8 @@ Access store(dimm_card *card, uint32_t addr, unsigned size, uint64_t value) {
 // A store that takes a transaction credit (an AOTF store, a BOTF kick).
 int send_store(dimm_card *card, uint32_t addr, unsigned size, uint64_t value) {
   cache.forget();
-  if (card->credits_hint > 1) {
+  // Other processes of the node take credits too: post only when alone.
+  if (card->credits_hint > 1 && card->end->per_node() == 1) {
     try {
       if (card->end->post_write(addr, size, value)) {
         --card->credits_hint;
@@ -138,27 +139,33 @@ uint32_t box_word(unsigned offset) {
   return NICEMU_MARTINI_HOST_PRIV + offset;
 }
 
+// A word of this process's mailbox slot (its index on the node).
+uint32_t slot_word(const dimm_card *card, unsigned offset) {
+  return box_word(card->end->local() * DIMMNET_BOX_SLOT_BYTES + offset);
+}
+
 // A privileged request through the firmware's mailbox: arguments, then the
 // request number; the firmware answers with RESULT and DONE.
 int request(dimm_card *card, uint32_t op, const uint32_t *args,
             unsigned count) {
-  int code = store(card, box_word(DIMMNET_BOX_OP), 4, op).code;
+  int code = store(card, slot_word(card, DIMMNET_BOX_OP), 4, op).code;
   for (unsigned i = 0; code == DIMM_OK && i < count; ++i)
-    code = store(card, box_word(DIMMNET_BOX_ARG + 4 * i), 4, args[i]).code;
+    code =
+        store(card, slot_word(card, DIMMNET_BOX_ARG + 4 * i), 4, args[i]).code;
   uint32_t seq = mailbox_seq + 1;
   if (code == DIMM_OK)
-    code = store(card, box_word(DIMMNET_BOX_SEQ), 4, seq).code;
+    code = store(card, slot_word(card, DIMMNET_BOX_SEQ), 4, seq).code;
   if (code != DIMM_OK)
     return code;
   mailbox_seq = seq;
   for (;;) {
-    Access done = load(card, box_word(DIMMNET_BOX_DONE), 4);
+    Access done = load(card, slot_word(card, DIMMNET_BOX_DONE), 4);
     if (done.code != DIMM_OK)
       return done.code;
     if (done.reply.value == seq)
       break;
   }
-  Access result = load(card, box_word(DIMMNET_BOX_RESULT), 4);
+  Access result = load(card, slot_word(card, DIMMNET_BOX_RESULT), 4);
   if (result.code != DIMM_OK)
     return result.code;
   switch (result.reply.value) {
@@ -233,9 +240,10 @@ int dimm_open(unsigned pgid, unsigned pid, dimm_card **out) {
   if (!card)
     return fail(DIMM_EREFUSED, "out of memory");
   try {
-    card->node = nicemu::host::rank(); // says hello to the emulator
-    card->nodes = nicemu::host::size();
+    (void)nicemu::host::rank(); // says hello to the emulator
     card->end = &nicemu::channel::HostEnd::from_environment();
+    card->node = card->end->node();
+    card->nodes = card->end->size() / card->end->per_node();
     card->burst = static_cast<uint8_t *>(nicemu::host::alloc(kBurstBytes));
     card->burst_offset = uint32_t(card->burst - card->end->arena());
   } catch (const std::exception &e) {
@@ -265,7 +273,24 @@ int dimm_open(unsigned pgid, unsigned pid, dimm_card **out) {
       return fail(DIMM_ESTOPPED, e.what());
     }
   }
-  Access seq = load(card, box_word(DIMMNET_BOX_DONE), 4);
+  // Join the group through the driver's word: the card checks this
+  // process's accesses against it from now on. A process is one process
+  // of one group: opening the card again must name the same.
+  Access joined = load(card, NICEMU_MARTINI_HOST_JOIN, 8);
+  if (joined.code == DIMM_OK && joined.reply.data != ~0ull &&
+      joined.reply.data != (pgid | pid << 8)) {
+    delete card;
+    return fail(DIMM_EINVAL, "this process is already process " +
+                                 std::to_string(joined.reply.data >> 8) +
+                                 " of group " +
+                                 std::to_string(joined.reply.data & 0xFF));
+  }
+  if (store(card, NICEMU_MARTINI_HOST_JOIN, 8, pgid | pid << 8).code !=
+      DIMM_OK) {
+    delete card;
+    return fail(DIMM_ENOCARD, "the card refused the process group");
+  }
+  Access seq = load(card, slot_word(card, DIMMNET_BOX_DONE), 4);
   Access credits =
       load(card, NICEMU_MARTINI_HOST_STATUS + NICEMU_MARTINI_STATUS_CREDITS, 8);
   if (seq.code != DIMM_OK || credits.code != DIMM_OK) {

@@ -136,6 +136,18 @@ uint32_t rank() {
 uint32_t size() {
   return session().end->size();
 }
+
+uint32_t node() {
+  return session().end->node();
+}
+
+uint32_t node_process() {
+  return session().end->local();
+}
+
+uint32_t processes_per_node() {
+  return session().end->per_node();
+}
 uint64_t now_ps() {
   return session().end->time();
 }

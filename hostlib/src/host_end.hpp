@@ -53,6 +53,10 @@ public:
 
   uint32_t rank() const { return control_->rank; }
   uint32_t size() const { return control_->size; }
+  // The node this process drives, its index there, processes per node.
+  uint32_t node() const { return control_->node; }
+  uint32_t local() const { return control_->local; }
+  uint32_t per_node() const { return control_->per_node; }
   uint64_t time() const { return control_->host_time.load(); }
   uint8_t *arena() { return base_ + control_->arena_offset; }
   uint64_t arena_size() const { return control_->arena_size; }

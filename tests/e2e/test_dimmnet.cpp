@@ -32,11 +32,12 @@ CommandResult run_dimmnet(unsigned nodes, const std::string &model,
 }
 
 void scenario(const std::string &name, unsigned nodes = 2,
-              const std::string &model = "martini:D") {
-  CommandResult r = run_dimmnet(nodes, model, {NICEMU_DIMMNET_CHECKS, name});
+              const std::string &model = "martini:D", unsigned per_node = 1) {
+  CommandResult r = run_dimmnet(nodes, model, {NICEMU_DIMMNET_CHECKS, name},
+                                {"--procs-per-node", std::to_string(per_node)});
   INFO(r);
   CHECK(r.status == 0);
-  for (unsigned rank = 0; rank < nodes; ++rank)
+  for (unsigned rank = 0; rank < nodes * per_node; ++rank)
     CHECK(contains(r.out,
                    "rank " + std::to_string(rank) + ": " + name + ": ok\n"));
 }
@@ -69,8 +70,21 @@ TEST_CASE("DIMMnet: transaction credits run out, hold the host, come back") {
   scenario("credits");
 }
 
-TEST_CASE("DIMMnet: the receiver drops forged and out-of-region packets") {
-  scenario("protection");
+// Two host processes per node, in two process groups.
+TEST_CASE("DIMMnet: the receiver drops out-of-region packets, and one "
+          "group cannot reach another's") {
+  scenario("protection", 2, "martini:D", 2);
+}
+
+TEST_CASE("DIMMnet: several processes per node need a card that allows "
+          "them") {
+  CommandResult r =
+      nicemu({"run", "-n", "2", "--procs-per-node", "2", "--model", "lanai4",
+              "--firmware", firmware("hello.img"), "--", "/bin/true"});
+  INFO(r);
+  CHECK(r.status != 0);
+  CHECK(contains(r.err, "--procs-per-node needs a host program and a card "
+                        "that several processes share (martini)"));
 }
 
 TEST_CASE("DIMMnet: PUSH and PULL between SO-DIMM banks and LLCM") {

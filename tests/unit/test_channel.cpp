@@ -152,8 +152,9 @@ TEST_CASE("channel: a host thread and the emulator make 1000 round trips") {
 TEST_CASE("channel: card writes, reads and timed waits travel in full") {
   // 2: Op::WaitWordUntil, Reply::word; 3: posted writes; 4: generic card
   // accesses (Op::Write, Op::Read, Reply::data); 5: Op::WriteBlock; 6:
-  // Reply::stable_until; 7: Op::ReadBlock.
-  CHECK(kVersion == 7);
+  // Reply::stable_until; 7: Op::ReadBlock; 8: ControlBlock::node, local,
+  // per_node.
+  CHECK(kVersion == 8);
   WakePipe wake;
   EmulatorEnd emu(0, 1, kArena);
   HostEnd host(emu.fd(), wake.write_fd);

@@ -37,28 +37,35 @@ void KickWindow::write(uint64_t offset, unsigned size, uint64_t value, Time at,
   if (!sized(offset, size))
     return (void)done(refused(
         at, "an AOTF store is 1, 2, 4 or 8 bytes, aligned to its size"));
-  otf_.aotf_store(uint32_t(offset >> 12), uint32_t(offset & 0xFFF), size, value,
-                  at, with_credits(otf_, std::move(done)));
+  otf_.aotf_store(port_.process(), uint32_t(offset >> 12),
+                  uint32_t(offset & 0xFFF), size, value, at,
+                  with_credits(otf_, std::move(done)));
 }
 
 void LlcmWindow::read(uint64_t offset, unsigned size, Time at,
                       const HostBusCompletion &done) {
   uint64_t value = 0;
-  if (!sized(offset, size) ||
-      !card_.card_read(otf_.llcm_base() + uint32_t(offset), &value, size))
+  if (!sized(offset, size))
     return (void)done(refused(at, "LLCM loads are 1, 2, 4 or 8 bytes, "
                                   "aligned to their size"));
+  if (!otf_.llcm_allowed(port_.process(), offset, size))
+    return (void)done(refused(at, "not in an LLCM region of the process's "
+                                  "group"));
+  card_.card_read(otf_.llcm_base() + uint32_t(offset), &value, size);
   HostBusResult r{true, value, at + otf_.figures().load, {}};
-  r.stable_until = otf_.llcm_quiet_until(at, port_.peers());
+  r.stable_until = otf_.llcm_quiet_until(at, port_.peers(), port_.process());
   done(r);
 }
 
 void LlcmWindow::write(uint64_t offset, unsigned size, uint64_t value, Time at,
                        HostBusCompletion done) {
-  if (!sized(offset, size) ||
-      !card_.card_write(otf_.llcm_base() + uint32_t(offset), &value, size))
+  if (!sized(offset, size))
     return (void)done(refused(at, "LLCM stores are 1, 2, 4 or 8 bytes, "
                                   "aligned to their size"));
+  if (!otf_.llcm_allowed(port_.process(), offset, size))
+    return (void)done(refused(at, "not in an LLCM region of the process's "
+                                  "group"));
+  card_.card_write(otf_.llcm_base() + uint32_t(offset), &value, size);
   done({true, 0, at + otf_.figures().store, {}});
 }
 
@@ -74,7 +81,8 @@ void BotfWindows::write(uint64_t offset, unsigned size, uint64_t value, Time at,
   uint8_t bytes[8];
   for (unsigned i = 0; i < size; ++i)
     bytes[i] = uint8_t(value >> (8 * i));
-  otf_.botf_write(uint32_t(offset / NICEMU_MARTINI_BOTF_STRIDE),
+  otf_.botf_write(port_.process(),
+                  uint32_t(offset / NICEMU_MARTINI_BOTF_STRIDE),
                   uint32_t(offset % NICEMU_MARTINI_BOTF_STRIDE),
                   std::span<const uint8_t>(bytes, size));
   done({true, 0, at + otf_.figures().store, {}});
@@ -89,7 +97,7 @@ void BotfWindows::write_block(uint64_t offset, std::span<const uint8_t> bytes,
   if (offset % 8 || in + bytes.size() > NICEMU_MARTINI_BOTF_STRIDE)
     return (void)done(refused(at, "a burst starts 8-byte aligned and stays "
                                   "inside one BOTF window"));
-  otf_.botf_write(window, in, bytes);
+  otf_.botf_write(port_.process(), window, in, bytes);
   Time lines = (bytes.size() + 31) / 32;
   done({true, 0, at + lines * otf_.figures().store, {}});
 }
@@ -108,7 +116,8 @@ void BotfKickWindow::write(uint64_t offset, unsigned size, uint64_t, Time at,
                            HostBusCompletion done) {
   if (size != 8 || offset % 8)
     return (void)done(refused(at, "a BOTF kick is one aligned 8-byte store"));
-  otf_.botf_kick(uint32_t(offset / 8), at, with_credits(otf_, std::move(done)));
+  otf_.botf_kick(port_.process(), uint32_t(offset / 8), at,
+                 with_credits(otf_, std::move(done)));
 }
 
 void StatusWindow::read(uint64_t offset, unsigned size, Time at,
@@ -126,6 +135,8 @@ void StatusWindow::write(uint64_t, unsigned, uint64_t, Time at,
 }
 
 const char *BankWindow::refusal(uint64_t offset, uint64_t len) const {
+  if (!otf_.bank_allowed(port_.process(), bank_))
+    return "the SO-DIMM bank belongs to another process group";
   const SodimmBank &b = otf_.bank(bank_);
   if (!b.faces_host())
     return "the SO-DIMM bank faces the card (switch it to the host side)";
@@ -190,6 +201,9 @@ void BankSidesWindow::write(uint64_t offset, unsigned size, uint64_t value,
       (value != NICEMU_MARTINI_SIDE_HOST && value != NICEMU_MARTINI_SIDE_NIC))
     return (void)done(refused(at, "a bank switch is one aligned 8-byte "
                                   "store of 0 (host) or 1 (card)"));
+  if (!otf_.bank_allowed(port_.process(), uint32_t(offset / 8)))
+    return (void)done(refused(at, "the SO-DIMM bank belongs to another "
+                                  "process group"));
   otf_.bank(uint32_t(offset / 8)).switch_to(uint32_t(value));
   done({true, 0, at + otf_.figures().store, {}});
 }
@@ -208,9 +222,32 @@ void RdmaWindow::write(uint64_t offset, unsigned size, uint64_t value, Time at,
   if (size != 8 || offset % 8)
     return (void)done(refused(at, "the RDMA page is written in aligned "
                                   "8-byte words"));
-  std::string why = otf_.rdma_store(uint32_t(offset), value, at);
+  std::string why =
+      otf_.rdma_store(port_.process(), uint32_t(offset), value, at);
   if (!why.empty())
     return (void)done({false, 0, at, why});
+  done({true, 0, at + otf_.figures().store, {}});
+}
+
+void JoinWindow::read(uint64_t offset, unsigned size, Time at,
+                      const HostBusCompletion &done) {
+  if (size != 8 || offset != 0)
+    return (void)done(refused(at, "the join word is one 8-byte word"));
+  const OtfEngine::Member *m = otf_.member(port_.process());
+  done({true,
+        m ? uint64_t(m->pgid | m->pid << 8) : ~0ull,
+        at + otf_.figures().load,
+        {}});
+}
+
+void JoinWindow::write(uint64_t offset, unsigned size, uint64_t value, Time at,
+                       HostBusCompletion done) {
+  if (size != 8 || offset != 0 || (value & 0xFF) >= 64 ||
+      ((value >> 8) & 0xFF) >= NICEMU_OTF_ANY_PID)
+    return (void)done(refused(at, "join: one 8-byte store of PGID (0-63) | "
+                                  "PID (0-254) << 8"));
+  otf_.join(port_.process(), uint32_t(value & 0xFF),
+            uint32_t((value >> 8) & 0xFF));
   done({true, 0, at + otf_.figures().store, {}});
 }
 

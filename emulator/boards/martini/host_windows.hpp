@@ -12,7 +12,7 @@ namespace nicemu::martini {
 
 class KickWindow final : public HostWindow {
 public:
-  explicit KickWindow(OtfEngine &otf) : otf_(otf) {}
+  KickWindow(OtfEngine &otf, const HostPort &port) : otf_(otf), port_(port) {}
   void read(uint64_t offset, unsigned size, Time at,
             const HostBusCompletion &done) override;
   void write(uint64_t offset, unsigned size, uint64_t value, Time at,
@@ -22,6 +22,7 @@ public:
 
 private:
   OtfEngine &otf_;
+  const HostPort &port_;
 };
 
 // A load also says until when LLCM stays as it is (unless the loading host
@@ -47,7 +48,7 @@ private:
 
 class BotfWindows final : public HostWindow {
 public:
-  explicit BotfWindows(OtfEngine &otf) : otf_(otf) {}
+  BotfWindows(OtfEngine &otf, const HostPort &port) : otf_(otf), port_(port) {}
   void read(uint64_t offset, unsigned size, Time at,
             const HostBusCompletion &done) override;
   void write(uint64_t offset, unsigned size, uint64_t value, Time at,
@@ -58,12 +59,14 @@ public:
 
 private:
   OtfEngine &otf_;
+  const HostPort &port_;
 };
 
 // Store: send window w's packet; load: its status (NICEMU_MARTINI_BOTF_*).
 class BotfKickWindow final : public HostWindow {
 public:
-  explicit BotfKickWindow(OtfEngine &otf) : otf_(otf) {}
+  BotfKickWindow(OtfEngine &otf, const HostPort &port)
+      : otf_(otf), port_(port) {}
   void read(uint64_t offset, unsigned size, Time at,
             const HostBusCompletion &done) override;
   void write(uint64_t offset, unsigned size, uint64_t value, Time at,
@@ -75,6 +78,7 @@ public:
 
 private:
   OtfEngine &otf_;
+  const HostPort &port_;
 };
 
 class StatusWindow final : public HostWindow {
@@ -94,7 +98,8 @@ private:
 // uncached costs, bursts of up to 4 KiB at the bank's bandwidth.
 class BankWindow final : public HostWindow {
 public:
-  BankWindow(OtfEngine &otf, uint32_t bank) : otf_(otf), bank_(bank) {}
+  BankWindow(OtfEngine &otf, const HostPort &port, uint32_t bank)
+      : otf_(otf), port_(port), bank_(bank) {}
   void read(uint64_t offset, unsigned size, Time at,
             const HostBusCompletion &done) override;
   void write(uint64_t offset, unsigned size, uint64_t value, Time at,
@@ -110,13 +115,15 @@ public:
 private:
   const char *refusal(uint64_t offset, uint64_t len) const;
   OtfEngine &otf_;
+  const HostPort &port_;
   uint32_t bank_;
 };
 
 // Which side each bank faces: a load reads it, a store switches it.
 class BankSidesWindow final : public HostWindow {
 public:
-  explicit BankSidesWindow(OtfEngine &otf) : otf_(otf) {}
+  BankSidesWindow(OtfEngine &otf, const HostPort &port)
+      : otf_(otf), port_(port) {}
   void read(uint64_t offset, unsigned size, Time at,
             const HostBusCompletion &done) override;
   void write(uint64_t offset, unsigned size, uint64_t value, Time at,
@@ -127,12 +134,13 @@ public:
 
 private:
   OtfEngine &otf_;
+  const HostPort &port_;
 };
 
 // The RDMA engine's descriptor, kick and status words, 8 bytes each.
 class RdmaWindow final : public HostWindow {
 public:
-  explicit RdmaWindow(OtfEngine &otf) : otf_(otf) {}
+  RdmaWindow(OtfEngine &otf, const HostPort &port) : otf_(otf), port_(port) {}
   void read(uint64_t offset, unsigned size, Time at,
             const HostBusCompletion &done) override;
   void write(uint64_t offset, unsigned size, uint64_t value, Time at,
@@ -143,6 +151,23 @@ public:
 
 private:
   OtfEngine &otf_;
+  const HostPort &port_;
+};
+
+// The driver's JOIN word (nicemu/martini.h): the storing process joins a
+// group; a load reads the group back.
+class JoinWindow final : public HostWindow {
+public:
+  JoinWindow(OtfEngine &otf, const HostPort &port) : otf_(otf), port_(port) {}
+  void read(uint64_t offset, unsigned size, Time at,
+            const HostBusCompletion &done) override;
+  void write(uint64_t offset, unsigned size, uint64_t value, Time at,
+             HostBusCompletion done) override;
+  const char *call_name(bool) const override { return "Join"; }
+
+private:
+  OtfEngine &otf_;
+  const HostPort &port_;
 };
 
 } // namespace nicemu::martini

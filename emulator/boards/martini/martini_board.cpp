@@ -35,6 +35,7 @@ public:
                             const FabricParams &params) const override;
   // A card acts on another only through a packet, which crosses at least
   // the shortest path.
+  bool hosts_share_card() const override { return true; }
   Time network_lookahead(const Model &, const Fabric &fabric) const override {
     return fabric.min_path_latency();
   }
@@ -64,22 +65,22 @@ void MartiniBoard::assemble(CardAssembly &card, const Model &model) const {
 
   HostPort &port = card.host_port();
   port.map(NICEMU_MARTINI_HOST_KICK, uint64_t(NICEMU_MARTINI_KICK_PAGES) << 12,
-           std::make_unique<KickWindow>(engine));
+           std::make_unique<KickWindow>(engine, port));
   port.map(NICEMU_MARTINI_HOST_LLCM, llcm.size,
            std::make_unique<LlcmWindow>(host, engine, port));
   port.map(NICEMU_MARTINI_HOST_BOTF,
            uint64_t(figures.windows) * NICEMU_MARTINI_BOTF_STRIDE,
-           std::make_unique<BotfWindows>(engine));
+           std::make_unique<BotfWindows>(engine, port));
   port.map(NICEMU_MARTINI_HOST_BOTF_KICK, uint64_t(figures.windows) * 8,
-           std::make_unique<BotfKickWindow>(engine));
+           std::make_unique<BotfKickWindow>(engine, port));
   port.map(NICEMU_MARTINI_HOST_BANKS, 16,
-           std::make_unique<BankSidesWindow>(engine));
+           std::make_unique<BankSidesWindow>(engine, port));
   port.map(NICEMU_MARTINI_HOST_RDMA, NICEMU_MARTINI_RDMA_STATUS + 8,
-           std::make_unique<RdmaWindow>(engine));
+           std::make_unique<RdmaWindow>(engine, port));
   port.map(NICEMU_MARTINI_HOST_BANK0, figures.bank_bytes,
-           std::make_unique<BankWindow>(engine, 0));
+           std::make_unique<BankWindow>(engine, port, 0));
   port.map(NICEMU_MARTINI_HOST_BANK1, figures.bank_bytes,
-           std::make_unique<BankWindow>(engine, 1));
+           std::make_unique<BankWindow>(engine, port, 1));
   port.map(NICEMU_MARTINI_HOST_STATUS, NICEMU_MARTINI_STATUS_FEATURES + 8,
            std::make_unique<StatusWindow>(engine));
   // The privileged page: the firmware's request mailbox, 32-bit words.
@@ -87,6 +88,8 @@ void MartiniBoard::assemble(CardAssembly &card, const Model &model) const {
            std::make_unique<CardMemoryWindow>(host, model.host_mailbox(),
                                               figures.load, figures.store,
                                               model.host_mailbox()));
+  port.map(NICEMU_MARTINI_HOST_JOIN, 8,
+           std::make_unique<JoinWindow>(engine, port));
   port.set_posted_write_cost(figures.store); // AOTF stores
 }
 

@@ -111,9 +111,41 @@ OtfEngine::OtfEngine(DeviceHost &card, const Figures &figures,
 
 // ---- Send path -------------------------------------------------------------
 
-void OtfEngine::aotf_store(uint32_t page, uint32_t offset, unsigned size,
-                           uint64_t value, Time at, HostBusCompletion done) {
+void OtfEngine::join(uint32_t process, uint32_t pgid, uint32_t pid) {
+  members_[process] = {pgid & 0xFF, pid & 0xFF};
+}
+
+const OtfEngine::Member *OtfEngine::member(uint32_t process) const {
+  auto it = members_.find(process);
+  return it == members_.end() ? nullptr : &it->second;
+}
+
+bool OtfEngine::llcm_allowed(uint32_t process, uint64_t offset,
+                             uint64_t len) const {
+  const Member *m = member(process);
+  if (!m)
+    return false;
+  for (const Region &r : regions_)
+    if (r.size > 0 && (r.owner & 0xFF) == m->pgid && offset >= r.base &&
+        offset + len <= uint64_t(r.base) + r.size)
+      return true; // an LLCM region: its base is in space 0
+  return false;
+}
+
+bool OtfEngine::bank_allowed(uint32_t process, uint32_t bank) {
+  const Member *m = member(process);
+  if (!m || bank > 1)
+    return false;
+  if (!bank_group_[bank])
+    bank_group_[bank] = m->pgid;
+  return *bank_group_[bank] == m->pgid;
+}
+
+void OtfEngine::aotf_store(uint32_t process, uint32_t page, uint32_t offset,
+                           unsigned size, uint64_t value, Time at,
+                           HostBusCompletion done) {
   Transaction txn;
+  txn.process = process;
   txn.page = page;
   txn.offset = offset;
   txn.size = size;
@@ -121,7 +153,7 @@ void OtfEngine::aotf_store(uint32_t page, uint32_t offset, unsigned size,
   take_in(txn, at, std::move(done), figures_.store);
 }
 
-void OtfEngine::botf_write(uint32_t window, uint32_t offset,
+void OtfEngine::botf_write(uint32_t process, uint32_t window, uint32_t offset,
                            std::span<const uint8_t> bytes) {
   Window &w = windows_.at(window);
   if (w.busy || offset + bytes.size() > w.bytes.size()) {
@@ -129,14 +161,18 @@ void OtfEngine::botf_write(uint32_t window, uint32_t offset,
     return;
   }
   w.error = false;
+  w.owner = process;
   std::memcpy(w.bytes.data() + offset, bytes.data(), bytes.size());
 }
 
-void OtfEngine::botf_kick(uint32_t window, Time at, HostBusCompletion done) {
+void OtfEngine::botf_kick(uint32_t process, uint32_t window, Time at,
+                          HostBusCompletion done) {
   Window &w = windows_.at(window);
   uint32_t length = le16(w.bytes.data() + NICEMU_MARTINI_HDR_LENGTH);
-  // A kick after a refused write would send what the window held before.
-  if (w.busy || w.error || length == 0 || length > figures_.botf_max_bytes ||
+  // A kick after a refused write would send what the window held before;
+  // only the process that wrote the window sends it, as a member.
+  if (w.busy || w.error || w.owner != process || !member(process) ||
+      length == 0 || length > figures_.botf_max_bytes ||
       header_bytes(w.bytes.data()) + length > w.bytes.size()) {
     w.error = true;
     done({true, 0, at + figures_.store, {}});
@@ -146,6 +182,7 @@ void OtfEngine::botf_kick(uint32_t window, Time at, HostBusCompletion done) {
   Transaction txn;
   txn.botf = true;
   txn.window = window;
+  txn.process = process;
   take_in(txn, at, std::move(done), figures_.store);
 }
 
@@ -240,6 +277,12 @@ void OtfEngine::lookup() {
     return;
   }
   if (HtlbEntry *e = find(txn.page)) {
+    // A seed of another group is not this process's to use.
+    const Member *m = member(txn.process);
+    if (!m || e->seed[NICEMU_MARTINI_HDR_PGID] != m->pgid) {
+      reject_head();
+      return;
+    }
     queue_.pop_front();
     finish_lookup(txn, &e->seed);
     return;
@@ -257,10 +300,7 @@ void OtfEngine::resolve(uint64_t how) {
   stalled_ = false;
   set_status(NICEMU_OTF_MISS, false);
   if (how == NICEMU_OTF_REJECT) {
-    ++rejected_;
-    queue_.pop_front();
-    give_back_credit();
-    schedule_lookup();
+    reject_head();
     return;
   }
   uint32_t set = miss_page_ & 0xFF;
@@ -279,6 +319,13 @@ void OtfEngine::resolve(uint64_t how) {
   std::memcpy(e->seed.data(), staged_seed_.data(), e->seed.size());
   // The lookup runs again (and hits) on the next DIMM edge.
   lookup_free_ = 0;
+  schedule_lookup();
+}
+
+void OtfEngine::reject_head() {
+  ++rejected_;
+  queue_.pop_front();
+  give_back_credit();
   schedule_lookup();
 }
 
@@ -303,6 +350,11 @@ void OtfEngine::finish_lookup(const Transaction &txn,
     bytes.assign(w.bytes.begin(),
                  w.bytes.begin() + header_bytes(w.bytes.data()) + length);
     bytes[NICEMU_MARTINI_HDR_FLAGS] &= uint8_t(~NICEMU_MARTINI_F_AOTF);
+    // The card stamps the sender's group: a header cannot claim another.
+    if (const Member *m = member(txn.process)) {
+      bytes[NICEMU_MARTINI_HDR_PGID] = uint8_t(m->pgid);
+      bytes[NICEMU_MARTINI_HDR_PID] = uint8_t(m->pid);
+    }
   } else {
     std::array<uint8_t, 32> h = *seed;
     h[NICEMU_MARTINI_HDR_FLAGS] |= NICEMU_MARTINI_F_AOTF;
@@ -586,7 +638,8 @@ std::vector<const OtfEngine *> OtfEngine::cards() const {
   return all;
 }
 
-Time OtfEngine::llcm_quiet_until(Time now, const HostPeers *peers) const {
+Time OtfEngine::llcm_quiet_until(Time now, const HostPeers *peers,
+                                 uint32_t process) const {
   if (!commands_.empty() || commands_coming_ > 0)
     return now; // the core has work, and may write LLCM
   Time t = card_.core_may_act_from();
@@ -598,9 +651,12 @@ Time OtfEngine::llcm_quiet_until(Time now, const HostPeers *peers) const {
     if (card->may_send_to(card_.node_id()))
       t = std::min(t, now + receive_floor());
   if (peers) {
-    Time other = peers->earliest_action_except(card_.node_id());
+    // Another host's store reaches this LLCM through the network; another
+    // process of this node's, at once.
+    Time other = peers->earliest_action_except(process);
     if (other != kTimeNever)
       t = std::min(t, other + store_to_remote_llcm_floor());
+    t = std::min(t, peers->earliest_action_on(card_.node_id(), process));
   }
   return std::max(t, now);
 }

@@ -38,13 +38,31 @@ public:
             uint32_t llcm_size);
   static const RegisterLayout &layout();
 
+  // ---- Process groups (several host processes may share the card) ----
+  // A process's group and its number in it, as the driver's JOIN word set
+  // them; the card checks the process's accesses against them.
+  struct Member {
+    uint32_t pgid = 0, pid = 0;
+  };
+  void join(uint32_t process, uint32_t pgid, uint32_t pid);
+  const Member *member(uint32_t process) const;
+  // Whether `process` may load or store [offset, offset + len) of LLCM:
+  // inside an open region of its group.
+  bool llcm_allowed(uint32_t process, uint64_t offset, uint64_t len) const;
+  // Whether `process` may reach bank `bank` from the host (it belongs to
+  // the group that first did; the first access claims it).
+  bool bank_allowed(uint32_t process, uint32_t bank);
+
   // ---- The host's side (the card's host windows call these at `at`) ----
-  void aotf_store(uint32_t page, uint32_t offset, unsigned size, uint64_t value,
-                  Time at, HostBusCompletion done);
-  // Bytes written into BOTF window `window` at `offset` (one burst).
-  void botf_write(uint32_t window, uint32_t offset,
+  void aotf_store(uint32_t process, uint32_t page, uint32_t offset,
+                  unsigned size, uint64_t value, Time at,
+                  HostBusCompletion done);
+  // Bytes written into BOTF window `window` at `offset` (one burst) by
+  // `process`, which the window then belongs to.
+  void botf_write(uint32_t process, uint32_t window, uint32_t offset,
                   std::span<const uint8_t> bytes);
-  void botf_kick(uint32_t window, Time at, HostBusCompletion done);
+  void botf_kick(uint32_t process, uint32_t window, Time at,
+                 HostBusCompletion done);
   uint32_t botf_status(uint32_t window) const;
   // The STATUS page's word at `offset` (NICEMU_MARTINI_STATUS_*), or
   // nullopt for an offset that holds none.
@@ -80,7 +98,8 @@ public:
   // to reach this LLCM. `peers` (null: no hosts) says when the other hosts
   // may act. Lets a host's polling loads be answered without a round trip
   // to the emulator until then (HostBusResult::stable_until).
-  Time llcm_quiet_until(Time now, const HostPeers *peers) const;
+  Time llcm_quiet_until(Time now, const HostPeers *peers,
+                        uint32_t process) const;
 
   // ---- SO-DIMM banks and the RDMA engine (otf_rdma.cpp) ----
   SodimmBank &bank(uint32_t i) { return banks_.at(i); }
@@ -88,7 +107,8 @@ public:
   std::optional<uint64_t> rdma_word(uint32_t offset) const;
   // A store to the RDMA page at `at`; the reason when it is refused (no
   // such word; a kick while busy, of a bad length or to no such node).
-  std::string rdma_store(uint32_t offset, uint64_t value, Time at);
+  std::string rdma_store(uint32_t process, uint32_t offset, uint64_t value,
+                         Time at);
 
   // ---- The link ----
   bool accept_head(const Packet &p, Time now) override;
@@ -100,6 +120,7 @@ private:
     uint32_t page = 0, offset = 0, size = 0; // AOTF
     uint64_t value = 0;                      // AOTF data
     uint32_t window = 0;                     // BOTF
+    uint32_t process = 0;                    // the host process's rank
     Time store = 0;                          // the host's store
     Time pins = 0;                           // when it reached the DIMM pins
     Time lookup = 0;                         // its first HTLB lookup
@@ -117,6 +138,7 @@ private:
   struct Window {
     std::array<uint8_t, NICEMU_MARTINI_BOTF_STRIDE> bytes{};
     bool busy = false, error = false;
+    uint32_t owner = 0; // the process that wrote it last
   };
   struct Region {
     uint32_t base = 0, size = 0, owner = 0;
@@ -132,6 +154,8 @@ private:
 
   void take_in(Transaction txn, Time at, HostBusCompletion done, Time cost);
   void schedule_lookup();
+  // The head of the queue is refused: counted, its credit given back.
+  void reject_head();
   void lookup();
   void resolve(uint64_t how);
   void finish_lookup(const Transaction &txn,
@@ -219,6 +243,8 @@ private:
   std::map<uint64_t, Time> inbound_;
 
   std::array<SodimmBank, 2> banks_;
+  std::array<std::optional<uint32_t>, 2> bank_group_; // claimed by a group
+  std::map<uint32_t, Member> members_;                // by process
   // The RDMA engine: its descriptor, status, and when its read side (the
   // source memory, read at that memory's bandwidth) is free.
   uint32_t rdma_local_ = 0, rdma_remote_ = 0, rdma_length_ = 0,

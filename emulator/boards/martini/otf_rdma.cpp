@@ -6,8 +6,8 @@
 // the other node, whose hardware streams the data back. Each side checks
 // its range against a receive region, as the OTF receiver does. The source
 // is read at its memory's bandwidth, the destination written at its own.
-#include "boards/martini/otf_engine.hpp"
 #include "boards/martini/le_bytes.hpp"
+#include "boards/martini/otf_engine.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -91,7 +91,8 @@ std::optional<uint64_t> OtfEngine::rdma_word(uint32_t offset) const {
   }
 }
 
-std::string OtfEngine::rdma_store(uint32_t offset, uint64_t value, Time at) {
+std::string OtfEngine::rdma_store(uint32_t process, uint32_t offset,
+                                  uint64_t value, Time at) {
   uint32_t v = uint32_t(value);
   switch (offset) {
   case NICEMU_MARTINI_RDMA_LOCAL:
@@ -122,6 +123,11 @@ std::string OtfEngine::rdma_store(uint32_t offset, uint64_t value, Time at) {
   if ((op != NICEMU_MARTINI_PUSH && op != NICEMU_MARTINI_PULL) ||
       rdma_length_ == 0 || rdma_length_ > kMaxTransfer || dest >= nodes)
     return "a PUSH or PULL of 1 byte to 16 MiB, to a node there is";
+  // The card stamps the kicking process's group; OWNER is not trusted.
+  const Member *m = member(process);
+  if (!m)
+    return "the process belongs to no group (dimm_open)";
+  rdma_owner_ = m->pgid | m->pid << 8;
   uint32_t local_region = rdma_target_ >> 24;
   uint32_t remote_region = (rdma_target_ >> 16) & 0xFF;
   uint32_t pgid = rdma_owner_ & 0xFF, pid = rdma_owner_ >> 8;

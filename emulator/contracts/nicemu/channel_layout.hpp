@@ -25,7 +25,8 @@ constexpr uint32_t kMagic = 0x4E4D4348; // 'NMCH'
 // 5: Op::WriteBlock (a write-combined burst from the arena).
 // 6: Reply::stable_until (DIMMnet's LLCM loads).
 // 7: Op::ReadBlock; bursts of up to 4 KiB.
-constexpr uint32_t kVersion = 7;
+// 8: ControlBlock::node, local, per_node (several processes per node).
+constexpr uint32_t kVersion = 8;
 // Bus address of arena offset 0 as the NIC's DMA engines see it (0 is never
 // a valid host address).
 constexpr uint64_t kArenaBusBase = 0x10000000;
@@ -104,6 +105,9 @@ struct ControlBlock {
   uint32_t magic;
   uint32_t version;
   uint32_t rank, size;
+  // The node whose card this process drives, its index among that node's
+  // processes, and how many each node has (nicemu run --procs-per-node).
+  uint32_t node, local, per_node;
   uint64_t arena_offset, arena_size;
   std::atomic<uint32_t> state;     // HostState
   std::atomic<uint32_t> reply_seq; // futex word: bumped on each reply

@@ -13,22 +13,27 @@ extern "C" {
 #endif
 
 /* The mailbox: the last 4 KiB of data SRAM, reached by the host at
- * NICEMU_MARTINI_HOST_PRIV in 32-bit words. The host writes OP and the
- * arguments, then SEQ (one more than the last); each write wakes the core
- * (NICEMU_IRQ_HOST). The firmware answers with RESULT, then DONE = SEQ. */
-#define DIMMNET_BOX_SEQ 0x00u
+ * NICEMU_MARTINI_HOST_PRIV in 32-bit words. Each host process of the node
+ * has a slot of its own (its index on the node, nicemu run
+ * --procs-per-node): it writes OP and the arguments, then SEQ (one more
+ * than the last); each write wakes the core (NICEMU_IRQ_HOST). The
+ * firmware answers with RESULT, then DONE = SEQ. */
+#define DIMMNET_BOX_SLOTS 15u
+#define DIMMNET_BOX_SLOT_BYTES 0x100u
+#define DIMMNET_BOX_SEQ 0x00u /* within a slot */
 #define DIMMNET_BOX_OP 0x04u
 #define DIMMNET_BOX_ARG 0x08u /* 12 words */
 #define DIMMNET_BOX_ARGS 12u
 #define DIMMNET_BOX_DONE 0x40u
 #define DIMMNET_BOX_RESULT 0x44u
-#define DIMMNET_BOX_READY 0x48u /* DIMMNET_READY once the firmware serves */
+/* The card's words, after the slots. */
+#define DIMMNET_BOX_READY 0xF00u /* DIMMNET_READY once the firmware serves */
 /* Counters the host may read. */
-#define DIMMNET_BOX_STAT_MISSES 0x50u   /* HTLB misses served */
-#define DIMMNET_BOX_STAT_REJECTS 0x54u  /* of which rejected */
-#define DIMMNET_BOX_STAT_COMMANDS 0x58u /* command packets handled */
-#define DIMMNET_BOX_STAT_UNKNOWN 0x5Cu  /* command packets nobody serves */
-#define DIMMNET_BOX_STAT_REFUSED 0x60u  /* command packets failing checks */
+#define DIMMNET_BOX_STAT_MISSES 0xF10u   /* HTLB misses served */
+#define DIMMNET_BOX_STAT_REJECTS 0xF14u  /* of which rejected */
+#define DIMMNET_BOX_STAT_COMMANDS 0xF18u /* command packets handled */
+#define DIMMNET_BOX_STAT_UNKNOWN 0xF1Cu  /* command packets nobody serves */
+#define DIMMNET_BOX_STAT_REFUSED 0xF20u  /* command packets failing checks */
 
 #define DIMMNET_READY 0x444D4E31u /* 'DMN1' */
 

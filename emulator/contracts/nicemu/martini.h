@@ -43,6 +43,10 @@ extern "C" {
 #define NICEMU_MARTINI_HOST_BOTF_KICK 0x91010000u
 #define NICEMU_MARTINI_HOST_STATUS 0x92000000u
 #define NICEMU_MARTINI_HOST_PRIV 0x93000000u
+/* The driver's word: a process's store of (PGID | PID << 8) makes it that
+ * process of that group; the card checks its accesses against the group
+ * from then on (a load reads it back; ~0 before). */
+#define NICEMU_MARTINI_HOST_JOIN 0x93001000u
 #define NICEMU_MARTINI_HOST_BANKS 0x92001000u
 #define NICEMU_MARTINI_HOST_RDMA 0x92002000u
 #define NICEMU_MARTINI_HOST_BANK0 0xA0000000u

@@ -43,6 +43,12 @@ const char *version();
 // This process's rank (its node number) and the number of ranks.
 uint32_t rank();
 uint32_t size();
+// With several processes per node (nicemu run --procs-per-node N, DIMMnet
+// only), rank r drives node r / N as that node's process r % N: the node,
+// the index and N. With one process per node: rank(), 0 and 1.
+uint32_t node();
+uint32_t node_process();
+uint32_t processes_per_node();
 
 // The virtual clock, in picoseconds and in microseconds.
 uint64_t now_ps();

@@ -20,8 +20,8 @@ int failures = 0;
 
 void expect(bool ok, const std::string &what) {
   if (!ok) {
-    std::printf("rank %d: %s: FAILED: %s\n", me, scenario.c_str(),
-                what.c_str());
+    std::printf("rank %d: %s: FAILED: %s\n", int(nicemu::host::rank()),
+                scenario.c_str(), what.c_str());
     ++failures;
   }
 }
@@ -69,9 +69,10 @@ std::vector<uint8_t> read_region(dimm_card *card) {
 // packet sent before the partner opened its region is dropped, so hello
 // goes until the partner's hello is here, then once more.
 void start(dimm_card *card, unsigned partner) {
-  guard_region(card);
+  // The region first: a process reaches only its group's regions.
   must(dimm_open_region(card, 0, kRegionBase, kRegionBytes, DIMM_ANY_PID),
        "open region");
+  guard_region(card);
   dimm_header seed = to(partner);
   must(dimm_set_seed(card, kDataPage, &seed), "seed");
   for (;;) {
@@ -275,10 +276,49 @@ void credits(dimm_card *card, unsigned partner) {
   }
 }
 
-// The receiver's checks: another group's packet, a packet past its region,
-// an LLCM address outside the region with the skip flag, and a region
-// that only process 7 may write; each is dropped and counted, never
-// written. Then a legal packet lands.
+// Two processes per node (--procs-per-node 2): the first of each node in
+// group 1, the second in group 2. Group 1 checks the receiver's refusals
+// of out-of-region packets; node 0's group-2 process, once group 1 is set
+// up (at 1.5 ms of virtual time), tries what another group may not: load
+// group 1's LLCM, send through group 1's kick page (rejected), send into
+// group 1's region with its own seed, by BOTF and by PUSH (dropped there),
+// and reach the bank group 1 claimed. Group 1 counts the drops at 3 ms.
+constexpr uint64_t kIntruderAt = 1'500'000'000; // ps
+constexpr uint64_t kCountAt = 3'000'000'000;
+
+void wait_until(uint64_t ps) {
+  uint64_t now = nicemu::host::now_ps();
+  if (ps > now)
+    nicemu::host::compute(ps - now);
+}
+
+void intruder(dimm_card *card, unsigned partner) {
+  if (me != 0)
+    return; // node 1's second process only opens the card
+  wait_until(kIntruderAt);
+  uint64_t v = 0;
+  expect(dimm_llcm_load(card, kRegionBase, &v, 8) == DIMM_EINVAL,
+         "a load of another group's region");
+  expect(dimm_llcm_store64(card, kRegionBase, 1) == DIMM_EINVAL,
+         "a store into another group's region");
+  must(dimm_aotf_store64(card, kDataPage, 0x40, 0xBAD), "group 1's page");
+  dimm_header own = to(partner, 0);
+  must(dimm_set_seed(card, 20, &own), "seed 20");
+  must(dimm_aotf_store64(card, 20, 0x48, 0xBAD), "into group 1's region");
+  uint8_t data[16] = {1, 2, 3};
+  dimm_header h = to(partner, 0x50);
+  must(dimm_botf_send(card, 5, &h, data, sizeof data), "botf");
+  must(dimm_open_region(card, 5, 0x6000, 0x100, DIMM_ANY_PID), "region 5");
+  dimm_rdma push{0x6000, 5, partner, kRegionBase + 0x60, 0, 64};
+  must(dimm_push(card, &push), "push");
+  expect(dimm_rdma_wait(card) == DIMM_EREFUSED, "a PUSH into group 1");
+  uint8_t b[8];
+  expect(dimm_bank_read(card, 0, 0, b, 8) == DIMM_EINVAL,
+         "a read of group 1's bank");
+  expect(dimm_bank_switch(card, 0, DIMM_SIDE_NIC) == DIMM_EINVAL,
+         "a switch of group 1's bank");
+}
+
 void protection(dimm_card *card, unsigned partner) {
   start(card, partner);
   unsigned dropped_before = 0, dropped_after = 0;
@@ -289,11 +329,8 @@ void protection(dimm_card *card, unsigned partner) {
   must(dimm_aotf_store64(card, kDataPage, kHelloWord, 2), "hello 2");
   dimm_llcm_wait64(card, kRegionBase + kHelloWord, ~0ull, 2);
   if (me == 0) {
-    dimm_card *intruder = nullptr;
-    must(dimm_open(2, 0, &intruder), "open as group 2");
-    dimm_header forged = to(partner, 0);
-    must(dimm_set_seed(intruder, 20, &forged), "seed 20");
-    must(dimm_aotf_store64(intruder, 20, 0, 0xBAD), "other group");
+    uint8_t b[8] = {};
+    must(dimm_bank_write(card, 0, 0, b, 8), "claim bank 0");
     dimm_header past = to(partner, kRegionBytes);
     must(dimm_set_seed(card, 21, &past), "seed 21");
     must(dimm_aotf_store64(card, 21, 0, 0xBAD), "past the region");
@@ -308,19 +345,25 @@ void protection(dimm_card *card, unsigned partner) {
     inside.skip_translation = 1;
     must(dimm_set_seed(card, 24, &inside), "seed 24");
     must(dimm_aotf_store64(card, 24, 0x10, 0x600D), "skip inside");
+    wait_until(kCountAt); // the other group has tried by now
+    unsigned rejected = 0;
+    must(dimm_rejected(card, &rejected), "rejected");
+    expect(rejected == 1, "rejected " + std::to_string(rejected) +
+                              " (the other group's store through our page)");
     finish(card, partner, 80);
-    dimm_close(intruder);
   } else {
     wait_done(card, 80);
     must(dimm_dropped(card, &dropped_after), "dropped");
-    expect(dropped_after - dropped_before == 4,
+    // 3 of ours, and the other group's AOTF, BOTF and PUSH packets.
+    expect(dropped_after - dropped_before == 6,
            "dropped " + std::to_string(dropped_after - dropped_before));
     expect(dimm_llcm_load64(card, kRegionBase + 0x10) == 0x600D,
            "the legal packet");
     uint64_t g;
     std::memset(&g, kGuard, 8);
-    expect(dimm_llcm_load64(card, kRegionBase) == g, "region 0 word 0");
-    expect(dimm_llcm_load64(card, 0x3000) == 0, "region 1 word 0");
+    for (unsigned o : {0x0u, 0x40u, 0x48u, 0x50u, 0x60u})
+      expect(dimm_llcm_load64(card, kRegionBase + o) == g,
+             "region 0 at " + std::to_string(o) + " untouched");
   }
 }
 
@@ -408,9 +451,10 @@ void status(dimm_card *card, unsigned partner) {
 void ring(dimm_card *card) {
   unsigned n = unsigned(dimm_nodes(card));
   unsigned next = (unsigned(me) + 1) % n, prev = (unsigned(me) + n - 1) % n;
-  guard_region(card);
+  // The region first: a process reaches only its group's regions.
   must(dimm_open_region(card, 0, kRegionBase, kRegionBytes, DIMM_ANY_PID),
        "open region");
+  guard_region(card);
   dimm_header seed = to(next);
   must(dimm_set_seed(card, 1, &seed), "seed");
   seed.command = DIMM_CMD_INTERRUPT_WRITE;
@@ -520,9 +564,10 @@ void rdma(dimm_card *card, unsigned partner) {
 
 // One node: a seed naming this node turns around in the SWIF.
 void loopback(dimm_card *card) {
-  guard_region(card);
+  // The region first: a process reaches only its group's regions.
   must(dimm_open_region(card, 0, kRegionBase, kRegionBytes, DIMM_ANY_PID),
        "open region");
+  guard_region(card);
   dimm_header self = to(0, 0);
   must(dimm_set_seed(card, 1, &self), "seed");
   must(dimm_aotf_store64(card, 1, 0x20, 0x1234), "store");
@@ -534,11 +579,15 @@ void loopback(dimm_card *card) {
 
 int main(int argc, char **argv) {
   scenario = argc > 1 ? argv[1] : "";
+  // With several processes per node, the second of each is in group 2.
+  unsigned local = nicemu::host::node_process();
   dimm_card *card = nullptr;
-  must(dimm_open(1, 0, &card), "dimm_open");
+  must(dimm_open(local == 1 ? 2 : 1, 0, &card), "dimm_open");
   me = dimm_node(card);
   unsigned partner = unsigned(1 - me);
-  if (scenario == "loopback")
+  if (local == 1 && scenario == "protection")
+    intruder(card, partner);
+  else if (scenario == "loopback")
     loopback(card);
   else if (scenario == "ring")
     ring(card);
@@ -564,6 +613,7 @@ int main(int argc, char **argv) {
     expect(false, "no such scenario");
   dimm_close(card);
   if (failures == 0)
-    std::printf("rank %d: %s: ok\n", me, scenario.c_str());
+    std::printf("rank %d: %s: ok\n", int(nicemu::host::rank()),
+                scenario.c_str());
   return failures ? 1 : 0;
 }
