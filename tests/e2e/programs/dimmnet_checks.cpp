@@ -329,6 +329,9 @@ void protection(dimm_card *card, unsigned partner) {
   must(dimm_aotf_store64(card, kDataPage, kHelloWord, 2), "hello 2");
   dimm_llcm_wait64(card, kRegionBase + kHelloWord, ~0ull, 2);
   if (me == 0) {
+    dimm_card *other = nullptr;
+    expect(dimm_open(3, 0, &other) == DIMM_EINVAL,
+           "a process opening the card as another group");
     uint8_t b[8] = {};
     must(dimm_bank_write(card, 0, 0, b, 8), "claim bank 0");
     dimm_header past = to(partner, kRegionBytes);
