@@ -265,19 +265,6 @@ TEST_CASE("FM: streaming, read in other pieces than sent, piece and end "
 
 namespace {
 
-std::string find_tshark() {
-  const char *path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "/usr/bin");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    fs::path candidate = fs::path(dir) / "tshark";
-    if (::access(candidate.c_str(), X_OK) == 0)
-      return candidate.string();
-  }
-  FAIL("tshark is not installed (toolchain/setup.sh --deps-only installs "
-       "it): the captures cannot be checked");
-  return {};
-}
-
 // tshark on `file`, checking IPv4 and UDP checksums.
 CommandResult tshark(const fs::path &file, std::vector<std::string> args) {
   static const std::string program = find_tshark();
