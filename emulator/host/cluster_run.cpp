@@ -33,8 +33,8 @@ start_cluster(const Model &model,
   if (spec.procs_per_node > 1 &&
       (spec.program.empty() || !checked_board(model).hosts_share_card()))
     throw Error("run: --procs-per-node needs a host program and a card that "
-                "several processes share (martini); the " + model.board +
-                " card has one host process per node");
+                "several processes share (martini); the " +
+                model.board + " card has one host process per node");
   if (!spec.program.empty()) {
     cluster->hosts =
         std::make_unique<HostGroup>(spec.nodes, sim.scheduler(), model,

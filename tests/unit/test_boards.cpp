@@ -4,8 +4,8 @@
 // board and the device.
 #include "boards/board.hpp"
 #include "nicemu/error.hpp"
-#include "nicemu/model.hpp"
 #include "nicemu/martini.h"
+#include "nicemu/model.hpp"
 #include "nicemu/regs.h"
 #include "node/node.hpp"
 
