@@ -76,6 +76,10 @@ struct Flight {
   // know their tail's time.
   std::vector<Crossing *> crossings;
   size_t tails_known = 0;
+  // A broadcast: the nodes this copy still goes to, and how many switches
+  // it has crossed (the index of the next route byte to each of them).
+  std::vector<uint32_t> targets;
+  uint32_t hops = 0;
 };
 
 // One direction of a cable: who holds it and the heads queued for it.
@@ -115,6 +119,7 @@ struct Fabric::Impl {
   void cross_switch(Flight *f, uint32_t port);
   void unblock(Flight *f);
   void leave_switch(Flight *f, uint32_t sw);
+  void fan_out(Flight *f, uint32_t sw);
   void at_node(Flight *f, uint32_t node);
   void offer(Flight *f);
   void wait(Flight *f);
@@ -274,6 +279,8 @@ void Fabric::Impl::leave_switch(Flight *f, uint32_t sw) {
     }
     return drop(f, true);
   }
+  if (f->packet.broadcast)
+    return fan_out(f, sw);
   std::vector<uint8_t> &route = f->packet.route;
   if (route.empty() || route[0] >= wiring.ports)
     return drop(f);
@@ -288,10 +295,48 @@ void Fabric::Impl::leave_switch(Flight *f, uint32_t sw) {
   }
 }
 
+// A broadcast leaves on each port that the routes to its targets take from
+// here: the flight on the first, a copy (a flight of its own from here on,
+// with the same length and head clock) on each other.
+void Fabric::Impl::fan_out(Flight *f, uint32_t sw) {
+  std::map<uint8_t, std::vector<uint32_t>> by_port;
+  for (uint32_t target : f->targets) {
+    std::vector<uint8_t> r = router.route(f->packet.source, target);
+    if (f->hops >= r.size())
+      return drop(f); // a target behind this switch's own node: no route
+    by_port[r[f->hops]].push_back(target);
+  }
+  if (by_port.empty())
+    return drop(f);
+  bool first = true;
+  uint32_t hops = f->hops + 1;
+  for (auto &[port, targets] : by_port) {
+    uint32_t out = wiring.switch_port(sw, port);
+    Flight *branch = f;
+    if (!first) {
+      branch = new_flight();
+      branch->packet = f->packet;
+      branch->length = f->length;
+      branch->moved = f->moved;
+      branch->in_port = f->in_port;
+    }
+    first = false;
+    branch->targets = std::move(targets);
+    branch->hops = hops;
+    if (wiring.peer[out] == kNoPort || links[out].holder == branch) {
+      drop(branch);
+      continue;
+    }
+    request(branch, out);
+  }
+}
+
 void Fabric::Impl::at_node(Flight *f, uint32_t node) {
   if (f->packet.filtered) // two nodes back to back: the NIC filters it
     return drop(f, true);
-  if (!f->packet.route.empty() || !receivers[node])
+  if (!f->packet.route.empty() || !receivers[node] ||
+      (f->packet.broadcast && std::find(f->targets.begin(), f->targets.end(),
+                                        node) == f->targets.end()))
     return drop(f);
   f->node = node;
   offer(f);
@@ -530,6 +575,15 @@ void Fabric::send(Packet p, Time head_leaves,
   f->packet = std::move(p);
   f->on_sent = std::move(on_sent);
   uint32_t source = f->packet.source;
+  if (f->packet.broadcast) {
+    f->packet.route.clear();
+    if (!m.params.table_routing)
+      f->targets.clear(); // source routes name one node: dropped
+    else
+      for (uint32_t n = 0; n < m.topology.nodes; ++n)
+        if (n != source)
+          f->targets.push_back(n);
+  }
   m.post(head_leaves, "fabric: head leaves its node",
          [&m, f, source] { m.request(f, m.wiring.node_port(source)); });
 }

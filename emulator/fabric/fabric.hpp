@@ -47,6 +47,11 @@ struct Packet {
   // the sender's own, or a group address). The first switch drops it and
   // counts it (FabricStats::packets_filtered); `route` is empty.
   bool filtered = false;
+  // Table-routed networks (RHiNET): the packet goes to every other node.
+  // Each switch sends it on every port that leads to one of them; `route`
+  // is empty. A copy that waits for its port does not hold back the others
+  // (the switch keeps the packet for it). Elsewhere it is misrouted.
+  bool broadcast = false;
 };
 
 // CRC-32 of a packet's payload, as the Tx engine appends it (zlib's CRC-32,
@@ -172,6 +177,8 @@ public:
 
   // Node `p.source` starts sending `p` at `head_leaves` (the head enters the
   // cable then). `on_sent(t)` runs when the tail has left the source NIC.
+  // A broadcast (Packet::broadcast) is counted sent once and delivered
+  // once per node it reaches; on_sent runs once.
   // A packet whose route is wrong (a byte naming no port, too few or too
   // many bytes, a loop onto a link it holds) is dropped and counted as
   // misrouted, never delivered elsewhere; `on_sent` still runs so the

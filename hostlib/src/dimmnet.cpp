@@ -211,7 +211,7 @@ unsigned encode_header(const dimm_card *card, const dimm_header *h,
 int check_header(const dimm_card *card, const dimm_header *h) {
   if (!h)
     return fail(DIMM_EINVAL, "no header");
-  if (h->dest_node >= card->nodes)
+  if (h->dest_node >= card->nodes && h->dest_node != DIMM_ALL_NODES)
     return fail(DIMM_EINVAL, "no node " + std::to_string(h->dest_node));
   if (h->region >= DIMM_REGIONS || h->command > 0xFF)
     return fail(DIMM_EINVAL, "region or command out of range");

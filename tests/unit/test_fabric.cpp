@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -596,4 +597,101 @@ TEST_CASE("fault rates outside [0, 1] are refused") {
   f.corrupt = 0;
   f.lose = -0.1;
   CHECK_THROWS_AS(net.fabric.inject_faults(f), Error);
+}
+
+namespace {
+
+uint64_t send_broadcast(Net &net, uint32_t from, size_t bytes, Time at) {
+  Packet p;
+  p.source = from;
+  p.id = (uint64_t(from) << 40) | net.next_seq[from]++;
+  p.broadcast = true;
+  p.payload.assign(bytes, 0xB5);
+  uint64_t id = p.id;
+  net.fabric.send(std::move(p), at, [&net, id](Time t) { net.sent[id] = t; });
+  return id;
+}
+
+FabricParams table_params() {
+  FabricParams p = test_params();
+  p.table_routing = true;
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("a broadcast reaches every other node once, copied at the switch") {
+  Net net(make_topology(8, 8), table_params());
+  uint64_t id = send_broadcast(net, 3, 100, 1000);
+  net.sched.run_until(kTimeNever);
+  std::vector<uint32_t> reached;
+  for (const Arrival &a : net.log) {
+    CHECK(a.id == id);
+    // One switch: every copy's head arrives as a unicast's would.
+    CHECK(a.head == 3500);
+    CHECK(a.tail == 13500);
+    reached.push_back(a.node);
+  }
+  std::sort(reached.begin(), reached.end());
+  CHECK(reached == std::vector<uint32_t>{0, 1, 2, 4, 5, 6, 7});
+  CHECK(net.sent[id] == 11000);
+  CHECK(net.fabric.stats().packets_sent == 1);
+  CHECK(net.fabric.stats().packets_delivered == 7);
+  CHECK(net.fabric.misrouted() == 0);
+  CHECK(net.sched.empty());
+}
+
+TEST_CASE("a broadcast reaches each of 63 nodes behind a tree of switches once") {
+  Net net(make_topology(64, 8), table_params());
+  uint64_t id = send_broadcast(net, 0, 64, 0);
+  net.sched.run_until(kTimeNever);
+  std::map<uint32_t, int> reached;
+  for (const Arrival &a : net.log) {
+    CHECK(a.id == id);
+    ++reached[a.node];
+  }
+  CHECK(reached.size() == 63);
+  for (const auto &[node, times] : reached) {
+    CHECK(node != 0);
+    CHECK(times == 1);
+  }
+  CHECK(net.fabric.stats().packets_delivered == 63);
+  CHECK(net.fabric.misrouted() == 0);
+  CHECK(net.sched.empty());
+}
+
+TEST_CASE("a blocked broadcast copy does not hold back the others") {
+  Net net(make_topology(4, 8), table_params());
+  net.rx[2]->closed = true;
+  uint64_t id = send_broadcast(net, 0, 100, 0);
+  net.at(50'000, [&] {
+    net.rx[2]->closed = false;
+    net.fabric.receiver_ready(2, 50'000);
+  });
+  net.sched.run_until(kTimeNever);
+  std::map<uint32_t, Time> head;
+  for (const Arrival &a : net.log)
+    head[a.node] = a.head;
+  CHECK(head.size() == 3);
+  CHECK(head[1] == 2500);
+  CHECK(head[3] == 2500);
+  CHECK(head[2] == 50'000);
+  CHECK(net.sent[id] == 10'000);
+}
+
+TEST_CASE("two cabled nodes: a broadcast reaches the other; source routes "
+          "drop it") {
+  Net b2b(parse_topology("switches 0\nnodes 2\ncable n0 n1\n", "b2b", 8),
+          table_params());
+  send_broadcast(b2b, 1, 100, 0);
+  b2b.sched.run_until(kTimeNever);
+  REQUIRE(b2b.log.size() == 1);
+  CHECK(b2b.log[0].node == 0);
+
+  Net myrinet(make_topology(4, 8)); // source routed: no broadcast
+  send_broadcast(myrinet, 0, 100, 0);
+  myrinet.sched.run_until(kTimeNever);
+  CHECK(myrinet.log.empty());
+  CHECK(myrinet.fabric.misrouted() == 1);
+  CHECK(myrinet.sched.empty());
 }

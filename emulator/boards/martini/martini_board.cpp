@@ -75,7 +75,7 @@ void MartiniBoard::assemble(CardAssembly &card, const Model &model) const {
            std::make_unique<BotfKickWindow>(engine, port));
   port.map(NICEMU_MARTINI_HOST_BANKS, 16,
            std::make_unique<BankSidesWindow>(engine, port));
-  port.map(NICEMU_MARTINI_HOST_RDMA, NICEMU_MARTINI_RDMA_STATUS + 8,
+  port.map(NICEMU_MARTINI_HOST_RDMA, NICEMU_MARTINI_RDMA_NOTIFY + 8,
            std::make_unique<RdmaWindow>(engine, port));
   port.map(NICEMU_MARTINI_HOST_BANK0, figures.bank_bytes,
            std::make_unique<BankWindow>(engine, port, 0));

@@ -413,6 +413,8 @@ void OtfEngine::send_next() {
   done.packet.payload.clear();
   Fabric *fabric = card_.fabric();
   uint32_t nodes = fabric ? fabric->topology().nodes : 1;
+  if (dest == NICEMU_MARTINI_DEST_ALL && fabric && nodes > 1)
+    return broadcast(std::move(out.packet), head, done);
   if (dest >= nodes) { // no such node: the packet goes nowhere
     ++rejected_;
     card_.scheduler().schedule(head, "otf: no such node",
@@ -442,6 +444,22 @@ void OtfEngine::send_next() {
   }
   fabric->send(std::move(out.packet), head,
                [this, done](Time) { sent(done, true); });
+}
+
+// To every other node, copied by the switches: each receiver learns when
+// its copy may arrive at the earliest.
+void OtfEngine::broadcast(Packet p, Time head, const Outgoing &done) {
+  Fabric *fabric = card_.fabric();
+  const FabricParams &net = fabric->params();
+  size_t bytes = std::max<size_t>(p.payload.size(), net.min_frame_bytes);
+  Time earliest =
+      head + fabric->min_path_latency() + Time(bytes) * net.link_ps_per_byte;
+  for (uint32_t n = 0; n < fabric->topology().nodes; ++n)
+    if (auto *to = dynamic_cast<OtfEngine *>(fabric->receiver(n));
+        to && n != card_.node_id())
+      to->inbound_[p.id] = earliest + to->receive_floor();
+  p.broadcast = true;
+  fabric->send(std::move(p), head, [this, done](Time) { sent(done, true); });
 }
 
 void OtfEngine::sent(const Outgoing &out, bool went_out) {
@@ -505,14 +523,20 @@ void OtfEngine::packet_arrived(Packet p, Time now) {
         [this, p = std::move(p)]() mutable { command_arrived(std::move(p)); });
     return;
   }
-  Time written = dimm_.after(through_swif, figures_.llcm_write);
-  if (b[NICEMU_MARTINI_HDR_FLAGS] & NICEMU_MARTINI_F_AOTF)
+  bool aotf = b[NICEMU_MARTINI_HDR_FLAGS] & NICEMU_MARTINI_F_AOTF;
+  uint32_t length = le16(b.data() + NICEMU_MARTINI_HDR_LENGTH);
+  Time written = receive_write(through_swif, length,
+                               into_bank(b.data())
+                                   ? regions_[b[NICEMU_MARTINI_HDR_REGION]].base
+                                   : NICEMU_MARTINI_SPACE_LLCM,
+                               true);
+  if (aotf)
     last_received_ = {p.id, now, through_swif, written};
   auto pending = llcm_writes_.insert(written);
   card_.scheduler().schedule(written, "otf: llcm write",
                              [this, p = std::move(p), pending] {
                                llcm_writes_.erase(pending);
-                               write_into_llcm(p);
+                               write_arrival(p);
                              });
 }
 
@@ -523,11 +547,47 @@ void OtfEngine::command_arrived(Packet p) {
   set_status(NICEMU_OTF_CMD, true);
 }
 
+// An OTF packet's LLCM write is one pipeline stage (the spec's "LLCM write
+// 1"); RDMA data and a BOTF packet for a bank go at the memory's speed.
+// Writes keep their order: a notice never lands before the data ahead of it.
+Time OtfEngine::receive_write(Time ready, uint32_t len, uint32_t address,
+                              bool otf) {
+  Time start = std::max(ready, write_free_);
+  Time written =
+      otf && address >> NICEMU_MARTINI_SPACE_SHIFT == NICEMU_MARTINI_SPACE_LLCM
+          ? dimm_.after(start, figures_.llcm_write)
+          : start + Time(len) * space_ps_per_byte(address);
+  write_free_ = written;
+  return written;
+}
+
+bool OtfEngine::into_bank(const uint8_t *header) const {
+  uint32_t region = header[NICEMU_MARTINI_HDR_REGION];
+  uint8_t flags = header[NICEMU_MARTINI_HDR_FLAGS];
+  return !(flags & (NICEMU_MARTINI_F_AOTF | NICEMU_MARTINI_F_SKIP)) &&
+         region < NICEMU_OTF_REGIONS &&
+         regions_[region].base >> NICEMU_MARTINI_SPACE_SHIFT !=
+             NICEMU_MARTINI_SPACE_LLCM;
+}
+
+bool OtfEngine::llcm_open_to(uint32_t pgid, uint32_t pid, uint64_t offset,
+                             uint64_t len) const {
+  for (uint32_t r = 0; r < NICEMU_OTF_REGIONS; ++r)
+    if (regions_[r].base >> NICEMU_MARTINI_SPACE_SHIFT ==
+            NICEMU_MARTINI_SPACE_LLCM &&
+        region_holds(r, pgid, pid, offset, len))
+      return offset + len <= llcm_size_;
+  return false;
+}
+
 // The checks of the OTF receiver: the region named must be open and owned
 // by the packet's process group (and process, unless any may write), and
 // the data must lie inside it. The address is an offset in the region, or
-// with the skip flag an LLCM address already.
-void OtfEngine::write_into_llcm(const Packet &p) {
+// with the skip flag an LLCM address already. AOTF packets write LLCM
+// only; a BOTF packet may write a region in a bank that faces the card.
+// A receive-status address is in the region, or for a bank's region an
+// LLCM address open to the packet's process (the host polls it there).
+void OtfEngine::write_arrival(const Packet &p) {
   const uint8_t *h = p.payload.data();
   uint32_t region = h[NICEMU_MARTINI_HDR_REGION];
   uint32_t pgid = h[NICEMU_MARTINI_HDR_PGID], pid = h[NICEMU_MARTINI_HDR_PID];
@@ -535,22 +595,32 @@ void OtfEngine::write_into_llcm(const Packet &p) {
   uint64_t address = le32(h + NICEMU_MARTINI_HDR_ADDRESS);
   uint32_t length = le16(h + NICEMU_MARTINI_HDR_LENGTH);
   bool skip = h[NICEMU_MARTINI_HDR_FLAGS] & NICEMU_MARTINI_F_SKIP;
-  // Into LLCM only (space 0): a region in a bank takes PUSH and PULL.
+  bool bank = into_bank(h);
   uint64_t offset = skip ? address : base + address;
-  bool ok = region_holds(region, pgid, pid, offset, length) &&
-            offset + length <= llcm_size_;
   uint32_t hdr = header_bytes(h);
+  bool ok = region_holds(region, pgid, pid, offset, length) &&
+            (bank ? space_reachable(uint32_t(offset), length)
+                  : offset + length <= llcm_size_);
   uint64_t status_at = 0;
   if (ok && hdr == NICEMU_MARTINI_STATUS_HEADER_BYTES) {
-    status_at = base + le32(h + NICEMU_MARTINI_HDR_STATUS);
-    ok = status_at % 4 == 0 && region_holds(region, pgid, pid, status_at, 4) &&
-         status_at + 4 <= llcm_size_;
+    status_at = le32(h + NICEMU_MARTINI_HDR_STATUS);
+    if (bank) {
+      ok = status_at % 4 == 0 && llcm_open_to(pgid, pid, status_at, 4);
+    } else {
+      status_at += base;
+      ok = status_at % 4 == 0 &&
+           region_holds(region, pgid, pid, status_at, 4) &&
+           status_at + 4 <= llcm_size_;
+    }
   }
   if (!ok) {
     ++dropped_;
     return;
   }
-  card_.card_write(llcm_base_ + uint32_t(offset), h + hdr, length);
+  if (bank)
+    space_write(uint32_t(offset), h + hdr, length);
+  else
+    card_.card_write(llcm_base_ + uint32_t(offset), h + hdr, length);
   if (hdr == NICEMU_MARTINI_STATUS_HEADER_BYTES) {
     uint32_t done = length | 0x80000000u; // bit 31: complete
     card_.card_write(llcm_base_ + uint32_t(status_at), &done, 4);
@@ -592,7 +662,7 @@ std::optional<uint32_t> OtfEngine::destination(const Transaction &txn) const {
 bool OtfEngine::may_send_to(uint32_t node) const {
   auto may = [&](const Transaction &txn) {
     std::optional<uint32_t> dest = destination(txn);
-    return !dest || *dest == node;
+    return !dest || *dest == node || *dest == NICEMU_MARTINI_DEST_ALL;
   };
   for (const Transaction &txn : queue_)
     if (may(txn))
@@ -601,7 +671,9 @@ bool OtfEngine::may_send_to(uint32_t node) const {
     if (may(h.txn))
       return true;
   for (const Outgoing &out : swif_queue_)
-    if (le16(out.packet.payload.data() + NICEMU_MARTINI_HDR_DEST) == node)
+    if (uint32_t dest =
+            le16(out.packet.payload.data() + NICEMU_MARTINI_HDR_DEST);
+        dest == node || dest == NICEMU_MARTINI_DEST_ALL)
       return true;
   return false;
 }

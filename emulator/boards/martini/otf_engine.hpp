@@ -163,13 +163,19 @@ private:
   void give_back_credit();
   void to_swif(Outgoing out);
   void send_next();
+  void broadcast(Packet p, Time head, const Outgoing &done);
   // The tail has left (`went_out`), or the packet had nowhere to go: the
   // credit comes back and the window is free.
   void sent(const Outgoing &out, bool went_out);
   void set_status(uint32_t bits, bool on);
   HtlbEntry *find(uint32_t page);
   const HtlbEntry *find(uint32_t page) const;
-  void write_into_llcm(const Packet &p);
+  void write_arrival(const Packet &p);
+  // A BOTF packet for a region in a bank (written at the bank's speed).
+  bool into_bank(const uint8_t *header) const;
+  // Some open LLCM region of (pgid, pid) holds [offset, offset + len).
+  bool llcm_open_to(uint32_t pgid, uint32_t pid, uint64_t offset,
+                    uint64_t len) const;
   // Whether region `region` is open to (pgid, pid) and holds [address,
   // address + len) (card addresses: nicemu/martini.h, "space").
   bool region_holds(uint32_t region, uint32_t pgid, uint32_t pid,
@@ -180,13 +186,19 @@ private:
   bool space_read(uint32_t address, void *out, uint32_t len) const;
   bool space_write(uint32_t address, const void *in, uint32_t len);
   Time space_ps_per_byte(uint32_t address) const;
+  // `notify`: 0, or NICEMU_MARTINI_NOTIFY_ON | a receive-status address.
   Packet rdma_packet(uint32_t dest, uint8_t command, uint8_t flags,
                      uint32_t owner, uint32_t region, uint32_t address,
-                     const uint8_t *data, uint32_t len);
+                     const uint8_t *data, uint32_t len, uint32_t notify = 0);
   // Sends `len` bytes read from `from` here as data packets to `dest`
   // (each read at the source's bandwidth from `start` on).
   void stream(uint32_t dest, uint8_t command, uint32_t owner, uint32_t region,
-              uint32_t to, uint32_t from, uint32_t len, Time start);
+              uint32_t to, uint32_t from, uint32_t len, Time start,
+              uint32_t notify = 0);
+  // The receiver writes arrivals one after another: when `len` bytes
+  // through the SWIF at `ready` for card address `address` are written
+  // (`otf`: an AOTF or BOTF packet, else RDMA data).
+  Time receive_write(Time ready, uint32_t len, uint32_t address, bool otf);
   void queue_packet(Packet p, Time ready);
   void rdma_arrived(Packet p, Time through_swif);
   void rdma_finish(uint32_t error);
@@ -248,9 +260,12 @@ private:
   // The RDMA engine: its descriptor, status, and when its read side (the
   // source memory, read at that memory's bandwidth) is free.
   uint32_t rdma_local_ = 0, rdma_remote_ = 0, rdma_length_ = 0,
-           rdma_target_ = 0, rdma_owner_ = 0, rdma_status_ = 0;
+           rdma_target_ = 0, rdma_owner_ = 0, rdma_status_ = 0,
+           rdma_notify_ = 0;
   Time rdma_read_free_ = 0;
-  std::map<uint32_t, bool> push_failed_; // by source node, until its LAST
+  std::map<uint32_t, bool> push_failed_;    // by source node, until its LAST
+  std::map<uint32_t, uint32_t> push_bytes_; // ... and the bytes written
+  Time write_free_ = 0; // the receiver's write stage is free from then
 
   uint32_t status_ = 0;
   uint32_t sent_ = 0, received_ = 0, dropped_ = 0, rejected_ = 0, misses_ = 0,

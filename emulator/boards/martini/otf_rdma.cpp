@@ -86,6 +86,8 @@ std::optional<uint64_t> OtfEngine::rdma_word(uint32_t offset) const {
     return rdma_owner_;
   case NICEMU_MARTINI_RDMA_STATUS:
     return rdma_status_;
+  case NICEMU_MARTINI_RDMA_NOTIFY:
+    return rdma_notify_;
   default:
     return std::nullopt;
   }
@@ -109,6 +111,12 @@ std::string OtfEngine::rdma_store(uint32_t process, uint32_t offset,
     return {};
   case NICEMU_MARTINI_RDMA_OWNER:
     rdma_owner_ = v & 0xFFFF;
+    return {};
+  case NICEMU_MARTINI_RDMA_NOTIFY:
+    if (v != 0 && !figures_.status_address)
+      return "this card's packets carry no receive-status address (model "
+             "option otf.status_address)";
+    rdma_notify_ = v;
     return {};
   case NICEMU_MARTINI_RDMA_KICK:
     break;
@@ -143,7 +151,7 @@ std::string OtfEngine::rdma_store(uint32_t process, uint32_t offset,
                                figures_.transaction_queue);
   if (op == NICEMU_MARTINI_PUSH) {
     stream(dest, NICEMU_MARTINI_CMD_PUSH, rdma_owner_, remote_region,
-           rdma_remote_, rdma_local_, rdma_length_, start);
+           rdma_remote_, rdma_local_, rdma_length_, start, rdma_notify_);
     return {};
   }
   uint8_t ask[16] = {};
@@ -167,8 +175,17 @@ void OtfEngine::rdma_finish(uint32_t error) {
 
 Packet OtfEngine::rdma_packet(uint32_t dest, uint8_t command, uint8_t flags,
                               uint32_t owner, uint32_t region, uint32_t address,
-                              const uint8_t *data, uint32_t len) {
-  std::vector<uint8_t> b(NICEMU_MARTINI_HEADER_BYTES, 0);
+                              const uint8_t *data, uint32_t len,
+                              uint32_t notify) {
+  if (notify & NICEMU_MARTINI_NOTIFY_ON)
+    flags |= NICEMU_MARTINI_F_STATUS;
+  std::vector<uint8_t> b(flags & NICEMU_MARTINI_F_STATUS
+                             ? NICEMU_MARTINI_STATUS_HEADER_BYTES
+                             : NICEMU_MARTINI_HEADER_BYTES,
+                         0);
+  if (flags & NICEMU_MARTINI_F_STATUS)
+    put32(b.data() + NICEMU_MARTINI_HDR_STATUS,
+          notify & ~NICEMU_MARTINI_NOTIFY_ON);
   b[NICEMU_MARTINI_HDR_FLAGS] = flags;
   b[NICEMU_MARTINI_HDR_COMMAND] = command;
   b[NICEMU_MARTINI_HDR_PGID] = uint8_t(owner);
@@ -203,7 +220,7 @@ void OtfEngine::queue_packet(Packet p, Time ready) {
 // source's bandwidth; the read side takes one transfer after another.
 void OtfEngine::stream(uint32_t dest, uint8_t command, uint32_t owner,
                        uint32_t region, uint32_t to, uint32_t from,
-                       uint32_t len, Time start) {
+                       uint32_t len, Time start, uint32_t notify) {
   std::vector<uint8_t> data(len);
   space_read(from, data.data(), len);
   Time read = std::max(start, rdma_read_free_);
@@ -213,7 +230,8 @@ void OtfEngine::stream(uint32_t dest, uint8_t command, uint32_t owner,
     read += Time(n) * per_byte;
     uint8_t flags = at + n == len ? NICEMU_MARTINI_F_LAST : 0;
     queue_packet(rdma_packet(dest, command, flags, owner, region, to + at,
-                             data.data() + at, n),
+                             data.data() + at, n,
+                             flags & NICEMU_MARTINI_F_LAST ? notify : 0),
                  read);
   }
   rdma_read_free_ = read;
@@ -231,19 +249,23 @@ void OtfEngine::rdma_arrived(Packet p, Time through_swif) {
   uint32_t owner = h[NICEMU_MARTINI_HDR_PGID] | h[NICEMU_MARTINI_HDR_PID] << 8;
   uint32_t region = h[NICEMU_MARTINI_HDR_REGION];
   uint32_t address = le32(h + NICEMU_MARTINI_HDR_ADDRESS);
-  uint32_t len = p.payload.size() - NICEMU_MARTINI_HEADER_BYTES - kCrcBytes;
-  const uint8_t *data = h + NICEMU_MARTINI_HEADER_BYTES;
+  uint32_t hdr = header_bytes(h);
+  uint32_t len = p.payload.size() - hdr - kCrcBytes;
+  const uint8_t *data = h + hdr;
+  std::optional<uint32_t> notify;
+  if (hdr == NICEMU_MARTINI_STATUS_HEADER_BYTES)
+    notify = le32(h + NICEMU_MARTINI_HDR_STATUS);
   switch (command) {
   case NICEMU_MARTINI_CMD_PUSH:
   case NICEMU_MARTINI_CMD_PULL_DATA: {
-    Time written = through_swif + Time(len) * space_ps_per_byte(address);
+    Time written = receive_write(through_swif, len, address, false);
     auto pending = llcm_writes_.insert(written);
     card_.scheduler().schedule(
         written, "otf: rdma write",
         [this, p = std::move(p), pending, command, last, source, owner, region,
-         address, len, written] {
+         address, len, written, hdr, notify] {
           llcm_writes_.erase(pending);
-          const uint8_t *bytes = p.payload.data() + NICEMU_MARTINI_HEADER_BYTES;
+          const uint8_t *bytes = p.payload.data() + hdr;
           bool ok =
               region_holds(region, owner & 0xFF, owner >> 8, address, len) &&
               space_write(address, bytes, len);
@@ -253,10 +275,23 @@ void OtfEngine::rdma_arrived(Packet p, Time through_swif) {
             ++dropped_;
           bool &failed = push_failed_[source];
           failed = failed || !ok;
+          uint32_t &total = push_bytes_[source];
+          total += len;
           if (!last)
             return;
           uint32_t error = failed ? NICEMU_MARTINI_RDMA_EREMOTE : 0;
           push_failed_.erase(source);
+          uint32_t bytes_in = total;
+          push_bytes_.erase(source);
+          // The receive-status word: written once the whole transfer is in.
+          if (notify && !error) {
+            uint32_t pgid = owner & 0xFF, pid = owner >> 8;
+            uint32_t word = bytes_in | 0x80000000u;
+            if (*notify % 4 == 0 && llcm_open_to(pgid, pid, *notify, 4))
+              card_.card_write(llcm_base_ + *notify, &word, 4);
+            else
+              ++dropped_;
+          }
           if (command == NICEMU_MARTINI_CMD_PULL_DATA) {
             rdma_finish(error ? NICEMU_MARTINI_RDMA_ELOCAL : 0);
             return;

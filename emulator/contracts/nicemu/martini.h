@@ -70,7 +70,10 @@ extern "C" {
  * NICEMU_MARTINI_PUSH or _PULL (refused while busy, or for a bad length or
  * node); STATUS, NICEMU_MARTINI_RDMA_* bits with the error code in bits
  * 8-15: ELOCAL, the local range is not in its region or its bank faces the
- * host; EREMOTE, the other node refused its range. */
+ * host; EREMOTE, the other node refused its range. NOTIFY (PUSH only, with
+ * the model option otf.status_address): 0, or NICEMU_MARTINI_NOTIFY_ON |
+ * an LLCM offset on the other node, open to the group, where its card
+ * writes the transfer's length | 1 << 31 once all of it is in. */
 #define NICEMU_MARTINI_RDMA_LOCAL 0x00u
 #define NICEMU_MARTINI_RDMA_REMOTE 0x08u
 #define NICEMU_MARTINI_RDMA_LENGTH 0x10u
@@ -78,6 +81,8 @@ extern "C" {
 #define NICEMU_MARTINI_RDMA_OWNER 0x20u
 #define NICEMU_MARTINI_RDMA_KICK 0x28u
 #define NICEMU_MARTINI_RDMA_STATUS 0x30u
+#define NICEMU_MARTINI_RDMA_NOTIFY 0x38u
+#define NICEMU_MARTINI_NOTIFY_ON (1u << 31)
 #define NICEMU_MARTINI_PUSH 1u
 #define NICEMU_MARTINI_PULL 2u
 #define NICEMU_MARTINI_RDMA_BUSY (1u << 0)
@@ -121,6 +126,9 @@ extern "C" {
 #define NICEMU_MARTINI_HDR_REGION 4  /* 8 bits: receive region */
 #define NICEMU_MARTINI_HDR_SOURCE 5  /* 8 bits: sending node (the card's) */
 #define NICEMU_MARTINI_HDR_DEST 6    /* 16 bits: destination node */
+/* The destination "every other node": RHiNET-2/SW switches copy the packet
+ * to each (multicast); two cabled cards pass it to the other. */
+#define NICEMU_MARTINI_DEST_ALL 0xFFFFu
 #define NICEMU_MARTINI_HDR_ADDRESS 8 /* 32 bits: remote address */
 #define NICEMU_MARTINI_HDR_LENGTH 12 /* 16 bits: payload bytes */
 /* 32 bits at 16, only with F_STATUS: the receive-status address. */

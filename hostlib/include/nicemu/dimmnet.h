@@ -58,11 +58,15 @@ extern "C" {
 
 typedef struct dimm_card dimm_card;
 
+/* A destination node meaning every other node of the cluster: the
+ * switches copy the packet (multicast). */
+#define DIMM_ALL_NODES 0xFFFFu
+
 /* Where a packet goes: its header. For a kick page's seed, `address` is
  * the remote address of the page's first byte (a multiple of 4096); the
  * store's offset in the page is added to it. */
 typedef struct dimm_header {
-  unsigned dest_node; /* the receiving node */
+  unsigned dest_node; /* the receiving node, or DIMM_ALL_NODES */
   unsigned region;    /* receive region on that node (0-63) */
   uint32_t address;   /* offset in the region, or with skip_translation
                          an LLCM address */
@@ -71,7 +75,8 @@ typedef struct dimm_header {
   int status_address;     /* non-zero: the receiver writes the packet's length
                              with bit 31 set at status_offset when the data is
                              in (needs the model option otf.status_address) */
-  uint32_t status_offset; /* in the region */
+  uint32_t status_offset; /* in the region; for a region in a bank, an LLCM
+                             offset open to the sender */
 } dimm_header;
 
 /* Opens the local card as process `pid` (0-254) of process group `pgid`
@@ -88,8 +93,9 @@ int dimm_clear_seed(dimm_card *card, unsigned page);
 /* Region `region` of this card's memory: `bytes` at card address
  * `address` (an LLCM offset, or DIMM_ADDR(space, offset) in a bank),
  * written by packets of this card's group from process `writer_pid`
- * (DIMM_ANY_PID: any of them). AOTF and BOTF packets write LLCM regions
- * only; PUSH and PULL reach bank regions too. */
+ * (DIMM_ANY_PID: any of them). AOTF packets write LLCM regions only;
+ * BOTF packets, PUSH and PULL reach bank regions too (while the bank faces
+ * the card). */
 int dimm_open_region(dimm_card *card, unsigned region, uint32_t address,
                      uint32_t bytes, unsigned writer_pid);
 int dimm_close_region(dimm_card *card, unsigned region);
