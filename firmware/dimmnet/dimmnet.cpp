@@ -5,7 +5,9 @@
 //   (one seed per kick page, set up by the host's privileged requests) or
 //   rejects the store;
 // - packets with a command the hardware does not know: a handler per
-//   command code (DIMMNET_CMD_*), or a count when there is none;
+//   command code (DIMMNET_CMD_*: add, interrupt-AOTF, the dynamic
+//   registration of a Send/Receive flag entry), or a count when there is
+//   none;
 // - the host's privileged requests in the mailbox: seeds and regions.
 // It sleeps whenever none of these waits.
 #include <nicemu/dimmnet_protocol.h>
@@ -111,6 +113,38 @@ NICEMU_HANDLER void on_interrupt_write(const Command &c) {
     to[i] = uint8_t(c.data >> (8 * i));
 }
 
+// Which nodes have a line in each region's flag region (dynamic
+// registration); forgotten when the region is opened again.
+uint32_t registered[NICEMU_OTF_REGIONS][DIMMNET_REGISTER_NODES / 32];
+
+NICEMU_HANDLER void on_register(const Command &c) {
+  uint32_t node = c.header[NICEMU_MARTINI_HDR_SOURCE];
+  uint32_t region = c.header[NICEMU_MARTINI_HDR_REGION];
+  int32_t head = c.length() == 8 ? checked_llcm_offset(c, 8) : -1;
+  // The node's line must lie in the region too: check it as if the packet
+  // had named it.
+  Command line = c;
+  uint32_t at = c.address() + DIMMNET_FLAG_LINE * (1 + node);
+  for (uint32_t b = 0; b < 4; ++b)
+    line.header[NICEMU_MARTINI_HDR_ADDRESS + b] = uint8_t(at >> (8 * b));
+  int32_t entry =
+      head >= 0 && head % 8 == 0 ? checked_llcm_offset(line, 8) : -1;
+  if (entry < 0 || region >= NICEMU_OTF_REGIONS) {
+    ++stat(DIMMNET_BOX_STAT_REFUSED);
+    return;
+  }
+  auto *to = reinterpret_cast<volatile uint64_t *>(NICEMU_MARTINI_LLCM +
+                                                   uint32_t(entry));
+  *to = c.data;
+  uint32_t &bits = registered[region][node / 32];
+  if (!(bits & (1u << (node % 32)))) {
+    bits |= 1u << (node % 32);
+    auto *count = reinterpret_cast<volatile uint32_t *>(NICEMU_MARTINI_LLCM +
+                                                        uint32_t(head));
+    *count = *count + 1;
+  }
+}
+
 void on_command() {
   Command c;
   for (uint32_t i = 0; i < 8; ++i) {
@@ -125,6 +159,9 @@ void on_command() {
     break;
   case DIMMNET_CMD_INTERRUPT_WRITE:
     on_interrupt_write(c);
+    break;
+  case DIMMNET_CMD_REGISTER:
+    on_register(c);
     break;
   default:
     ++stat(DIMMNET_BOX_STAT_UNKNOWN);
@@ -164,6 +201,8 @@ uint32_t serve(uint32_t op, const volatile uint32_t *arg) {
                          : 0u;
     if (open && (size == 0 || size > limit || offset > limit - size))
       return DIMMNET_EREGION;
+    for (uint32_t &bits : registered[region])
+      bits = 0;
     otf(NICEMU_OTF_REGION_SELECT) = region;
     otf(NICEMU_OTF_REGION_SIZE) = 0; // closed while it changes
     otf(NICEMU_OTF_REGION_BASE) = base;

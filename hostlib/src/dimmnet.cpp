@@ -12,6 +12,7 @@
 // request of this process forgets them.
 #include "nicemu/dimmnet.h"
 
+#include "dimmnet_card.hpp"
 #include "host_end.hpp"
 #include "nicemu/dimmnet_protocol.h"
 #include "nicemu/error.hpp"
@@ -24,17 +25,6 @@
 #include <new>
 #include <string>
 #include <vector>
-
-struct dimm_card {
-  nicemu::channel::HostEnd *end = nullptr;
-  unsigned pgid = 0, pid = 0;
-  uint32_t node = 0, nodes = 0;
-  uint32_t credits_hint = 0; // credits the card surely has
-  uint8_t *burst = nullptr;  // arena scratch for BOTF bursts
-  uint32_t burst_offset = 0; // its arena offset
-  unsigned windows = 0;
-  bool status_address = false; // the card's packets may carry one
-};
 
 namespace {
 
@@ -75,6 +65,14 @@ int fail(int code, std::string why) {
   last_error = std::move(why);
   return code;
 }
+
+} // namespace
+
+int nicemu::dimmnet::fail(int code, std::string why) {
+  return ::fail(code, std::move(why));
+}
+
+namespace {
 
 // One access through the channel; a stopping emulator is DIMM_ESTOPPED.
 struct Access {
@@ -550,7 +548,8 @@ int dimm_bank_read(dimm_card *card, unsigned bank, uint32_t offset, void *out,
 
 // The descriptor's words, then the kick (waited for: a busy engine or a bad
 // descriptor is refused at once).
-static int rdma_start(dimm_card *card, const dimm_rdma *t, uint32_t op) {
+static int rdma_start(dimm_card *card, const dimm_rdma *t, uint32_t op,
+                      bool notify = false, uint32_t status_offset = 0) {
   if (!card || !t)
     return fail(DIMM_EINVAL, "no card or no transfer");
   if (t->node >= card->nodes || t->local_region >= DIMM_REGIONS ||
@@ -565,6 +564,18 @@ static int rdma_start(dimm_card *card, const dimm_rdma *t, uint32_t op) {
   status = unsigned(s.reply.data);
   if (status & NICEMU_MARTINI_RDMA_BUSY)
     return fail(DIMM_EBUSY, "a PUSH or PULL is still running");
+  // The receive-status word: written only when it changes.
+  if (notify && !card->status_address)
+    return fail(DIMM_EINVAL, "this card's packets carry no receive-status "
+                             "address (model option otf.status_address)");
+  if (notify || card->notify_set) {
+    uint64_t word = notify ? NICEMU_MARTINI_NOTIFY_ON | status_offset : 0;
+    Access a = store(
+        card, NICEMU_MARTINI_HOST_RDMA + NICEMU_MARTINI_RDMA_NOTIFY, 8, word);
+    if (a.code != DIMM_OK)
+      return a.code;
+    card->notify_set = notify;
+  }
   const uint64_t words[][2] = {
       {NICEMU_MARTINI_RDMA_LOCAL, t->local},
       {NICEMU_MARTINI_RDMA_REMOTE, t->remote},
@@ -583,6 +594,13 @@ static int rdma_start(dimm_card *card, const dimm_rdma *t, uint32_t op) {
 
 int dimm_push(dimm_card *card, const dimm_rdma *transfer) {
   return rdma_start(card, transfer, NICEMU_MARTINI_PUSH);
+}
+
+int dimm_push_status(dimm_card *card, const dimm_rdma *transfer,
+                     uint32_t status_offset) {
+  if (status_offset >= DIMM_LLCM_BYTES || status_offset % 4)
+    return fail(DIMM_EINVAL, "the status word is 4 aligned bytes of LLCM");
+  return rdma_start(card, transfer, NICEMU_MARTINI_PUSH, true, status_offset);
 }
 
 int dimm_pull(dimm_card *card, const dimm_rdma *transfer) {

@@ -679,7 +679,7 @@ TEST_CASE("a blocked broadcast copy does not hold back the others") {
   CHECK(net.sent[id] == 10'000);
 }
 
-TEST_CASE("two cabled nodes: a broadcast reaches the other; source routes "
+TEST_CASE("two cabled nodes: a broadcast reaches the other, and source routes "
           "drop it") {
   Net b2b(parse_topology("switches 0\nnodes 2\ncable n0 n1\n", "b2b", 8),
           table_params());

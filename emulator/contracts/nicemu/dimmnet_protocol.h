@@ -62,6 +62,16 @@ extern "C" {
  * effect as NICEMU_MARTINI_CMD_WRITE through the core's interrupt, so the
  * two paths can be compared. */
 #define DIMMNET_CMD_INTERRUPT_WRITE 0x11u
+/* REGISTER: dynamic registration of a DIMM_Send/DIMM_Recv flag entry. The
+ * packet's address names the head of a flag region (its first word counts
+ * the ranks registered); its 8 bytes are the sending node's entry, which
+ * the core writes into that node's line (the head's line + 1 + node, of
+ * DIMMNET_FLAG_LINE bytes each, checked like a hardware write), counting
+ * the node in the head the first time. */
+#define DIMMNET_CMD_REGISTER 0x12u
+#define DIMMNET_FLAG_LINE 32u
+/* Registered ranks per flag region the core keeps track of. */
+#define DIMMNET_REGISTER_NODES 256u
 
 #ifdef __cplusplus
 }

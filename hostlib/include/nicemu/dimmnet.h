@@ -168,6 +168,11 @@ typedef struct dimm_rdma {
  * (there to here); one at a time (DIMM_EBUSY while one runs). */
 int dimm_push(dimm_card *card, const dimm_rdma *transfer);
 int dimm_pull(dimm_card *card, const dimm_rdma *transfer);
+/* A PUSH whose receiver writes the transfer's length | 1 << 31 at LLCM
+ * offset `status_offset` there (open to this group) once all of it is in:
+ * the receive-status address (model option otf.status_address). */
+int dimm_push_status(dimm_card *card, const dimm_rdma *transfer,
+                     uint32_t status_offset);
 /* Polls the engine's status until the transfer is done: DIMM_OK, or
  * DIMM_EREFUSED when a side refused it (dimm_last_error says which). */
 int dimm_rdma_wait(dimm_card *card);
@@ -184,6 +189,106 @@ typedef struct dimm_counters {
   unsigned misses, rejects, commands, unknown_commands, refused_commands;
 } dimm_counters;
 int dimm_firmware_counters(dimm_card *card, dimm_counters *counters);
+
+/* ---- Protocols: barrier, global sum, ring buffers, DIMM_Send/DIMM_Recv ----
+ * Built on the calls above (docs/dimmnet.md, "Protocols"), one process per
+ * node, node = rank. A communicator takes, on every node: kick pages
+ * DIMM_COMM_FIRST_PAGE and up, regions DIMM_COMM_FIRST_REGION-63, the LLCM
+ * page at DIMM_COMM_LLCM, BOTF windows 0 and 1, the start of bank 0 (the
+ * receive area) and of bank 1 (the send staging area). Leave those alone
+ * while it is open. */
+#define DIMM_COMM_FIRST_PAGE 1792u
+#define DIMM_COMM_FIRST_REGION 56u
+#define DIMM_COMM_LLCM 0x1F000u
+#define DIMM_COMM_MAX_RANKS 64 /* ranks DIMM_Send/DIMM_Recv reach */
+#define DIMM_RECV_BUFFER 4096u /* bytes of one receive buffer */
+#define DIMM_RECV_BUFFERS 255u /* buffers of a receive area at most */
+
+typedef struct dimm_comm dimm_comm;
+
+/* How data moves in DIMM_Send when the receiver came first. */
+#define DIMM_SEND_AUTO 0 /* BOTF up to DIMM_BOTF_MAX bytes, PUSH above */
+#define DIMM_SEND_BOTF 1 /* BOTF always (464-byte pieces, two windows) */
+#define DIMM_SEND_PUSH 2 /* PUSH always */
+
+typedef struct dimm_comm_options {
+  unsigned receive_buffers; /* 4 KiB buffers in the receive area, 1-255
+                               (0: 255, 1 MB with its head); the same on
+                               every rank */
+  int dynamic_registration; /* the first announcement to each rank is a
+                               DIMMNET_CMD_REGISTER packet: its card's core
+                               registers the flag entry */
+  int receive_status;       /* data carries a receive-status address (model
+                               option otf.status_address) instead of being
+                               followed by a separate notice */
+  int send_mode;            /* DIMM_SEND_* */
+} dimm_comm_options;
+
+/* Opens the protocols on every node: each node's program calls it (with
+ * the same options); it returns once all have (DIMM_EREFUSED if some node
+ * does not answer within 100 ms of virtual time: not in this process
+ * group, or not calling). `options` may be NULL (the defaults). */
+int dimm_comm_open(dimm_card *card, const dimm_comm_options *options,
+                   dimm_comm **comm);
+int dimm_comm_close(dimm_comm *comm);
+int dimm_comm_rank(const dimm_comm *comm);
+int dimm_comm_size(const dimm_comm *comm);
+
+/* Returns once every rank has entered it: an 8-ary tree of AOTF phase
+ * bytes up, the root's multicast down. Every rank calls the same
+ * collectives in the same order. */
+int dimm_barrier(dimm_comm *comm);
+
+/* Global sum, minimum or maximum of one value over all ranks, combined on
+ * the host CPUs up the same tree (at each node: its own value, then its
+ * children's in rank order) and multicast from the root: every rank gets
+ * the same bits. */
+#define DIMM_UNSIGNED 0  /* unsigned (32 bits) */
+#define DIMM_ULONGLONG 1 /* unsigned long long */
+#define DIMM_FLOAT 2
+#define DIMM_DOUBLE 3
+#define DIMM_SUM 0
+#define DIMM_MIN 1
+#define DIMM_MAX 2
+int dimm_allreduce(dimm_comm *comm, const void *in, void *out, int type,
+                   int op);
+
+/* A ring buffer from one producer to one consumer (docs/dimmnet.md): the
+ * data lives in the consumer's LLCM at `llcm_offset` (`bytes`, a multiple
+ * of 8 up to 64 KiB, 4 KiB aligned, clear of DIMM_COMM_LLCM); each side
+ * keeps its own index and reads the other's from its own LLCM. Both sides
+ * open ring `id` (0-3) with the same arguments. */
+typedef struct dimm_ring dimm_ring;
+int dimm_ring_open(dimm_comm *comm, unsigned id, int producer, int peer,
+                   uint32_t llcm_offset, uint32_t bytes, dimm_ring **ring);
+/* Producer: appends `len` bytes, waiting while the ring is full. Data of
+ * 8 aligned bytes goes by AOTF, the rest by BOTF. */
+int dimm_ring_put(dimm_ring *ring, const void *data, uint32_t len);
+/* Consumer: takes exactly `len` bytes, waiting while the ring is empty. */
+int dimm_ring_get(dimm_ring *ring, void *out, uint32_t len);
+int dimm_ring_close(dimm_ring *ring);
+/* How often this side had to wait: the producer for room (the ring was
+ * full), the consumer for data (it was empty). */
+unsigned dimm_ring_stalls(const dimm_ring *ring);
+
+/* Synchronous standard-mode send and receive (docs/dimmnet.md): returns
+ * once the message has moved (Send: the receiver has it; Recv: it is in
+ * `buf`). Whoever comes first announces itself in the other's LLCM flag
+ * region; a later Send moves the data by BOTF up to 464 bytes and by PUSH
+ * above, a later Recv by PULL; messages larger than the receive area go in
+ * several rounds. `received` (may be NULL) gets the message's length. A
+ * message larger than the Recv's buffer fails on both sides. */
+int DIMM_Send(dimm_comm *comm, const void *buf, size_t bytes, int dest);
+int DIMM_Recv(dimm_comm *comm, void *buf, size_t bytes, int source,
+              size_t *received);
+
+/* Counters of this rank's Send/Recv protocol: how often each path ran. */
+typedef struct dimm_comm_counters {
+  unsigned sends_first, recvs_first; /* announcements made */
+  unsigned botf_rounds, push_rounds, pull_rounds, multi_round_messages;
+  unsigned registered; /* ranks registered in this node's flag region */
+} dimm_comm_counters;
+int dimm_comm_counters_get(dimm_comm *comm, dimm_comm_counters *counters);
 
 /* The virtual clock, in nanoseconds (a timer read: charged its cost). */
 double dimm_time_ns(dimm_card *card);
