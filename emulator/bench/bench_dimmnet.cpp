@@ -7,6 +7,8 @@
 #include "nicemu/error.hpp"
 #include "nicemu/martini.h"
 
+#include <map>
+
 namespace nicemu {
 
 namespace {
@@ -44,6 +46,70 @@ void breakdown(Cluster &cluster, DimmnetSetup &s) {
   s.store_to_llcm_ns = ns(tx.store, rx.written);
 }
 
+BenchContext in_setup(const BenchContext &base, const std::string &name,
+                      std::string *description) {
+  BenchContext c = base;
+  c.model = with_variant(base.model, name);
+  for (const ModelVariant &v : base.model.variants)
+    if (v.name == name && description)
+      *description = v.description;
+  return c;
+}
+
+DimmnetCollectives collectives(const BenchContext &base,
+                               const std::string &setup, uint32_t nodes,
+                               int rounds, double &wall) {
+  DimmnetCollectives k;
+  k.setup = setup;
+  k.nodes = nodes;
+  HostRun run =
+      run_hosts(in_setup(base, setup, nullptr), nodes,
+                {"dimm_collectives", std::to_string(rounds), "--raw"});
+  k.rounds = int(single_value(run, "rounds"));
+  k.barrier_us = single_value(run, "barrier_us");
+  for (const auto &v : values_of(run.output, "allreduce_us"))
+    if (v.size() == 2 && v[0] >= 0 && v[0] < 4)
+      k.allreduce_us[int(v[0])] = v[1];
+  wall += run.total_wall;
+  return k;
+}
+
+DimmnetSendRecv send_recv(const BenchContext &base, const std::string &setup,
+                          bool status, bool quick) {
+  DimmnetSendRecv s;
+  s.setup = setup;
+  s.receive_status = status;
+  std::vector<std::string> program = {"dimm_sendrecv", "--raw"};
+  if (quick)
+    program.push_back("--quick");
+  if (status)
+    program.push_back("--status");
+  HostRun run = run_hosts(in_setup(base, setup, &s.description), 2, program);
+  for (const auto &v : values_of(run.output, "pingpong"))
+    if (v.size() == 2)
+      s.pingpong_us.push_back({uint32_t(v[0]), v[1]});
+  std::map<uint32_t, DimmnetSendRecvPoint> by_size;
+  for (const auto &v : values_of(run.output, "sr")) {
+    if (v.size() != 3)
+      continue;
+    DimmnetSendRecvPoint &p = by_size[uint32_t(v[1])];
+    p.bytes = uint32_t(v[1]);
+    double *path[] = {&p.recv_first_botf_us, &p.recv_first_push_us,
+                      &p.send_first_pull_us};
+    if (v[0] >= 0 && v[0] < 3)
+      *path[int(v[0])] = v[2];
+  }
+  for (const auto &[bytes, p] : by_size)
+    s.points.push_back(p);
+  for (const DimmnetSendRecvPoint &p : s.points)
+    if (p.recv_first_push_us < p.recv_first_botf_us) {
+      s.push_beats_botf_from = p.bytes;
+      break;
+    }
+  s.wall_seconds = run.total_wall;
+  return s;
+}
+
 } // namespace
 
 DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &o) {
@@ -57,13 +123,9 @@ DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &o) {
   if (names.empty())
     names = {"A", "B", "C", "D", "E", "F"};
   for (const std::string &name : names) {
-    BenchContext c = base;
-    c.model = with_variant(base.model, name);
     DimmnetSetup s;
     s.name = name;
-    for (const ModelVariant &v : base.model.variants)
-      if (v.name == name)
-        s.description = v.description;
+    BenchContext c = in_setup(base, name, &s.description);
     std::vector<std::string> program = {"dimmnet_bench", "--raw"};
     if (o.quick)
       program.push_back("--quick");
@@ -99,11 +161,7 @@ DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &o) {
   if (o.interrupt) {
     DimmnetInterruptFigures &i = f.interrupt;
     i.setup = "SR";
-    BenchContext c = base;
-    c.model = with_variant(base.model, i.setup);
-    for (const ModelVariant &v : base.model.variants)
-      if (v.name == i.setup)
-        i.description = v.description;
+    BenchContext c = in_setup(base, i.setup, &i.description);
     for (bool interrupt : {false, true}) {
       std::vector<std::string> program = {"dimmnet_bench", "--raw",
                                           "--rtt-only"};
@@ -117,6 +175,25 @@ DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &o) {
           single_value(run, "rtt_us");
     }
   }
+  if (o.collectives) {
+    int rounds = o.quick ? 20 : 100;
+    for (const std::string &name : names)
+      for (uint32_t nodes : {2u, 8u})
+        f.collectives.push_back(
+            collectives(base, name, nodes, rounds, f.protocols_wall_seconds));
+    std::vector<uint32_t> curve = {2, 4, 8, 16, 32, 64};
+    if (o.quick)
+      curve = {2, 8, 64};
+    for (uint32_t nodes : curve)
+      f.collective_curve.push_back(collectives(
+          base, "D", nodes, o.quick ? 5 : 20, f.protocols_wall_seconds));
+  }
+  if (o.sendrecv)
+    for (bool status : {false, true}) {
+      f.sendrecv.push_back(
+          send_recv(base, status ? "SR-status" : "SR", status, o.quick));
+      f.protocols_wall_seconds += f.sendrecv.back().wall_seconds;
+    }
   return f;
 }
 

@@ -3,7 +3,10 @@
 // process as `nicemu run -n 2` runs it: the AOTF round trip and one-way
 // time, where the one-way time goes stage by stage (from the card's own
 // record of the last packet), the host's own store and load costs, BOTF,
-// AOTF and PUSH bandwidth from 8 bytes to 4 KiB, and the wall time.
+// AOTF and PUSH bandwidth from 8 bytes to 64 KiB, and the wall time; then
+// the protocols: barrier and global sums (dimm_collectives) per set-up on 2
+// and 8 nodes and against the node count, and DIMM_Send/DIMM_Recv
+// (dimm_sendrecv) against the message size in both arrival orders.
 #pragma once
 
 #include <cstdint>
@@ -50,10 +53,40 @@ struct DimmnetInterruptFigures {
   double aotf_rtt_us = 0, interrupt_rtt_us = 0; // one way: half
 };
 
+// Barrier and global sums on `nodes` nodes: mean virtual time of a call on
+// rank 0, every rank calling in a loop.
+struct DimmnetCollectives {
+  std::string setup;
+  uint32_t nodes = 0;
+  int rounds = 0;
+  double barrier_us = 0;
+  double allreduce_us[4] = {}; // unsigned, unsigned long long, float, double
+};
+
+// One message of `bytes` from the later party's call to the end of the
+// Recv, by each path.
+struct DimmnetSendRecvPoint {
+  uint32_t bytes = 0;
+  double recv_first_botf_us = 0, recv_first_push_us = 0, send_first_pull_us = 0;
+};
+
+struct DimmnetSendRecv {
+  std::string setup, description;
+  bool receive_status = false;                          // instead of notices
+  std::vector<std::pair<uint32_t, double>> pingpong_us; // bytes, half RTT
+  std::vector<DimmnetSendRecvPoint> points;
+  uint32_t push_beats_botf_from = 0; // first size (Recv first); 0: none
+  double wall_seconds = 0;
+};
+
 struct DimmnetBenchFigures {
   std::string model;
   std::vector<DimmnetSetup> setups;
-  DimmnetInterruptFigures interrupt; // rounds 0: not measured
+  DimmnetInterruptFigures interrupt;           // rounds 0: not measured
+  std::vector<DimmnetCollectives> collectives; // each set-up, 2 and 8 nodes
+  std::vector<DimmnetCollectives> collective_curve; // set-up D, 2-64 nodes
+  std::vector<DimmnetSendRecv> sendrecv;            // set-ups SR and SR-status
+  double protocols_wall_seconds = 0;                // of the protocols' runs
 };
 
 struct DimmnetBenchOptions {
@@ -62,6 +95,8 @@ struct DimmnetBenchOptions {
   bool quick = false;              // fewer rounds and messages
   std::vector<std::string> setups; // empty: A-F
   bool interrupt = true;           // AOTF vs interrupt-AOTF in set-up SR
+  bool collectives = true;         // barrier and global sums
+  bool sendrecv = true;            // DIMM_Send/DIMM_Recv
 };
 
 DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &options);

@@ -13,6 +13,56 @@ namespace nicemu::cli {
 
 namespace {
 
+void print_collectives(const std::vector<DimmnetCollectives> &rows) {
+  std::printf("%-5s %5s %10s %10s %10s %10s %10s\n", "setup", "nodes",
+              "barrier", "unsigned", "ull", "float", "double");
+  for (const DimmnetCollectives &k : rows)
+    std::printf("%-5s %5u %10.3f %10.3f %10.3f %10.3f %10.3f\n",
+                k.setup.c_str(), k.nodes, k.barrier_us, k.allreduce_us[0],
+                k.allreduce_us[1], k.allreduce_us[2], k.allreduce_us[3]);
+}
+
+void print_protocols(const DimmnetBenchFigures &f) {
+  if (!f.collectives.empty()) {
+    std::printf("\nBarrier and global sum (us, mean of %d calls on rank 0; "
+                "8-ary tree up by AOTF, multicast down)\n",
+                f.collectives[0].rounds);
+    print_collectives(f.collectives);
+  }
+  if (!f.collective_curve.empty()) {
+    std::printf("\nAgainst the node count, set-up D (mean of %d calls)\n",
+                f.collective_curve[0].rounds);
+    print_collectives(f.collective_curve);
+  }
+  for (const DimmnetSendRecv &s : f.sendrecv) {
+    std::printf("\nDIMM_Send/DIMM_Recv, set-up %s (%s)%s\n", s.setup.c_str(),
+                s.description.c_str(),
+                s.receive_status ? ": data carry the receive-status address"
+                                 : ": ACK, then a separate notice");
+    std::printf("ping-pong, half round trip (us):");
+    for (const auto &[bytes, us] : s.pingpong_us)
+      std::printf("  %u B %.3f", bytes, us);
+    std::printf("\none message, from the later call to the data in the "
+                "buffer: us (MB/s)\n");
+    std::printf("%8s %22s %22s %22s\n", "bytes", "Recv first, BOTF",
+                "Recv first, PUSH", "Send first, PULL");
+    for (const DimmnetSendRecvPoint &p : s.points) {
+      std::printf("%8u", p.bytes);
+      for (double us :
+           {p.recv_first_botf_us, p.recv_first_push_us, p.send_first_pull_us})
+        std::printf(" %11.3f (%7.1f)", us, p.bytes / us);
+      std::printf("\n");
+    }
+    if (s.push_beats_botf_from)
+      std::printf("PUSH beats BOTF from %u bytes", s.push_beats_botf_from);
+    else if (!s.points.empty())
+      std::printf("PUSH does not beat BOTF up to %u bytes (it copies the "
+                  "message into a bank first)",
+                  s.points.back().bytes);
+    std::printf("; DIMM_Send uses BOTF up to 464 bytes, PUSH above\n");
+  }
+}
+
 void print_table(const DimmnetBenchFigures &f) {
   std::printf("nicemu bench dimmnet (model %s, dimmnet firmware, 2 nodes "
               "cabled directly; virtual time)\n",
@@ -85,7 +135,8 @@ void print_table(const DimmnetBenchFigures &f) {
                 i.interrupt_rtt_us, i.interrupt_rtt_us / 2,
                 (i.interrupt_rtt_us - i.aotf_rtt_us) / 2);
   }
-  double wall = 0;
+  print_protocols(f);
+  double wall = f.protocols_wall_seconds;
   for (const DimmnetSetup &s : f.setups)
     wall += s.wall_seconds;
   std::printf("\nwall time of the runs: %.2f s\n", wall);
@@ -120,6 +171,47 @@ nlohmann::json to_json(const DimmnetBenchFigures &f) {
   }
   nlohmann::json j = {
       {"bench", "dimmnet"}, {"model", f.model}, {"setups", setups}};
+  auto collectives = [](const std::vector<DimmnetCollectives> &rows) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const DimmnetCollectives &k : rows)
+      out.push_back({{"setup", k.setup},
+                     {"nodes", k.nodes},
+                     {"rounds", k.rounds},
+                     {"barrier_us", k.barrier_us},
+                     {"allreduce_us",
+                      {{"unsigned", k.allreduce_us[0]},
+                       {"unsigned_long_long", k.allreduce_us[1]},
+                       {"float", k.allreduce_us[2]},
+                       {"double", k.allreduce_us[3]}}}});
+    return out;
+  };
+  if (!f.collectives.empty())
+    j["collectives"] = collectives(f.collectives);
+  if (!f.collective_curve.empty())
+    j["collective_curve"] = collectives(f.collective_curve);
+  if (!f.sendrecv.empty()) {
+    nlohmann::json sr = nlohmann::json::array();
+    for (const DimmnetSendRecv &s : f.sendrecv) {
+      nlohmann::json pp = nlohmann::json::array(),
+                     pts = nlohmann::json::array();
+      for (const auto &[bytes, us] : s.pingpong_us)
+        pp.push_back({{"bytes", bytes}, {"half_rtt_us", us}});
+      for (const DimmnetSendRecvPoint &p : s.points)
+        pts.push_back({{"bytes", p.bytes},
+                       {"recv_first_botf_us", p.recv_first_botf_us},
+                       {"recv_first_push_us", p.recv_first_push_us},
+                       {"send_first_pull_us", p.send_first_pull_us}});
+      sr.push_back({{"setup", s.setup},
+                    {"description", s.description},
+                    {"receive_status", s.receive_status},
+                    {"pingpong", pp},
+                    {"messages", pts},
+                    {"push_beats_botf_from_bytes", s.push_beats_botf_from},
+                    {"wall_seconds", s.wall_seconds}});
+    }
+    j["sendrecv"] = sr;
+  }
+  j["protocols_wall_seconds"] = f.protocols_wall_seconds;
   if (f.interrupt.rounds > 0)
     j["interrupt_aotf"] = {{"setup", f.interrupt.setup},
                            {"description", f.interrupt.description},
@@ -136,8 +228,9 @@ void add_dimmnet_bench(CLI::App &bench) {
   auto json = std::make_shared<bool>(false);
   CLI::App *cmd = bench.add_subcommand(
       "dimmnet", "DIMMnet-1 (martini, dimmnet firmware) in set-ups A-F: AOTF "
-                 "round trip, one-way stages, host costs, BOTF and AOTF "
-                 "bandwidth");
+                 "round trip, one-way stages, host costs, BOTF, AOTF and "
+                 "PUSH bandwidth; barrier and global sums on 2-64 nodes; "
+                 "DIMM_Send/DIMM_Recv against the size");
   cmd->add_flag("--json", *json,
                 "print the figures as JSON (see docs/benchmarks.md)");
   cmd->add_flag("--quick", opts->quick, "fewer rounds and messages");
@@ -146,12 +239,20 @@ void add_dimmnet_bench(CLI::App &bench) {
   auto no_interrupt = std::make_shared<bool>(false);
   cmd->add_flag("--no-interrupt", *no_interrupt,
                 "skip AOTF against interrupt-AOTF in set-up SR");
+  auto no_collectives = std::make_shared<bool>(false);
+  auto no_sendrecv = std::make_shared<bool>(false);
+  cmd->add_flag("--no-collectives", *no_collectives,
+                "skip barrier and global sums");
+  cmd->add_flag("--no-sendrecv", *no_sendrecv, "skip DIMM_Send/DIMM_Recv");
   cmd->add_option("--firmware", opts->firmware,
                   "the dimmnet image (default: the one shipped)");
   cmd->add_option("--programs-dir", opts->programs_dir,
-                  "directory with dimmnet_bench and aotf_pingpong");
-  cmd->callback([opts, json, no_interrupt] {
+                  "directory with dimmnet_bench, aotf_pingpong, "
+                  "dimm_collectives and dimm_sendrecv");
+  cmd->callback([opts, json, no_interrupt, no_collectives, no_sendrecv] {
     opts->interrupt = !*no_interrupt;
+    opts->collectives = !*no_collectives;
+    opts->sendrecv = !*no_sendrecv;
     DimmnetBenchFigures f = run_dimmnet_bench(*opts);
     if (*json)
       std::cout << to_json(f).dump(2) << "\n";

@@ -243,6 +243,53 @@ std::vector<LineChart> niam_bench_charts(const nlohmann::json &bench) {
   return out;
 }
 
+// `bench dimmnet --json`: the collectives against the node count, and
+// DIMM_Send/DIMM_Recv bandwidth against the size, per path and set-up.
+std::vector<LineChart> dimmnet_bench_charts(const nlohmann::json &bench) {
+  std::vector<LineChart> out;
+  const std::string model = bench.value("model", std::string("?"));
+  if (bench.contains("collective_curve")) {
+    LineChart c{"barrier and global sum (" + model + ", set-up D)",
+                "nodes",
+                "microseconds (virtual)",
+                true,
+                {}};
+    Series barrier{"barrier", {}}, sum{"global sum (double)", {}};
+    for (const auto &k : bench.at("collective_curve")) {
+      double nodes = k.at("nodes").get<double>();
+      barrier.points.push_back({nodes, k.at("barrier_us").get<double>()});
+      sum.points.push_back(
+          {nodes, k.at("allreduce_us").at("double").get<double>()});
+    }
+    c.series.push_back(std::move(barrier));
+    c.series.push_back(std::move(sum));
+    out.push_back(std::move(c));
+  }
+  if (bench.contains("sendrecv"))
+    for (const auto &s : bench.at("sendrecv")) {
+      LineChart c{"DIMM_Send/DIMM_Recv, one message (" + model + ":" +
+                      s.at("setup").get<std::string>() + ")",
+                  "bytes",
+                  "MB/s (virtual)",
+                  true,
+                  {}};
+      const char *paths[][2] = {{"recv_first_botf_us", "Recv first, BOTF"},
+                                {"recv_first_push_us", "Recv first, PUSH"},
+                                {"send_first_pull_us", "Send first, PULL"}};
+      for (const auto &[key, name] : paths) {
+        Series series{name, {}};
+        for (const auto &m : s.at("messages")) {
+          double bytes = m.at("bytes").get<double>(), us = m.at(key);
+          if (us > 0)
+            series.points.push_back({bytes, bytes / us});
+        }
+        c.series.push_back(std::move(series));
+      }
+      out.push_back(std::move(c));
+    }
+  return out;
+}
+
 } // namespace
 
 std::string render_svg(const std::vector<LineChart> &lines,
@@ -274,8 +321,16 @@ std::string plot_json(const nlohmann::json &document) {
     return render_svg({}, cycle_histograms(document));
   if (document.value("bench", std::string()) == "niam")
     return render_svg(niam_bench_charts(document), {});
+  if (document.value("bench", std::string()) == "dimmnet") {
+    std::vector<LineChart> charts = dimmnet_bench_charts(document);
+    if (charts.empty())
+      throw Error("this `bench dimmnet` document has no curves (it was run "
+                  "with --no-collectives --no-sendrecv)");
+    return render_svg(charts, {});
+  }
   throw Error("not a document nicemu can plot (a cycle report from "
-              "`nicemu run --report-json`, or `nicemu bench niam --json`)");
+              "`nicemu run --report-json`, or `nicemu bench niam --json` or "
+              "`bench dimmnet --json`)");
 }
 
 } // namespace nicemu

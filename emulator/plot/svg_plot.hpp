@@ -1,7 +1,9 @@
 // `nicemu plot`: SVG charts from nicemu's JSON outputs, drawn here (SVG is
 // text; no plotting stack needed): the cycle histogram of every handler of
-// a cycle report (--report-json), and the curves of `bench niam --json`
-// (barrier latency against nodes, bcopy bandwidth against size).
+// a cycle report (--report-json), the curves of `bench niam --json`
+// (barrier latency against nodes, bcopy bandwidth against size) and of
+// `bench dimmnet --json` (barrier and global sum against nodes,
+// DIMM_Send/DIMM_Recv bandwidth against size).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>

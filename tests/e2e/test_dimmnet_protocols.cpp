@@ -5,6 +5,7 @@
 #include "cli_helpers.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -211,4 +212,70 @@ TEST_CASE("DIMMnet protocols: the same run gives the same times") {
   CHECK(contains(a, "virtual time"));
   CHECK(contains(a, "barrier 4 enter"));
   CHECK(a == b);
+}
+
+// nicemu bench dimmnet's protocol figures (virtual time: exact relations),
+// and nicemu plot draws their curves.
+TEST_CASE("DIMMnet protocols: nicemu bench dimmnet --json, and its plot") {
+  TempDir dir;
+  CommandResult r = nicemu({"bench", "dimmnet", "--quick", "--setup", "D",
+                            "--no-interrupt", "--json"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  nlohmann::json j;
+  REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));
+  double rtt = j["setups"][0]["rtt_us"].get<double>();
+  // Set-up D on 2 and 8 nodes. On two nodes a barrier is one AOTF byte up
+  // and the root's back: the AOTF round trip.
+  REQUIRE(j["collectives"].size() == 2);
+  const nlohmann::json &two = j["collectives"][0], &eight = j["collectives"][1];
+  CHECK(two["nodes"] == 2);
+  CHECK(two["barrier_us"].get<double>() == doctest::Approx(rtt).epsilon(0.01));
+  CHECK(eight["barrier_us"].get<double>() > two["barrier_us"].get<double>());
+  // A global sum sends a value before the flag: it costs more than a
+  // barrier; the host adds for free, so the four types cost the same.
+  for (const nlohmann::json *k : {&two, &eight}) {
+    const nlohmann::json &a = (*k)["allreduce_us"];
+    CHECK(a["double"].get<double>() > (*k)["barrier_us"].get<double>());
+    CHECK(a["unsigned"] == a["double"]);
+    CHECK(a["float"] == a["unsigned_long_long"]);
+  }
+  // The curve reaches 64 nodes and grows with them.
+  const nlohmann::json &curve = j["collective_curve"];
+  REQUIRE(curve.size() == 3);
+  CHECK(curve[2]["nodes"] == 64);
+  CHECK(curve[2]["barrier_us"].get<double>() >
+        curve[1]["barrier_us"].get<double>());
+  // DIMM_Send/DIMM_Recv in set-ups SR and SR-status.
+  REQUIRE(j["sendrecv"].size() == 2);
+  const nlohmann::json &sr = j["sendrecv"][0], &st = j["sendrecv"][1];
+  CHECK(sr["setup"] == "SR");
+  CHECK(st["receive_status"] == true);
+  REQUIRE(sr["messages"].size() == 10); // 4 bytes to 64 KiB
+  CHECK(sr["messages"][0]["bytes"] == 4);
+  for (const auto &m : sr["messages"]) {
+    CAPTURE(m.dump());
+    // Each path takes longer for more bytes than the link moves in the
+    // time (500 MB/s): no path is faster than the wire.
+    for (const char *path :
+         {"recv_first_botf_us", "recv_first_push_us", "send_first_pull_us"})
+      CHECK(m[path].get<double>() * 500 > m["bytes"].get<double>());
+  }
+  // The receive status saves the PUSH's ACK and the separate notice.
+  CHECK(st["messages"][0]["recv_first_push_us"].get<double>() + 1 <
+        sr["messages"][0]["recv_first_push_us"].get<double>());
+  // Send first: the same PULL path either way.
+  CHECK(st["messages"][5]["send_first_pull_us"].get<double>() ==
+        doctest::Approx(sr["messages"][5]["send_first_pull_us"].get<double>())
+            .epsilon(0.05));
+
+  std::string json = dir.file("dimmnet.json"), svg = dir.file("dimmnet.svg");
+  write_bytes(json, std::vector<uint8_t>(r.out.begin(), r.out.end()));
+  CommandResult plot = nicemu({"plot", json, "-o", svg});
+  INFO(plot);
+  REQUIRE(plot.status == 0);
+  std::string text = read_text(svg);
+  CHECK(contains(text, "barrier and global sum"));
+  CHECK(contains(text, "Recv first, PUSH"));
+  CHECK(contains(text, ":SR-status)"));
 }
