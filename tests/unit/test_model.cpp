@@ -379,8 +379,8 @@ TEST_SUITE("model") {
 
   TEST_CASE("martini's reference set-ups A-F are variants: NAME:VARIANT") {
     Model base = load_model("martini");
-    // A-F, E and F without MMX, SR (Send/Receive).
-    REQUIRE(base.variants.size() == 9);
+    // A-F, E and F without MMX, SR (Send/Receive) and SR-status.
+    REQUIRE(base.variants.size() == 10);
     CHECK(base.variant.empty());
     CHECK(base.full_name() == "martini");
     // Set-up A: electrical OIP, Pentium III, DIMM 66 MHz, SWIF 62.5 MHz.
@@ -414,7 +414,7 @@ TEST_SUITE("model") {
     CHECK_THROWS_WITH_AS(load_model("martini:G"),
                          doctest::Contains("has no variant \"G\" (variants: "
                                            "A, B, C, D, E, E-nommx, F, "
-                                           "F-nommx, SR)"),
+                                           "F-nommx, SR, SR-status)"),
                          Error);
     CHECK_THROWS_WITH_AS(load_model("lanai4:A"),
                          doctest::Contains("(it has no variants)"), Error);
