@@ -1,5 +1,6 @@
 #include "host/channel.hpp"
 
+#include "mem/zeroed_buffer.hpp"
 #include "nicemu/error.hpp"
 
 #include <fcntl.h>
@@ -88,6 +89,7 @@ EmulatorEnd::EmulatorEnd(uint32_t rank, uint32_t size, uint64_t arena_bytes,
         mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     if (p == MAP_FAILED)
       throw sys_error("cannot map the shared memory for " + who);
+    fresh_mapping(p, mapped_);
     base_ = static_cast<uint8_t *>(p);
   } catch (...) {
     release();

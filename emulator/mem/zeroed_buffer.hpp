@@ -11,7 +11,24 @@
 #include <type_traits>
 #include <utility>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace nicemu {
+
+// A fresh mapping may reuse the addresses of the stack a posix_spawn child
+// ran on (it shares our memory until it execs), whose shadow
+// AddressSanitizer may still mark as a stack's: nothing in a fresh mapping
+// is poisoned, so say so.
+inline void fresh_mapping(void *p, size_t bytes) {
+#if defined(__SANITIZE_ADDRESS__)
+  ASAN_UNPOISON_MEMORY_REGION(p, bytes);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
 
 template <typename T> class ZeroedBuffer {
   static_assert(std::is_trivially_copyable_v<T>,
@@ -26,6 +43,7 @@ public:
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
       throw std::bad_alloc();
+    fresh_mapping(p, bytes());
     data_ = static_cast<T *>(p);
   }
   ~ZeroedBuffer() {
