@@ -1,9 +1,12 @@
 // libnicemu_clock.so: preloaded by `nicemu run` into host programs so that
 // clock_gettime, gettimeofday and time report the host's virtual time, and
-// existing benchmarks print emulated microseconds; and gethostname names
-// the emulated node ("node3"), so programs that look themselves up by host
-// name (VIPL's name service) find their node. Outside `nicemu run`
-// (no NICEMU_CHANNEL_FD) every call goes to the C library unchanged.
+// existing benchmarks print emulated microseconds; sleep, usleep,
+// nanosleep, clock_nanosleep, and select and poll with nothing to wait for
+// but their timeout, pass virtual time instead of wall time; and
+// gethostname names the emulated node ("node3"), so programs that look
+// themselves up by host name (VIPL's name service) find their node.
+// Outside `nicemu run` (no NICEMU_CHANNEL_FD) every call goes to the C
+// library unchanged (docs/compatibility.md, "Time").
 //
 // Each clock read costs the host NICEMU_CLOCK_COST_PS of virtual time (set
 // by the launcher), so a program that spins on the clock still advances.
@@ -12,10 +15,13 @@
 #include "nicemu/channel_layout.hpp"
 
 #include <dlfcn.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/select.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -64,6 +70,29 @@ Shim &shim() {
 uint64_t read_virtual() {
   Shim &s = shim();
   return s.control->host_time.fetch_add(s.cost_ps) + s.cost_ps;
+}
+
+// Set by the host library once it talks to the emulator
+// (nicemu_clock_set_sleeper): spends virtual time through it.
+std::atomic<int (*)(uint64_t)> sleeper{nullptr};
+
+// Sleeps `ps` of virtual time. Once the program talks to the emulator,
+// through the host library, which runs the cluster up to then: a program
+// that sleeps while it waits for its card sees the card act. Before that
+// the sleep only moves the program's clock (the next call carries it).
+void sleep_virtual(uint64_t ps) {
+  if (auto fn = sleeper.load(); fn && fn(ps) == 0)
+    return;
+  shim().control->host_time.fetch_add(ps);
+}
+
+uint64_t ps_of(const timespec &t) {
+  return uint64_t(t.tv_sec) * 1'000'000'000'000ull +
+         uint64_t(t.tv_nsec) * 1000ull;
+}
+
+template <typename Fn> Fn real(const char *name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
 bool virtual_clock(clockid_t clock) {
@@ -119,6 +148,100 @@ int gethostname(char *name, size_t len) {
     return -1;
   }
   std::memcpy(name, host, size_t(n) + 1);
+  return 0;
+}
+
+void nicemu_clock_set_sleeper(int (*fn)(uint64_t)) {
+  sleeper.store(fn);
+}
+
+int nanosleep(const timespec *req, timespec *rem) {
+  if (!shim().control) {
+    static auto next = real<int (*)(const timespec *, timespec *)>("nanosleep");
+    return next ? next(req, rem) : -1;
+  }
+  if (!req || req->tv_nsec < 0 || req->tv_nsec >= 1'000'000'000 ||
+      req->tv_sec < 0) {
+    errno = EINVAL;
+    return -1;
+  }
+  sleep_virtual(ps_of(*req));
+  if (rem)
+    *rem = timespec{};
+  return 0;
+}
+
+int clock_nanosleep(clockid_t clock, int flags, const timespec *req,
+                    timespec *rem) {
+  if (!shim().control || !virtual_clock(clock)) {
+    static auto next =
+        real<int (*)(clockid_t, int, const timespec *, timespec *)>(
+            "clock_nanosleep");
+    return next ? next(clock, flags, req, rem) : EINVAL;
+  }
+  if (!req || req->tv_nsec < 0 || req->tv_nsec >= 1'000'000'000 ||
+      req->tv_sec < 0)
+    return EINVAL;
+  uint64_t ps = ps_of(*req);
+  if (flags & TIMER_ABSTIME) { // until the clock reads `req`
+    bool wall = clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE;
+    uint64_t offset = wall ? uint64_t(kEpochOffset) * 1'000'000'000'000ull : 0;
+    uint64_t now = shim().control->host_time.load() + offset;
+    ps = ps > now ? ps - now : 0;
+  }
+  sleep_virtual(ps);
+  if (rem && !(flags & TIMER_ABSTIME))
+    *rem = timespec{};
+  return 0;
+}
+
+int usleep(useconds_t us) {
+  if (!shim().control) {
+    static auto next = real<int (*)(useconds_t)>("usleep");
+    return next ? next(us) : -1;
+  }
+  sleep_virtual(uint64_t(us) * 1'000'000ull);
+  return 0;
+}
+
+unsigned int sleep(unsigned int seconds) {
+  if (!shim().control) {
+    static auto next = real<unsigned int (*)(unsigned int)>("sleep");
+    return next ? next(seconds) : seconds;
+  }
+  sleep_virtual(uint64_t(seconds) * 1'000'000'000'000ull);
+  return 0;
+}
+
+// With no descriptor to wait for, a select or poll is a sleep; with some,
+// the call goes to the C library as it is (they may wait for the world).
+int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds,
+           timeval *timeout) {
+  static auto next =
+      real<int (*)(int, fd_set *, fd_set *, fd_set *, timeval *)>("select");
+  if (!shim().control || nfds > 0 || !timeout)
+    return next ? next(nfds, readfds, writefds, exceptfds, timeout) : -1;
+  if (timeout->tv_sec < 0 || timeout->tv_usec < 0 ||
+      timeout->tv_usec >= 1'000'000) {
+    errno = EINVAL;
+    return -1;
+  }
+  sleep_virtual(uint64_t(timeout->tv_sec) * 1'000'000'000'000ull +
+                uint64_t(timeout->tv_usec) * 1'000'000ull);
+  *timeout = timeval{}; // Linux leaves the time not slept
+  return 0;
+}
+
+int poll(pollfd *fds, nfds_t n, int timeout_ms) {
+  static auto next = real<int (*)(pollfd *, nfds_t, int)>("poll");
+  bool any = false;
+  for (nfds_t i = 0; i < n; ++i)
+    any = any || fds[i].fd >= 0; // negative descriptors are ignored
+  if (!shim().control || any || timeout_ms < 0)
+    return next ? next(fds, n, timeout_ms) : -1;
+  for (nfds_t i = 0; i < n; ++i)
+    fds[i].revents = 0;
+  sleep_virtual(uint64_t(timeout_ms) * 1'000'000'000ull);
   return 0;
 }
 

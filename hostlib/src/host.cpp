@@ -4,7 +4,10 @@
 #include "am_internal.hpp"
 #include "host_end.hpp"
 #include "nicemu/error.hpp"
+#include "nicemu/host.h"
 #include "nicemu/regs.h"
+
+#include <dlfcn.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -83,6 +86,12 @@ Session &session() {
       rethrow(e);
     }
     std::atexit(say_exit);
+    // From now on the clock shim's sleeps (sleep, usleep, nanosleep...)
+    // pass virtual time through the emulator.
+    using SetSleeper = void (*)(int (*)(uint64_t));
+    if (auto set = reinterpret_cast<SetSleeper>(
+            dlsym(RTLD_DEFAULT, "nicemu_clock_set_sleeper")))
+      set(&nicemu_compute);
     return made;
   }();
   return s;
