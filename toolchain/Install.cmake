@@ -97,3 +97,12 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/nicemuConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/nicemuConfigVersion.cmake
   DESTINATION ${NICEMU_INSTALL_CMAKEDIR})
 unset(_nicemu_config_in)
+
+# pkg-config for C programs: lib/pkgconfig/nicemu.pc, relocatable (paths
+# from the file's own place, so `cmake --install --prefix` anywhere works).
+file(RELATIVE_PATH NICEMU_PC_TO_PREFIX
+     "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
+configure_file(${PROJECT_SOURCE_DIR}/toolchain/nicemu.pc.in
+               ${CMAKE_CURRENT_BINARY_DIR}/nicemu.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/nicemu.pc
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

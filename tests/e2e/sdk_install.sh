@@ -117,4 +117,34 @@ version=$("$tool" --version) || fail "nicemu --version failed"
 [[ $host_out == "nicemu host library $version" ]] ||
   fail "host library says '$host_out', nicemu --version says '$version'"
 
+step "build a C program with cc and pkg-config, run it on 2 nodes"
+c_src=$work/c-prog.c
+cat >"$c_src" <<'EOF'
+#include <nicemu/host.h>
+#include <stdio.h>
+#include <unistd.h>
+
+int main(void) {
+  uint32_t rank = 0, size = 0;
+  if (nicemu_rank(&rank) != NICEMU_OK || nicemu_size(&size) != NICEMU_OK)
+    return 1;
+  usleep(1000);
+  printf("C program: rank %u of %u\n", (unsigned)rank, (unsigned)size);
+  return 0;
+}
+EOF
+pc_dir=$prefix/lib/pkgconfig
+[[ -f $pc_dir/nicemu.pc ]] || fail "no lib/pkgconfig/nicemu.pc"
+flags=$(PKG_CONFIG_PATH=$pc_dir pkg-config --cflags --libs nicemu) ||
+  fail "pkg-config does not know nicemu"
+cc=$(cache_value CMAKE_C_COMPILER)
+# shellcheck disable=SC2046,SC2086 # the flags are words
+run_logged "$cc" $(cache_value CMAKE_C_FLAGS) -o "$work/c-prog" "$c_src" \
+  $flags $(cache_value CMAKE_EXE_LINKER_FLAGS)
+c_out=$("$tool" run -n 2 --firmware "$sample" -- "$work/c-prog" 2>"$work/err") ||
+  { cat "$work/err" >&2; fail "the C program failed"; }
+{ grep -q "^C program: rank 0 of 2" <<<"$c_out" &&
+  grep -q "^C program: rank 1 of 2" <<<"$c_out"; } ||
+  fail "the C program printed: $c_out"
+
 echo "sdk_install: OK"
