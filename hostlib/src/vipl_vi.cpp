@@ -167,8 +167,13 @@ VIP_RETURN post(VIP_VI_HANDLE handle, VIP_DESCRIPTOR *d, VIP_MEM_HANDLE mem,
     size_t pending = 0;
     for (VIP_DESCRIPTOR *q : queue)
       pending += !(*status_word(q) & VIAFW_STATUS_DONE);
-    if (pending >= VIAFW_QUEUE_DEPTH)
+    if (pending >= VIAFW_QUEUE_DEPTH) {
+      say(function,
+          "the %s queue holds %u descriptors the card has not completed "
+          "(MaxDescriptorsPerQueue)",
+          recv ? "receive" : "send", unsigned(VIAFW_QUEUE_DEPTH));
       return VIP_ERROR_RESOURCE;
+    }
   }
   follow_pinned_pages();
   uint32_t bus = bus_of(d, VIAFW_CS_BYTES + segments * VIAFW_SEG_BYTES);

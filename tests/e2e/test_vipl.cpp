@@ -109,6 +109,11 @@ TEST_CASE("VIPL: Wait timeouts and Done polling") {
   pair("waits");
 }
 
+TEST_CASE("VIPL: 200 receives posted before the connection, then 200 "
+          "messages in order") {
+  pair("prepost");
+}
+
 TEST_CASE("VIPL: disconnect flushes the peer's receives") {
   pair("disconnect");
 }

@@ -29,7 +29,7 @@
 #define VIAFW_MAX_TRANSFER 65536u /* bytes per descriptor (MaxTransferSize) */
 #define VIAFW_MAX_REGIONS 256u    /* memory handles 1..255 (0 is invalid) */
 #define VIAFW_MAX_CQS 8u          /* completion queues 0..7 */
-#define VIAFW_QUEUE_DEPTH 64u     /* descriptors posted per VI queue */
+#define VIAFW_QUEUE_DEPTH 1024u   /* descriptors posted per VI queue */
 #define VIAFW_DESC_ALIGN 64u      /* descriptors are 64-byte aligned */
 #define VIAFW_NO_CQ 0xFFFFFFFFu
 

@@ -85,7 +85,7 @@ static void test_nic(void) {
   CHECK(a.MaxSegmentsPerDesc == 16);
   CHECK(a.MaxDiscriminatorLen == 16);
   CHECK(a.MaxCQ == 8);
-  CHECK(a.MaxDescriptorsPerQueue == 64);
+  CHECK(a.MaxDescriptorsPerQueue == 1024);
   CHECK(a.MaxRegisterRegions == 255);
   CHECK(a.ThreadSafe == VIP_TRUE);
   CHECK((a.ReliabilityLevelSupport & 7) == 7);

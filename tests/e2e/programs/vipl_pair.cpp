@@ -788,6 +788,43 @@ void run_transfer(VIP_RELIABILITY_LEVEL level, bool use_cq) {
   RC(VipCloseNic(n.nic), VIP_SUCCESS);
 }
 
+// ---- prepost: a layer that posts 200 receives per VI before it talks
+// ------------------------------------------------------------------------------------------
+
+void run_prepost() {
+  constexpr uint32_t kPosted = 200; // more than the old 64-deep queues
+  Node n = open_node(1 << 17);
+  VIP_VI_HANDLE vi = make_vi(n, VIP_SERVICE_RELIABLE_DELIVERY);
+  std::vector<VIP_DESCRIPTOR *> posted;
+  std::vector<uint32_t *> words;
+  if (rank_ == 1)
+    for (uint32_t i = 0; i < kPosted; ++i) {
+      words.push_back(reinterpret_cast<uint32_t *>(n.take(4)));
+      posted.push_back(simple(n, words.back(), 4));
+      RC(VipPostRecv(vi, posted.back(), n.mh), VIP_SUCCESS);
+    }
+  connect_pair(n, vi, "prepost");
+  if (rank_ == 0) {
+    std::vector<VIP_DESCRIPTOR *> sent;
+    for (uint32_t i = 0; i < kPosted; ++i) {
+      auto *w = reinterpret_cast<uint32_t *>(n.take(4));
+      *w = 0xC0DE0000u + i;
+      sent.push_back(simple(n, w, 4));
+      RC(VipPostSend(vi, sent.back(), n.mh), VIP_SUCCESS);
+    }
+    for (uint32_t i = 0; i < kPosted; ++i)
+      CHECK(wait_send(vi) == sent[i]);
+  } else {
+    for (uint32_t i = 0; i < kPosted; ++i) {
+      VIP_DESCRIPTOR *d = wait_recv(vi);
+      CHECK(d == posted[i]);
+      if (*words[i] != 0xC0DE0000u + i)
+        fail(__LINE__, "receive %u holds 0x%x", i, *words[i]);
+    }
+  }
+  RC(VipCloseNic(n.nic), VIP_SUCCESS);
+}
+
 // ---- waits
 // ------------------------------------------------------------------------------------------
 
@@ -1150,6 +1187,8 @@ int main(int argc, char **argv) {
     run_transfer(VIP_SERVICE_RELIABLE_DELIVERY, true);
   else if (s == "waits")
     run_waits();
+  else if (s == "prepost")
+    run_prepost();
   else if (s == "disconnect")
     run_disconnect();
   else if (s == "errors")
