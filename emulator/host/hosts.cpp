@@ -6,6 +6,7 @@ extern char **environ; // POSIX: the process environment
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/personality.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -103,6 +104,22 @@ std::vector<std::string> rank_environment(const std::vector<std::string> &env,
   return all;
 }
 
+// Host programs run without address-space randomisation, as programs of
+// the 1990s did: every rank of one executable has its globals, heap and
+// code at the same addresses, so a pointer one rank sends another (a GAM
+// handler argument) names the same variable there, and pointers a program
+// prints are the same in every run. The persona is inherited by the
+// programs this process starts from now on; it cannot change this one.
+void without_aslr() {
+  static const bool done = [] {
+    int persona = personality(0xffffffff);
+    if (persona != -1 && !(persona & ADDR_NO_RANDOMIZE))
+      personality(static_cast<unsigned long>(persona) | ADDR_NO_RANDOMIZE);
+    return true;
+  }();
+  (void)done;
+}
+
 // posix_spawn, not fork: the emulator of a large run holds gigabytes, and
 // fork would copy its page tables once per rank (most of the start-up time
 // of a 1024-node run). The channel and wake pipe go to fds 3 and 4; nothing
@@ -110,6 +127,7 @@ std::vector<std::string> rank_environment(const std::vector<std::string> &env,
 pid_t spawn_rank(const std::vector<char *> &argv,
                  const std::vector<std::string> &env, int channel_fd,
                  int wake_fd, int stdout_fd, uint32_t rank, uint32_t size) {
+  without_aslr();
   // Copies far above 3 and 4 first: stdout_fd, channel_fd or wake_fd may
   // be 3 or 4 themselves.
   int c = fcntl(channel_fd, F_DUPFD_CLOEXEC, 100);

@@ -3,6 +3,7 @@
 // on the host) and gam.cpp (Berkeley GAM on top of both).
 #pragma once
 
+#include "nicemu/host.hpp"
 #include <cstddef>
 #include <cstdint>
 
@@ -55,5 +56,11 @@ void *from_image_token(Token t, size_t bytes);
 // Whether [p, p + bytes) is mapped in this process, and writable when
 // `write` (read from /proc/self/maps).
 bool mapped(const void *p, size_t bytes, bool write);
+
+// As am_send, with four 64-bit words (an int or a pointer each: GAM's
+// handler arguments). Each travels as its lower half; the receiver widens
+// it from its own mappings (host_messages.cpp, widen).
+void am_send_words(uint32_t node, nicemu::host::AmHandler handler,
+                   const uint64_t (&w)[4]);
 
 } // namespace nicemu::host::detail

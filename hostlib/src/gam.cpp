@@ -8,6 +8,8 @@
 #include "nicemu/am.h"
 #include "nicemu/host.hpp"
 
+#include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -187,13 +189,57 @@ void run_ended() {
     e.fun(e.dest, e.lva, e.nbytes, e.earg);
 }
 
-int request(vnn_t dest, handler_t fun, int a0, int a1, int a2, int a3) {
+// The four words after the handler, whatever the caller passed: each an
+// int or a pointer, read as a full machine word (a word the caller did not
+// pass reads as whatever its register held; the handler ignores it, as it
+// did in the original).
+void words_of(va_list ap, uint64_t (&w)[4]) {
+  for (uint64_t &word : w)
+    word = va_arg(ap, uintptr_t);
+}
+
+int request(vnn_t dest, handler_t fun, const uint64_t (&w)[4],
+            const char *what) {
   return guarded([&] {
-    check_dest(dest, "request");
+    check_dest(dest, what);
     if (!fun)
-      refuse("request", "null handler");
-    host::am_send(uint32_t(dest), reinterpret_cast<host::AmHandler>(fun),
-                  uint32_t(a0), uint32_t(a1), uint32_t(a2), uint32_t(a3));
+      refuse(what, "null handler");
+    detail::am_send_words(uint32_t(dest),
+                          reinterpret_cast<host::AmHandler>(fun), w);
+  });
+}
+
+int medium(vnn_t dest, handler_t fun, void *lva, int nbytes, va_list ap,
+           const char *what) {
+  uint64_t a0 = va_arg(ap, uintptr_t), a1 = va_arg(ap, uintptr_t);
+  return guarded([&] {
+    check_dest(dest, what);
+    check_size(nbytes, what);
+    if (!fun)
+      refuse(what, "null handler");
+    if (nbytes && (!lva || !detail::mapped(lva, size_t(nbytes), false)))
+      refuse(what, "the local address is not readable");
+    token(fun, what);
+    host::am_send_bulk(uint32_t(dest),
+                       reinterpret_cast<host::AmBulkHandler>(fun), lva,
+                       size_t(nbytes), a0, a1);
+  });
+}
+
+int wait_flag(volatile int *flag, int value, bool poll_first) {
+  return guarded([&] {
+    run_ended();
+    if (!flag) { // nicemu's gam_wait(void): one message
+      host::am_wait();
+      return;
+    }
+    if (poll_first)
+      host::am_poll();
+    while (*flag < value) {
+      host::am_wait();
+      run_ended();
+    }
+    *flag = *flag - value;
   });
 }
 
@@ -230,7 +276,7 @@ bool detail::mapped(const void *p, size_t bytes, bool write) {
 
 extern "C" {
 
-int gam_enable(void) {
+int gam_enable(...) {
   // Sets up the NIC side (request block, receive ring) on every rank alike.
   return guarded([] { (void)host::am_dropped_messages(); });
 }
@@ -261,41 +307,55 @@ int gam_poll(void) {
   });
 }
 
-int gam_wait(void) {
-  return guarded([] {
-    run_ended();
-    host::am_wait();
-  });
+int gam_wait(volatile int *flag, int value) {
+  return wait_flag(flag, value, true);
+}
+
+int gam_poll_wait(volatile int *flag, int value) {
+  return wait_flag(flag, value, false);
+}
+
+int gam_sleep(void) {
+  return wait_flag(nullptr, 0, false);
 }
 
 int gam_barrier(void) {
   return guarded([] { host::barrier(); });
 }
 
-int gam_request_1(vnn_t dest, handler_t fun, int a0) {
-  return request(dest, fun, a0, 0, 0, 0);
+int gam_request_4(vnn_t dest, handler_t fun, ...) {
+  uint64_t w[4];
+  va_list ap;
+  va_start(ap, fun);
+  words_of(ap, w);
+  va_end(ap);
+  return request(dest, fun, w, "gam_request_4");
 }
-int gam_request_2(vnn_t dest, handler_t fun, int a0, int a1) {
-  return request(dest, fun, a0, a1, 0, 0);
-}
-int gam_request_3(vnn_t dest, handler_t fun, int a0, int a1, int a2) {
-  return request(dest, fun, a0, a1, a2, 0);
-}
-int gam_request_4(vnn_t dest, handler_t fun, int a0, int a1, int a2, int a3) {
-  return request(dest, fun, a0, a1, a2, a3);
-}
+
 // Replies travel like requests: the network never drops, so no credits.
-int gam_reply_1(vnn_t dest, handler_t fun, int a0) {
-  return request(dest, fun, a0, 0, 0, 0);
+int gam_reply_4(vnn_t dest, handler_t fun, ...) {
+  uint64_t w[4];
+  va_list ap;
+  va_start(ap, fun);
+  words_of(ap, w);
+  va_end(ap);
+  return request(dest, fun, w, "gam_reply_4");
 }
-int gam_reply_2(vnn_t dest, handler_t fun, int a0, int a1) {
-  return request(dest, fun, a0, a1, 0, 0);
+
+int gam_request(vnn_t dest, handler_t fun, void *lva, int nbytes, ...) {
+  va_list ap;
+  va_start(ap, nbytes);
+  int status = medium(dest, fun, lva, nbytes, ap, "gam_request");
+  va_end(ap);
+  return status;
 }
-int gam_reply_3(vnn_t dest, handler_t fun, int a0, int a1, int a2) {
-  return request(dest, fun, a0, a1, a2, 0);
-}
-int gam_reply_4(vnn_t dest, handler_t fun, int a0, int a1, int a2, int a3) {
-  return request(dest, fun, a0, a1, a2, a3);
+
+int gam_reply(vnn_t dest, handler_t fun, void *lva, int nbytes, ...) {
+  va_list ap;
+  va_start(ap, nbytes);
+  int status = medium(dest, fun, lva, nbytes, ap, "gam_reply");
+  va_end(ap);
+  return status;
 }
 
 int gam_store(vnn_t dest, void *lva, void *rva, int nbytes, handler_t fun,

@@ -9,6 +9,9 @@
 
 #include <link.h>
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <deque>
@@ -58,6 +61,7 @@ struct Messages {
     uint32_t src = 0;
     std::vector<uint8_t> msg;
   };
+
   std::deque<Held> held;
   bool in_handler = false;
 };
@@ -150,15 +154,66 @@ void report_consumed(Messages &m) {
   pio_write(mailbox() + 4 * NIAM_BOX_RING_FREED, m.consumed);
 }
 
-void run_small(const niam_packet &e) {
+// The words go to the handler as 64 bits each, so that it may take any of
+// them as an int or as a pointer (as GAM handlers do).
+using WordHandler = void (*)(uint32_t src, uint64_t w0, uint64_t w1,
+                             uint64_t w2, uint64_t w3);
+
+// A word travels as its lower 32 bits; the receiver gives it back the
+// upper half of the first of its own mappings that holds it. Host programs
+// run without address randomisation (nicemu run), so every rank of one
+// executable has the same mappings, and a pointer another rank sent (or
+// one this rank sent out and got back) names the same place here. A word
+// that is no address here is zero-extended; a handler that takes it as an
+// int reads the lower half alone either way. Deterministic: it depends on
+// this process's mappings only, never on what the sender's unused argument
+// registers held.
+bool page_mapped(uint64_t address) {
+  unsigned char resident;
+  return mincore(reinterpret_cast<void *>(address & ~uint64_t(4095)), 1,
+                 &resident) == 0;
+}
+
+const std::vector<uint32_t> &upper_halves() {
+  static const std::vector<uint32_t> halves = [] {
+    std::vector<uint32_t> found;
+    dl_iterate_phdr(
+        [](dl_phdr_info *info, size_t, void *data) {
+          auto &out = *static_cast<std::vector<uint32_t> *>(data);
+          uint32_t upper = uint32_t(uint64_t(info->dlpi_addr) >> 32);
+          if (upper && std::find(out.begin(), out.end(), upper) == out.end())
+            out.push_back(upper);
+          return 0;
+        },
+        &found);
+    int local = 0; // the stack's
+    uint32_t stack = uint32_t(reinterpret_cast<uintptr_t>(&local) >> 32);
+    if (stack && std::find(found.begin(), found.end(), stack) == found.end())
+      found.push_back(stack);
+    return found;
+  }();
+  return halves;
+}
+
+uint64_t widen(uint32_t low) {
+  if (low >= 4096 && page_mapped(low))
+    return low;
+  for (uint32_t upper : upper_halves())
+    if (uint64_t address = uint64_t(upper) << 32 | low; page_mapped(address))
+      return address;
+  return low;
+}
+
+void run_small(const Messages::Held &h) {
+  const niam_packet &e = h.small;
   uint32_t src = e.arg[0] & 0xFFFF;
   detail::Token t{(e.arg[0] >> 16) & 0xFFF, e.arg[1]};
-  auto *fn = reinterpret_cast<AmHandler>(detail::from_token(t));
+  auto *fn = reinterpret_cast<WordHandler>(detail::from_token(t));
   if (!fn) {
     ++messages().dropped;
     return;
   }
-  fn(src, e.arg[2], e.arg[3], e.arg[4], e.arg[5]);
+  fn(src, widen(e.arg[2]), widen(e.arg[3]), widen(e.arg[4]), widen(e.arg[5]));
 }
 
 void run_bulk(uint32_t src, std::vector<uint8_t> msg) {
@@ -179,7 +234,7 @@ void run_held(Messages::Held h) {
   if (h.bulk)
     run_bulk(h.src, std::move(h.msg));
   else
-    run_small(h.small);
+    run_small(h);
 }
 
 // Runs `h` now, or holds it if a handler is running (Messages::held).
@@ -370,6 +425,18 @@ void am_send(uint32_t node, AmHandler handler, uint32_t a0, uint32_t a1,
            "node " + std::to_string(node) + " of " + std::to_string(size()));
   detail::Token t = token_of(handler, "am_send");
   uint32_t args[6] = {node | (t.object << 16), t.offset, a0, a1, a2, a3};
+  detail::post(NIAM_H_HOST_SEND, args);
+}
+
+void detail::am_send_words(uint32_t node, AmHandler handler,
+                           const uint64_t (&w)[4]) {
+  ready();
+  if (node >= size())
+    refuse("am_send",
+           "node " + std::to_string(node) + " of " + std::to_string(size()));
+  detail::Token t = token_of(handler, "am_send");
+  uint32_t args[6] = {node | (t.object << 16), t.offset,       uint32_t(w[0]),
+                      uint32_t(w[1]),          uint32_t(w[2]), uint32_t(w[3])};
   detail::post(NIAM_H_HOST_SEND, args);
 }
 

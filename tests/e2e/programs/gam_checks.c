@@ -248,7 +248,7 @@ static void fence(int phase, int wait) {
       continue; /* answering may have run handlers: look again */
     if (fence_in[phase] == procs && fence_back[phase] == procs)
       break;
-    polled(wait ? am_wait() : am_poll(), wait ? "am_wait" : "am_poll");
+    polled(wait ? am_wait(NULL, 0) : am_poll(), wait ? "am_wait" : "am_poll");
   }
   expect(fence_in[phase] == procs, "fences in", fence_in[phase], procs);
   expect(fence_back[phase] == procs, "fence answers", fence_back[phase],
@@ -909,7 +909,7 @@ static void phase_local(void) {
   expect(handled == before, "handlers run by an idle gam_poll",
          handled - before, 0);
   ok(gam_request_2(me, self_request, 11, -22), "gam_request_2 to self");
-  ok(gam_wait(), "gam_wait");
+  ok(gam_wait(NULL, 0), "gam_wait");
   expect(self_requests == 1, "gam_wait returns after the handler ran",
          self_requests, 1);
   expect(handled == before + 1, "handlers run by gam_wait", handled - before,
@@ -920,7 +920,7 @@ static void phase_local(void) {
      "gam_store_async to self");
   expect(self_ended == 0, "endfunc before the next poll", self_ended, 0);
   while (self_stores == 0 || self_ended == 0)
-    polled(gam_wait(), "gam_wait");
+    polled(gam_wait(NULL, 0), "gam_wait");
   expect(self_stores == 1 && self_ended == 1, "self store and endfunc",
          self_stores + self_ended, 2);
   ok(am_barrier(), "am_barrier");
