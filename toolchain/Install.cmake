@@ -5,6 +5,8 @@
 #   lib/libnicemu_host.a                the host library, with
 #   lib/cmake/nicemu/                   nicemuConfig.cmake: find_package(nicemu)
 #                                       gives nicemu::host and nicemu::nicemu
+#   lib/pkgconfig/nicemu.pc             pkg-config --cflags --libs nicemu
+#   lib/pkgconfig/nicemu-fm2.pc         ... nicemu-fm2: "fm.h" is FM 2.x's
 #   share/nicemu/models/                the hardware profiles
 #   share/nicemu/cmake/                 the firmware toolchain file and
 #                                       NicemuFirmware.cmake
@@ -102,7 +104,9 @@ unset(_nicemu_config_in)
 # from the file's own place, so `cmake --install --prefix` anywhere works).
 file(RELATIVE_PATH NICEMU_PC_TO_PREFIX
      "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
-configure_file(${PROJECT_SOURCE_DIR}/toolchain/nicemu.pc.in
-               ${CMAKE_CURRENT_BINARY_DIR}/nicemu.pc @ONLY)
-install(FILES ${CMAKE_CURRENT_BINARY_DIR}/nicemu.pc
-  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+foreach(pc nicemu nicemu-fm2)
+  configure_file(${PROJECT_SOURCE_DIR}/toolchain/${pc}.pc.in
+                 ${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()

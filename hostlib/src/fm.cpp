@@ -141,23 +141,38 @@ int drain(bool block) {
   }
 }
 
+// What one extraction did, and how far it may go: until `budget` bytes of
+// messages have been extracted (a soft bound: the message that crosses it
+// runs whole, as in FM 2.x), or a stream handler returns FM 2.x's FM_QUIT.
+// FM 2.x's FM_QUIT (nicemu/fm2/fm.h): a stream handler that returns it
+// ends the FM_extract that ran it.
+constexpr int kQuit = 1;
+
+struct Extraction {
+  size_t budget = SIZE_MAX;
+  size_t bytes = 0;
+  int ran = 0;
+  bool quit = false;
+  bool done() const { return quit || bytes >= budget; }
+};
+
 // Runs the handler of the FM packet at `p` (`length` bytes with its
-// header); 1 if a handler ran, 0 if the message was dropped (no handler,
-// or a handler id out of range: the header comes from the wire).
-int run_packet(uint8_t *p, uint32_t length) {
+// header), counting it in `x`; a message is dropped (no handler, or a
+// handler id out of range: the header comes from the wire) and counted.
+void run_packet(uint8_t *p, uint32_t length, Extraction &x) {
   viafw_fm_header h;
   std::memcpy(&h, p, sizeof h);
   if (length < VIAFW_FM_HEADER_BYTES ||
       h.length != length - VIAFW_FM_HEADER_BYTES ||
       h.handler >= FM_MAX_HANDLERS) {
     ++fm.dropped;
-    return 0;
+    return;
   }
   FM_stream_handler sh = fm.stream_handlers[h.handler];
   FM_handler fh = fm.handlers[h.handler];
   if (!sh && !fh) {
     ++fm.dropped;
-    return 0;
+    return;
   }
   fm.sender = h.src;
   ++fm.in_handler;
@@ -165,21 +180,21 @@ int run_packet(uint8_t *p, uint32_t length) {
     FM_stream s;
     s.data = p + VIAFW_FM_HEADER_BYTES;
     s.available = h.length;
-    sh(&s, h.src);
+    x.quit = sh(&s, h.src) == kQuit;
   } else {
     fh(p + VIAFW_FM_HEADER_BYTES, int(h.length));
   }
   --fm.in_handler;
-  return 1;
+  ++x.ran;
+  x.bytes += h.length;
 }
 
 // Runs the handlers of the messages that have arrived, then gives their
 // buffers back to the card; then those of the messages this node sent
 // itself (the ones there when it began: a handler that sends to its own
 // node does not keep the call going for ever).
-int run_arrived() {
-  int ran = 0;
-  while (!fm.arrived.empty()) {
+int run_arrived(Extraction &x) {
+  while (!fm.arrived.empty() && !x.done()) {
     VIP_DESCRIPTOR *d = fm.arrived.front();
     fm.arrived.pop_front();
     int i = 0;
@@ -190,17 +205,23 @@ int run_arrived() {
     if (d->CS.Status & VIP_STATUS_ERROR_MASK)
       ++fm.dropped;
     else
-      ran += run_packet(fm.recv_buf[i], d->CS.Length);
+      run_packet(fm.recv_buf[i], d->CS.Length, x);
     VIP_RETURN r = post_recv(i);
     if (r != VIP_SUCCESS)
       return nic_fail("VipPostRecv", r);
   }
-  for (size_t n = fm.loopback.size(); n > 0 && !fm.loopback.empty(); --n) {
+  for (size_t n = fm.loopback.size();
+       n > 0 && !fm.loopback.empty() && !x.done(); --n) {
     std::vector<uint8_t> packet = std::move(fm.loopback.front());
     fm.loopback.pop_front();
-    ran += run_packet(packet.data(), uint32_t(packet.size()));
+    run_packet(packet.data(), uint32_t(packet.size()), x);
   }
-  return ran;
+  return x.ran;
+}
+
+int run_arrived() {
+  Extraction all;
+  return run_arrived(all);
 }
 
 // Waits for a completion, running handlers meanwhile (not from inside a
@@ -483,6 +504,19 @@ int FM_extract(void) {
   if (int e = drain(false))
     return e;
   return run_arrived();
+}
+
+long nicemu_fm_extract_bytes(unsigned long maxbytes) {
+  std::lock_guard lock(fm_mutex);
+  if (!fm.ready)
+    return fail(FM_ENOTINIT, "FM_initialize has not been called");
+  if (int e = drain(false))
+    return e;
+  Extraction x;
+  x.budget = maxbytes;
+  if (int e = run_arrived(x); e < 0)
+    return e;
+  return long(x.bytes);
 }
 
 unsigned FM_dropped(void) {

@@ -143,6 +143,10 @@ run_logged "$cc" $(cache_value CMAKE_C_FLAGS) -o "$work/c-prog" "$c_src" \
   $flags $(cache_value CMAKE_EXE_LINKER_FLAGS)
 c_out=$("$tool" run -n 2 --firmware "$sample" -- "$work/c-prog" 2>"$work/err") ||
   { cat "$work/err" >&2; fail "the C program failed"; }
+fm2_flags=$(PKG_CONFIG_PATH=$pc_dir pkg-config --cflags nicemu-fm2) ||
+  fail "pkg-config does not know nicemu-fm2"
+fm2_dir=${fm2_flags%% *}
+[[ -f ${fm2_dir#-I}/fm.h ]] || fail "nicemu-fm2's first include directory has no fm.h: $fm2_flags"
 { grep -q "^C program: rank 0 of 2" <<<"$c_out" &&
   grep -q "^C program: rank 1 of 2" <<<"$c_out"; } ||
   fail "the C program printed: $c_out"

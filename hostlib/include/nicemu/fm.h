@@ -5,7 +5,9 @@
  * that receives the message there; the receiver runs the handlers of the
  * messages that have arrived when it calls FM_extract(). Only the handler
  * may touch a received message, which is gone when the handler returns.
- * The FM 2.x streaming calls are here too.
+ * The FM 2.x streaming calls are here too; nicemu/fm2/fm.h declares the
+ * library as FM 2.x programs expect it (FM_register_handler,
+ * FM_extract(maxbytes), FM_CONTINUE/FM_QUIT).
  *
  * Underneath, the library drives an FM-over-IP VI of the via firmware
  * (run with --model comet --firmware via.img): each message is one UDP
