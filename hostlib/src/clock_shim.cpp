@@ -1,8 +1,8 @@
 // libnicemu_clock.so: preloaded by `nicemu run` into host programs so that
 // clock_gettime, gettimeofday and time report the host's virtual time, and
 // existing benchmarks print emulated microseconds; sleep, usleep,
-// nanosleep, clock_nanosleep, and select and poll with nothing to wait for
-// but their timeout, pass virtual time instead of wall time; and
+// nanosleep, clock_nanosleep, and select, poll and epoll_wait with nothing
+// to wait for but their timeout, pass virtual time instead of wall time; and
 // gethostname names the emulated node ("node3"), so programs that look
 // themselves up by host name (VIPL's name service) find their node.
 // Outside `nicemu run` (no NICEMU_CHANNEL_FD) every call goes to the C
@@ -16,6 +16,7 @@
 
 #include <dlfcn.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/time.h>
@@ -241,6 +242,41 @@ int poll(pollfd *fds, nfds_t n, int timeout_ms) {
     return next ? next(fds, n, timeout_ms) : -1;
   for (nfds_t i = 0; i < n; ++i)
     fds[i].revents = 0;
+  sleep_virtual(uint64_t(timeout_ms) * 1'000'000'000ull);
+  return 0;
+}
+
+// epoll: the shim counts the descriptors each epoll set watches (the
+// program's epoll_ctl calls), so that a wait on an empty set is a sleep.
+namespace {
+constexpr int kEpollSets = 4096;
+std::atomic<int> epoll_watched[kEpollSets];
+
+bool empty_epoll_set(int epfd) {
+  return epfd >= 0 && epfd < kEpollSets && epoll_watched[epfd].load() <= 0;
+}
+} // namespace
+
+int epoll_ctl(int epfd, int op, int fd, epoll_event *event) {
+  static auto next = real<int (*)(int, int, int, epoll_event *)>("epoll_ctl");
+  int result = next ? next(epfd, op, fd, event) : -1;
+  if (result == 0 && epfd >= 0 && epfd < kEpollSets) {
+    if (op == EPOLL_CTL_ADD)
+      ++epoll_watched[epfd];
+    else if (op == EPOLL_CTL_DEL)
+      --epoll_watched[epfd];
+  }
+  return result;
+}
+
+int epoll_wait(int epfd, epoll_event *events, int maxevents, int timeout_ms) {
+  static auto next = real<int (*)(int, epoll_event *, int, int)>("epoll_wait");
+  if (!next)
+    return -1;
+  if (!shim().control || timeout_ms < 0 || !empty_epoll_set(epfd))
+    return next(epfd, events, maxevents, timeout_ms);
+  if (int now = next(epfd, events, maxevents, 0); now != 0)
+    return now; // an error (not an epoll set, bad arguments)
   sleep_virtual(uint64_t(timeout_ms) * 1'000'000'000ull);
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <nicemu/host.hpp>
 
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/select.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,6 +55,13 @@ void calls() {
     return select(0, nullptr, nullptr, nullptr, &tv);
   });
   timed("poll 7000", [] { return poll(nullptr, 0, 7); });
+  timed("epoll_wait 5000", [] {
+    int ep = epoll_create1(0);
+    epoll_event ev[1];
+    int n = epoll_wait(ep, ev, 1, 5);
+    close(ep);
+    return n;
+  });
   timespec bad{0, 2'000'000'000};
   std::printf("nanosleep of a bad time: %d\n", nanosleep(&bad, nullptr));
 }
