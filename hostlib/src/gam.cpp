@@ -209,6 +209,12 @@ int request(vnn_t dest, handler_t fun, const uint64_t (&w)[4],
   });
 }
 
+int short_message(vnn_t dest, handler_t fun, va_list ap, const char *what) {
+  uint64_t w[4];
+  words_of(ap, w);
+  return request(dest, fun, w, what);
+}
+
 int medium(vnn_t dest, handler_t fun, void *lva, int nbytes, va_list ap,
            const char *what) {
   uint64_t a0 = va_arg(ap, uintptr_t), a1 = va_arg(ap, uintptr_t);
@@ -324,22 +330,20 @@ int gam_barrier(void) {
 }
 
 int gam_request_4(vnn_t dest, handler_t fun, ...) {
-  uint64_t w[4];
   va_list ap;
   va_start(ap, fun);
-  words_of(ap, w);
+  int status = short_message(dest, fun, ap, "gam_request_4");
   va_end(ap);
-  return request(dest, fun, w, "gam_request_4");
+  return status;
 }
 
 // Replies travel like requests: the network never drops, so no credits.
 int gam_reply_4(vnn_t dest, handler_t fun, ...) {
-  uint64_t w[4];
   va_list ap;
   va_start(ap, fun);
-  words_of(ap, w);
+  int status = short_message(dest, fun, ap, "gam_reply_4");
   va_end(ap);
-  return request(dest, fun, w, "gam_reply_4");
+  return status;
 }
 
 int gam_request(vnn_t dest, handler_t fun, void *lva, int nbytes, ...) {
