@@ -12,7 +12,9 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace host = nicemu::host;
 
@@ -63,6 +65,13 @@ Library &lib() {
 }
 
 void say(const char *function, const char *format, ...) {
+  // NICEMU_VIPL_DIAGNOSTICS=0 keeps them quiet (docs/vipl.md).
+  static const bool quiet = [] {
+    const char *env = std::getenv("NICEMU_VIPL_DIAGNOSTICS");
+    return env && std::string(env) == "0";
+  }();
+  if (quiet)
+    return;
   char text[512];
   va_list args;
   va_start(args, format);

@@ -129,11 +129,21 @@ void forget_vi(Handle h) {
 VIP_RETURN post(VIP_VI_HANDLE handle, VIP_DESCRIPTOR *d, VIP_MEM_HANDLE mem,
                 bool recv, const char *function) {
   Vi *vi = vi_of(handle);
-  if (!vi || !d || reinterpret_cast<uintptr_t>(d) % VIAFW_DESC_ALIGN)
+  if (!vi || !d || reinterpret_cast<uintptr_t>(d) % VIAFW_DESC_ALIGN) {
+    say(function,
+        !vi  ? "not a VI of this process"
+        : !d ? "no descriptor"
+             : "descriptor %p is not %u-byte aligned",
+        static_cast<void *>(d), unsigned(VIAFW_DESC_ALIGN));
     return VIP_INVALID_PARAMETER;
+  }
   Region *r = region_of(vi->nic, mem, d, VIAFW_CS_BYTES);
-  if (!r)
+  if (!r) {
+    say(function,
+        "descriptor %p is not inside memory handle %u (VipRegisterMem)",
+        static_cast<void *>(d), mem);
     return VIP_INVALID_PARAMETER;
+  }
   uint32_t segments = std::min<uint32_t>(d->CS.SegCount, VIAFW_MAX_SEGMENTS);
   if (!region_of(vi->nic, mem, d,
                  VIAFW_CS_BYTES + segments * VIAFW_SEG_BYTES)) {

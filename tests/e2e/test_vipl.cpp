@@ -65,6 +65,15 @@ TEST_CASE("VIPL: the calls of one node, from classic C") {
   CHECK(contains(r.err, "nicemu: VipRegisterMem: memory at 0x1000 (64 bytes) "
                         "is not mapped writable in this process"));
   CHECK(contains(r.err, "nicemu: VipOpenNic: no device \"eth0\""));
+  // A descriptor outside registered memory says so too.
+  CHECK(contains(r.err, "is not inside memory handle"));
+  // NICEMU_VIPL_DIAGNOSTICS=0: the same run, quietly.
+  CommandResult quiet =
+      run_vipl({"env", "NICEMU_VIPL_DIAGNOSTICS=0", NICEMU_VIPL_BASIC});
+  INFO(quiet);
+  CHECK(quiet.status == 0);
+  CHECK(contains(quiet.out, "rank 0: vipl_basic: 0 failures\n"));
+  CHECK(!contains(quiet.err, "nicemu: Vip"));
 }
 
 TEST_CASE("VIPL: the card must run the via firmware") {
