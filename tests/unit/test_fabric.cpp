@@ -641,7 +641,8 @@ TEST_CASE("a broadcast reaches every other node once, copied at the switch") {
   CHECK(net.sched.empty());
 }
 
-TEST_CASE("a broadcast reaches each of 63 nodes behind a tree of switches once") {
+TEST_CASE(
+    "a broadcast reaches each of 63 nodes behind a tree of switches once") {
   Net net(make_topology(64, 8), table_params());
   uint64_t id = send_broadcast(net, 0, 64, 0);
   net.sched.run_until(kTimeNever);

@@ -78,8 +78,8 @@ int main(void) {
   ping_id = FM_register_handler(FM_ANY_ID, ping_handler);
   data_id = FM_register_handler(FM_ANY_ID, data_handler);
   stop_id = FM_register_handler(FM_ANY_ID, stop_handler);
-  check("handler ids in order from 1", ping_id == 1 && data_id == 2 &&
-                                           stop_id == 3);
+  check("handler ids in order from 1",
+        ping_id == 1 && data_id == 2 && stop_id == 3);
 
   if (FM_nodeid == 0) {
     for (round = 0; round < 10; round++) {
@@ -101,7 +101,7 @@ int main(void) {
   } else {
     while (data_messages == 0 && stops == 0)
       FM_extract(1); /* one message at a time: pings, then the first data */
-    usleep(2000);      /* the rest arrive meanwhile */
+    usleep(2000);    /* the rest arrive meanwhile */
     got = FM_extract(150); /* a soft bound: the message that crosses it */
     check("FM_extract(150) handles two 100-byte messages",
           data_messages == 3 && got == 200);

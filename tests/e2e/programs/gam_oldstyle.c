@@ -5,7 +5,9 @@
  * whose addresses are sent to another node and used there. Built
  * unchanged as gnu89, as a position-independent executable and with
  * -no-pie (test_gam_oldstyle.cpp); run on 2 and 3 nodes. Rank 0 talks to
- * every other rank; each prints "node N: ok" or what failed. */
+ * every other rank; each prints "node N: ok" or what failed.
+ * clang-format does not know K&R definitions: it stays off here. */
+/* clang-format off */
 #include <stdio.h>
 #include <string.h>
 
