@@ -316,6 +316,7 @@ struct Vi {
   Piece serve_piece;
 };
 Vi vis[VIAFW_MAX_VIS];
+uint32_t vi_count; // the VIs this card's doorbell FIFOs allow (set at boot)
 
 // Writes a descriptor's completion: the status (DONE and any error bits)
 // and, for a receive, the length and the immediate data it brought. One
@@ -772,12 +773,14 @@ NICEMU_HANDLER bool pump_tx() {
     send_fragment();
     return true;
   }
-  for (uint32_t i = 0; i < VIAFW_MAX_VIS; ++i) {
-    uint32_t v = (next_vi + i) % VIAFW_MAX_VIS;
+  // No modulo: the VI count is known only at boot, and a divide is slow.
+  uint32_t v = next_vi;
+  for (uint32_t i = 0; i < vi_count; ++i) {
     if (vis[v].state != State::Free && start_send(v)) {
-      next_vi = (v + 1) % VIAFW_MAX_VIS;
+      next_vi = v + 1 == vi_count ? 0 : v + 1;
       return true;
     }
+    v = v + 1 == vi_count ? 0 : v + 1;
   }
   return false;
 }
@@ -957,7 +960,7 @@ void on_control(uint32_t src, const uint8_t *h) {
   memcpy(msg, h + VIAFW_HEADER_BYTES, sizeof msg);
   if (msg[0] == VIAFW_CTL_DISCONNECT) {
     uint32_t v = msg[2];
-    if (v < VIAFW_MAX_VIS && vis[v].state == State::Connected &&
+    if (v < vi_count && vis[v].state == State::Connected &&
         vis[v].peer_node == src && vis[v].peer_vi == msg[1]) {
       disconnect(vis[v], false);
       event_push(VIAFW_EV_DISCONNECTED, src, v, msg, 8);
@@ -981,7 +984,7 @@ void via_frame(uint32_t src, const uint8_t *h, uint32_t n) {
   if (h[0] == VIAFW_PKT_CONTROL)
     return n >= 32 ? on_control(src, h) : count(VIAFW_BOX_STAT_DROPPED);
   uint32_t v = h[3];
-  if (v >= VIAFW_MAX_VIS || vis[v].state != State::Connected ||
+  if (v >= vi_count || vis[v].state != State::Connected ||
       vis[v].kind != VIAFW_KIND_CONNECTED || vis[v].peer_node != src ||
       vis[v].peer_vi != h[2])
     return count(VIAFW_BOX_STAT_DROPPED);
@@ -1037,7 +1040,7 @@ uint32_t fm_check(const uint8_t *ip, uint32_t n) {
 }
 
 int fm_vi() {
-  for (uint32_t v = 0; v < VIAFW_MAX_VIS; ++v)
+  for (uint32_t v = 0; v < vi_count; ++v)
     if (vis[v].state == State::Connected && vis[v].kind == VIAFW_KIND_FM_IP)
       return int(v);
   return -1;
@@ -1190,7 +1193,7 @@ uint32_t run_command(const uint32_t *c) {
     regions[a[0]].attrs = a[2];
     return VIAFW_R_OK;
   case VIAFW_CMD_CREATE_VI: {
-    if (a[0] >= VIAFW_MAX_VIS || a[1] > VIAFW_KIND_FM_IP ||
+    if (a[0] >= vi_count || a[1] > VIAFW_KIND_FM_IP ||
         a[3] > VIAFW_RELIABLE_RECEPTION ||
         (a[5] != VIAFW_NO_CQ && (a[5] >= VIAFW_MAX_CQS || !cqs[a[5]].used)) ||
         (a[6] != VIAFW_NO_CQ && (a[6] >= VIAFW_MAX_CQS || !cqs[a[6]].used)))
@@ -1213,19 +1216,19 @@ uint32_t run_command(const uint32_t *c) {
     return VIAFW_R_OK;
   }
   case VIAFW_CMD_DESTROY_VI:
-    if (a[0] >= VIAFW_MAX_VIS || vis[a[0]].state == State::Free)
+    if (a[0] >= vi_count || vis[a[0]].state == State::Free)
       return VIAFW_R_BAD_ARGUMENT;
     disconnect(vis[a[0]], vis[a[0]].kind == VIAFW_KIND_CONNECTED);
     vis[a[0]].state = State::Free;
     return VIAFW_R_OK;
   case VIAFW_CMD_SET_VI:
-    if (a[0] >= VIAFW_MAX_VIS || vis[a[0]].state == State::Free)
+    if (a[0] >= vi_count || vis[a[0]].state == State::Free)
       return VIAFW_R_BAD_ARGUMENT;
     vis[a[0]].ptag = a[1];
     vis[a[0]].attrs = a[2];
     return VIAFW_R_OK;
   case VIAFW_CMD_CONNECT_VI: {
-    if (a[0] >= VIAFW_MAX_VIS || a[1] >= nodes || a[2] >= VIAFW_MAX_VIS)
+    if (a[0] >= vi_count || a[1] >= nodes || a[2] >= vi_count)
       return VIAFW_R_BAD_ARGUMENT;
     Vi &vi = vis[a[0]];
     if (vi.state != State::Idle || vi.kind != VIAFW_KIND_CONNECTED)
@@ -1237,7 +1240,7 @@ uint32_t run_command(const uint32_t *c) {
     return VIAFW_R_OK;
   }
   case VIAFW_CMD_DISCONNECT_VI:
-    if (a[0] >= VIAFW_MAX_VIS || vis[a[0]].state == State::Free ||
+    if (a[0] >= vi_count || vis[a[0]].state == State::Free ||
         vis[a[0]].kind != VIAFW_KIND_CONNECTED)
       return VIAFW_R_BAD_ARGUMENT;
     disconnect(vis[a[0]], a[1] != 0);
@@ -1292,7 +1295,7 @@ uint32_t doorbell_pop(uint32_t fifo) {
 // full leaves its FIFO alone.
 uint32_t poppable() {
   uint32_t ready = fw::reg(NICEMU_DOORBELL_BASE, NICEMU_DOORBELL_NONEMPTY);
-  for (uint32_t v = 0; v < VIAFW_MAX_VIS; ++v) {
+  for (uint32_t v = 0; v < vi_count; ++v) {
     if (vis[v].sends.full())
       ready &= ~(1u << VIAFW_FIFO_SEND(v));
     if (vis[v].recvs.full())
@@ -1308,7 +1311,7 @@ bool poll_doorbells() {
   if (!ready)
     return false;
   bool work = false;
-  for (uint32_t v = 0; v < VIAFW_MAX_VIS; ++v) {
+  for (uint32_t v = 0; v < vi_count; ++v) {
     Vi &vi = vis[v];
     for (uint32_t q = 0; q < 2; ++q) {
       uint32_t fifo = q ? VIAFW_FIFO_RECV(v) : VIAFW_FIFO_SEND(v);
@@ -1361,6 +1364,12 @@ void idle() {
 
 int main() {
   box = fw::mailbox();
+  // Two doorbell FIFOs for the system, then a send and a receive per VI.
+  uint32_t fifos = fw::reg(NICEMU_DOORBELL_BASE, NICEMU_DOORBELL_FIFOS);
+  vi_count = fifos < 2 ? 0 : (fifos - 2) / 2;
+  if (vi_count > VIAFW_MAX_VIS)
+    vi_count = VIAFW_MAX_VIS;
+  box[VIAFW_BOX_VIS] = vi_count;
   build_node_table();
   fw::irq_master(false);
   fw::irq_enable(kWakeLines | NICEMU_IRQ_HDMA);

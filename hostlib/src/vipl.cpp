@@ -67,6 +67,7 @@ VIP_RETURN start_card() {
     }
     host::compute(kBootPollPs);
   }
+  l.card_vis = host::pio_read(host::mailbox() + 4 * VIAFW_BOX_VIS);
   std::memset(l.control, 0,
               VIAFW_COMMAND_BYTES + kEventEntries * VIAFW_EVENT_BYTES);
   l.next_event = 1;
@@ -175,7 +176,7 @@ VIP_RETURN VipQueryNic(VIP_NIC_HANDLE NicHandle,
     a.MaxRegisterBytes = VIP_ULONG(arena);
     a.MaxRegisterRegions = VIAFW_MAX_REGIONS - 1;
     a.MaxRegisterBlockBytes = VIP_ULONG(arena);
-    a.MaxVI = VIAFW_MAX_VIS;
+    a.MaxVI = l.card_vis;
     a.MaxDescriptorsPerQueue = VIAFW_QUEUE_DEPTH;
     a.MaxSegmentsPerDesc = VIAFW_MAX_SEGMENTS;
     a.MaxCQ = VIAFW_MAX_CQS;

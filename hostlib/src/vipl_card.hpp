@@ -127,6 +127,7 @@ struct Library {
   uint32_t next_event = 1; // sequence number of the next event
   uint32_t command_seq = 0;
   uint32_t node = 0, nodes = 0;
+  uint32_t card_vis = 0; // VIs the card serves (its mailbox says, at open)
   uint8_t mac[6] = {};
 
   uint32_t serial = 0;

@@ -83,12 +83,17 @@ VIP_RETURN create_vi(VIP_NIC_HANDLE nic_handle, VIP_VI_ATTRIBUTES *attrs,
   Ptag *ptag;
   if (VIP_RETURN r = check_attributes(nic, *attrs, reliability, ptag))
     return r;
-  // The card has VIAFW_MAX_VIS VIs (two doorbell FIFOs each).
+  // The card serves lib().card_vis VIs (two doorbell FIFOs each): 3 on comet.
   uint32_t number = 0;
-  while (number < VIAFW_MAX_VIS && vi_by_number(number))
+  while (number < lib().card_vis && vi_by_number(number))
     ++number;
-  if (number == VIAFW_MAX_VIS)
+  if (number == lib().card_vis) {
+    say("VipCreateVi",
+        "all %u VIs of the card are in use (two doorbell FIFOs each; the "
+        "model variant comet:many-vis has 15)",
+        lib().card_vis);
     return VIP_ERROR_RESOURCE;
+  }
   Vi vi;
   vi.nic = nic;
   vi.number = number;

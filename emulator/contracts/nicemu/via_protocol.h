@@ -17,12 +17,15 @@
 
 #include <stdint.h>
 
-/* ---- Doorbell FIFOs (comet: 8; 2 for the system, 2 per VI) ---------- */
+/* ---- Doorbell FIFOs: 2 for the system, 2 per VI ------------------------
+ * comet has 8 (3 VIs); its model variant `many-vis` has 32. The firmware
+ * serves (FIFOs - 2) / 2 VIs, at most VIAFW_MAX_VIS (the 32 FIFOs a doorbell
+ * bank can have), and says how many in mailbox word VIAFW_BOX_VIS. */
 #define VIAFW_FIFO_COMMAND 0u  /* bus address of a struct viafw_command */
 #define VIAFW_FIFO_RESERVED 1u /* the system's second FIFO: unused */
 #define VIAFW_FIFO_SEND(vi) (2u + 2u * (vi))
 #define VIAFW_FIFO_RECV(vi) (3u + 2u * (vi))
-#define VIAFW_MAX_VIS 3u
+#define VIAFW_MAX_VIS 15u
 
 /* ---- Limits of this provider ------------------------------------------ */
 #define VIAFW_MAX_SEGMENTS 16u    /* data segments per descriptor */
@@ -174,6 +177,7 @@ enum viafw_control {
 /* ---- Mailbox words (card data memory's last page; host reads by PIO) -- */
 #define VIAFW_BOX_EVENTS_FREED 0u /* host -> card: events consumed */
 #define VIAFW_BOX_MAGIC 1u        /* card: VIAFW_MAGIC once ready */
+#define VIAFW_BOX_VIS 2u          /* card: the VIs it serves (before MAGIC) */
 #define VIAFW_BOX_STAT_FRAMES_IN 8u
 #define VIAFW_BOX_STAT_FRAMES_OUT 9u
 #define VIAFW_BOX_STAT_DROPPED 10u /* frames dropped: bad, unexpected */
