@@ -110,7 +110,8 @@ VIP_RETURN VipOpenNic(const VIP_CHAR *DeviceName,
                       VIP_NIC_HANDLE *NicHandle) noexcept {
   return guarded("VipOpenNic", [&] {
     if (!NicHandle)
-      return VIP_INVALID_PARAMETER;
+      return refuse("VipOpenNic", VIP_INVALID_PARAMETER,
+                    "NicHandle (where the handle goes) is NULL");
     if (!device_name_ok(DeviceName)) {
       say("VipOpenNic",
           "no device \"%s\" (nicemu has one NIC: NULL, \"\", \"via0\", "
@@ -131,7 +132,7 @@ VIP_RETURN VipCloseNic(VIP_NIC_HANDLE NicHandle) noexcept {
   return guarded("VipCloseNic", [&] {
     Library &l = lib();
     if (!nic_of(NicHandle))
-      return VIP_INVALID_PARAMETER;
+      return refuse_handle("VipCloseNic", Kind::Nic, NicHandle);
     Handle nic = reinterpret_cast<Handle>(NicHandle);
     close_connections(nic);
     close_vis_and_cqs(nic);
@@ -161,8 +162,10 @@ VIP_RETURN VipQueryNic(VIP_NIC_HANDLE NicHandle,
                        VIP_NIC_ATTRIBUTES *NicAttribs) noexcept {
   return guarded("VipQueryNic", [&] {
     Library &l = lib();
-    if (!nic_of(NicHandle) || !NicAttribs)
-      return VIP_INVALID_PARAMETER;
+    if (!nic_of(NicHandle))
+      return refuse_handle("VipQueryNic", Kind::Nic, NicHandle);
+    if (!NicAttribs)
+      return refuse("VipQueryNic", VIP_INVALID_PARAMETER, "NicAttribs is NULL");
     uint64_t arena = nicemu::channel::HostEnd::from_environment().arena_size();
     VIP_NIC_ATTRIBUTES a{};
     std::snprintf(a.Name, sizeof a.Name, "nicemu%u (comet, via firmware)",
@@ -201,10 +204,14 @@ VIP_RETURN VipCreatePtag(VIP_NIC_HANDLE NicHandle,
                          VIP_PROTECTION_HANDLE *Ptag) noexcept {
   return guarded("VipCreatePtag", [&] {
     Library &l = lib();
-    if (!nic_of(NicHandle) || !Ptag)
-      return VIP_INVALID_PARAMETER;
+    if (!nic_of(NicHandle))
+      return refuse_handle("VipCreatePtag", Kind::Nic, NicHandle);
+    if (!Ptag)
+      return refuse("VipCreatePtag", VIP_INVALID_PARAMETER,
+                    "Ptag (where the handle goes) is NULL");
     if (l.ptags.size() >= kMaxPtags)
-      return VIP_ERROR_RESOURCE;
+      return refuse("VipCreatePtag", VIP_ERROR_RESOURCE,
+                    "all %u protection tags are in use (MaxPtags)", kMaxPtags);
     // Card Ptag numbers 1..65535, not reused while in use.
     uint32_t number = l.next_ptag;
     for (;;) {
@@ -228,15 +235,23 @@ VIP_RETURN VipDestroyPtag(VIP_NIC_HANDLE NicHandle,
   return guarded("VipDestroyPtag", [&] {
     Library &l = lib();
     Handle nic = reinterpret_cast<Handle>(NicHandle);
-    if (!nic_of(NicHandle) || !ptag_of(nic, Ptag))
-      return VIP_INVALID_PARAMETER;
+    if (!nic_of(NicHandle))
+      return refuse_handle("VipDestroyPtag", Kind::Nic, NicHandle);
+    if (!ptag_of(nic, Ptag))
+      return refuse_handle("VipDestroyPtag", Kind::Ptag, Ptag, nic);
     Handle h = reinterpret_cast<Handle>(Ptag);
     for (auto &[handle, r] : l.regions)
       if (r.ptag == h)
-        return VIP_ERROR_RESOURCE; // still guards memory
+        return refuse("VipDestroyPtag", VIP_ERROR_RESOURCE,
+                      "the protection tag still guards memory handle %u "
+                      "(VipDeregisterMem it first)",
+                      handle);
     for (auto &[handle, vi] : l.vis)
       if (reinterpret_cast<Handle>(vi.attrs.Ptag) == h)
-        return VIP_ERROR_RESOURCE; // still a VI's
+        return refuse("VipDestroyPtag", VIP_ERROR_RESOURCE,
+                      "the protection tag is still VI %p's (VipDestroyVi "
+                      "it first)",
+                      as_pointer(handle));
     l.ptags.erase(h);
     return VIP_SUCCESS;
   });
@@ -251,12 +266,22 @@ VIP_RETURN VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress,
   return guarded("VipRegisterMem", [&] {
     Library &l = lib();
     Handle nic = reinterpret_cast<Handle>(NicHandle);
-    if (!nic_of(NicHandle) || !VirtualAddress || Length == 0 || !MemAttribs ||
-        !MemHandle)
-      return VIP_INVALID_PARAMETER;
+    if (!nic_of(NicHandle))
+      return refuse_handle("VipRegisterMem", Kind::Nic, NicHandle);
+    if (const char *null = null_among({{"VirtualAddress", VirtualAddress},
+                                       {"MemAttribs", MemAttribs},
+                                       {"MemHandle", MemHandle}}))
+      return refuse("VipRegisterMem", VIP_INVALID_PARAMETER, "%s is NULL",
+                    null);
+    if (Length == 0)
+      return refuse("VipRegisterMem", VIP_INVALID_PARAMETER,
+                    "Length is 0: there is nothing to register");
     Ptag *ptag = ptag_of(nic, MemAttribs->Ptag);
-    if (!ptag)
+    if (!ptag) {
+      say_bad_handle("VipRegisterMem", Kind::Ptag, MemAttribs->Ptag, nic,
+                     "MemAttribs->Ptag");
       return VIP_INVALID_PTAG;
+    }
     if (Length > 0xFFFFFFFFul) {
       say("VipRegisterMem", "%lu bytes: more than the card can register",
           static_cast<unsigned long>(Length));
@@ -279,7 +304,9 @@ VIP_RETURN VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress,
       return VIP_INVALID_PARAMETER;
     }
     if (l.regions.size() >= VIAFW_MAX_REGIONS - 1)
-      return VIP_ERROR_RESOURCE;
+      return refuse("VipRegisterMem", VIP_ERROR_RESOURCE,
+                    "all %u memory handles are in use (MaxRegisterRegions)",
+                    unsigned(VIAFW_MAX_REGIONS - 1));
     uint32_t handle = l.next_region;
     while (l.regions.count(handle))
       handle = handle % (VIAFW_MAX_REGIONS - 1) + 1;
@@ -291,7 +318,7 @@ VIP_RETURN VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress,
                          {handle, uint32_t(va), uint32_t(va >> 32),
                           uint32_t(Length), bus, ptag->number, attrs});
     if (r != VIAFW_R_OK)
-      return from_result(r);
+      return card_refused("VipRegisterMem", "REGISTER", r);
     l.next_region = handle % (VIAFW_MAX_REGIONS - 1) + 1;
     l.regions[handle] = Region{nic,
                                va,
@@ -313,13 +340,20 @@ VIP_RETURN VipDeregisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress,
     Library &l = lib();
     Handle nic = reinterpret_cast<Handle>(NicHandle);
     if (!nic_of(NicHandle))
-      return VIP_INVALID_PARAMETER;
+      return refuse_handle("VipDeregisterMem", Kind::Nic, NicHandle);
     Region *r = region_of(nic, MemHandle, VirtualAddress);
-    if (!r || r->va != reinterpret_cast<uintptr_t>(VirtualAddress))
-      return VIP_INVALID_PARAMETER;
+    if (!r)
+      return refuse_region("VipDeregisterMem", nic, MemHandle, VirtualAddress);
+    if (r->va != reinterpret_cast<uintptr_t>(VirtualAddress))
+      return refuse("VipDeregisterMem", VIP_INVALID_PARAMETER,
+                    "%p is inside memory handle %u but not its start (%p): "
+                    "a region is named by its start",
+                    VirtualAddress, MemHandle, reinterpret_cast<void *>(r->va));
     uint32_t result = command(VIAFW_CMD_DEREGISTER, {MemHandle});
     l.regions.erase(MemHandle);
-    return from_result(result);
+    if (result != VIAFW_R_OK)
+      return card_refused("VipDeregisterMem", "DEREGISTER", result);
+    return VIP_SUCCESS;
   });
 }
 
@@ -328,11 +362,13 @@ VIP_RETURN VipQueryMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress,
                        VIP_MEM_ATTRIBUTES *MemAttribs) noexcept {
   return guarded("VipQueryMem", [&] {
     Handle nic = reinterpret_cast<Handle>(NicHandle);
-    if (!nic_of(NicHandle) || !MemAttribs)
-      return VIP_INVALID_PARAMETER;
+    if (!nic_of(NicHandle))
+      return refuse_handle("VipQueryMem", Kind::Nic, NicHandle);
+    if (!MemAttribs)
+      return refuse("VipQueryMem", VIP_INVALID_PARAMETER, "MemAttribs is NULL");
     Region *r = region_of(nic, MemHandle, VirtualAddress);
     if (!r)
-      return VIP_INVALID_PARAMETER;
+      return refuse_region("VipQueryMem", nic, MemHandle, VirtualAddress);
     MemAttribs->Ptag = as_pointer(r->ptag);
     MemAttribs->EnableRdmaWrite = r->rdma_write ? VIP_TRUE : VIP_FALSE;
     MemAttribs->EnableRdmaRead = r->rdma_read ? VIP_TRUE : VIP_FALSE;
@@ -346,18 +382,25 @@ VIP_RETURN VipSetMemAttributes(VIP_NIC_HANDLE NicHandle,
                                VIP_MEM_ATTRIBUTES *MemAttribs) noexcept {
   return guarded("VipSetMemAttributes", [&] {
     Handle nic = reinterpret_cast<Handle>(NicHandle);
-    if (!nic_of(NicHandle) || !MemAttribs)
-      return VIP_INVALID_PARAMETER;
+    if (!nic_of(NicHandle))
+      return refuse_handle("VipSetMemAttributes", Kind::Nic, NicHandle);
+    if (!MemAttribs)
+      return refuse("VipSetMemAttributes", VIP_INVALID_PARAMETER,
+                    "MemAttribs is NULL");
     Region *r = region_of(nic, MemHandle, VirtualAddress);
     if (!r)
-      return VIP_INVALID_PARAMETER;
+      return refuse_region("VipSetMemAttributes", nic, MemHandle,
+                           VirtualAddress);
     Ptag *ptag = ptag_of(nic, MemAttribs->Ptag);
-    if (!ptag)
+    if (!ptag) {
+      say_bad_handle("VipSetMemAttributes", Kind::Ptag, MemAttribs->Ptag, nic,
+                     "MemAttribs->Ptag");
       return VIP_INVALID_PTAG;
+    }
     uint32_t result = command(VIAFW_CMD_SET_MEM,
                               {MemHandle, ptag->number, mem_bits(*MemAttribs)});
     if (result != VIAFW_R_OK)
-      return from_result(result);
+      return card_refused("VipSetMemAttributes", "SET_MEM", result);
     r->ptag = reinterpret_cast<Handle>(MemAttribs->Ptag);
     r->ptag_number = ptag->number;
     r->attrs = mem_bits(*MemAttribs);
@@ -375,7 +418,7 @@ VIP_RETURN VipErrorCallback(VIP_NIC_HANDLE NicHandle, VIP_PVOID Context,
   return guarded("VipErrorCallback", [&] {
     Nic *nic = nic_of(NicHandle);
     if (!nic)
-      return VIP_INVALID_PARAMETER;
+      return refuse_handle("VipErrorCallback", Kind::Nic, NicHandle);
     nic->error_handler = Handler; // null: back to the default handler
     nic->error_context = Context;
     return VIP_SUCCESS;
@@ -388,6 +431,10 @@ VIP_RETURN VipQuerySystemManagementInfo(VIP_NIC_HANDLE NicHandle,
   (void)InfoType;
   (void)SysManInfo;
   return guarded("VipQuerySystemManagementInfo", [&] {
-    return nic_of(NicHandle) ? VIP_ERROR_NOT_SUPPORTED : VIP_INVALID_PARAMETER;
+    if (!nic_of(NicHandle))
+      return refuse_handle("VipQuerySystemManagementInfo", Kind::Nic,
+                           NicHandle);
+    return refuse("VipQuerySystemManagementInfo", VIP_ERROR_NOT_SUPPORTED,
+                  "not provided: nicemu keeps no management information");
   });
 }

@@ -1,6 +1,7 @@
 // VIPL on the via firmware, the card: the library's state and how every
-// call runs (guarded), handles, commands, waits on host memory, the objects
-// the card knows, addresses and reliability levels, asynchronous errors.
+// call runs (guarded), handles, refusals (each says why), commands, waits on
+// host memory, the objects the card knows, addresses and reliability levels,
+// asynchronous errors.
 // The bottom of the library: it uses no other vipl*.cpp (vipl_card.hpp).
 #include "vipl_card.hpp"
 
@@ -65,7 +66,7 @@ Library &lib() {
 }
 
 void say(const char *function, const char *format, ...) {
-  // NICEMU_VIPL_DIAGNOSTICS=0 keeps them quiet (docs/vipl.md).
+  // NICEMU_VIPL_DIAGNOSTICS=0 keeps them quiet (docs/via.md, "Library").
   static const bool quiet = [] {
     const char *env = std::getenv("NICEMU_VIPL_DIAGNOSTICS");
     return env && std::string(env) == "0";
@@ -78,6 +79,152 @@ void say(const char *function, const char *format, ...) {
   std::vsnprintf(text, sizeof text, format, args);
   va_end(args);
   std::fprintf(stderr, "nicemu: %s: %s\n", function, text);
+}
+
+VIP_RETURN refuse(const char *function, VIP_RETURN code, const char *format,
+                  ...) {
+  char text[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(text, sizeof text, format, args);
+  va_end(args);
+  say(function, "%s", text);
+  return code;
+}
+
+namespace {
+
+const char *kind_name(uint32_t kind) {
+  switch (Kind(kind)) {
+  case Kind::Nic:
+    return "NIC";
+  case Kind::Ptag:
+    return "protection tag";
+  case Kind::Vi:
+    return "VI";
+  case Kind::Cq:
+    return "CQ";
+  case Kind::Conn:
+    return "connection";
+  }
+  return nullptr;
+}
+
+// Whether `h` is open now, and the NIC handle it was made through.
+bool open_handle(Kind kind, Handle h, Handle &nic) {
+  Library &l = lib();
+  auto owner = [&](auto &table) {
+    auto it = table.find(h);
+    if (it == table.end())
+      return false;
+    nic = it->second.nic;
+    return true;
+  };
+  switch (kind) {
+  case Kind::Nic:
+    nic = h;
+    return l.ready && l.nics.count(h);
+  case Kind::Ptag:
+    return owner(l.ptags);
+  case Kind::Vi:
+    return l.ready && owner(l.vis);
+  case Kind::Cq:
+    return l.ready && owner(l.cqs);
+  case Kind::Conn:
+    return owner(l.conns);
+  }
+  return false;
+}
+
+} // namespace
+
+void say_bad_handle(const char *function, Kind kind, const void *handle,
+                    Handle nic, const char *argument) {
+  const char *name = kind_name(uint32_t(kind));
+  Handle h = reinterpret_cast<Handle>(handle);
+  std::string head = argument ? std::string(argument) + ": " : std::string();
+  const char *a = head.c_str();
+  // Handles are a kind in bits 24..31 and a serial (see new_handle).
+  Handle top = h >> 24;
+  const char *other = top <= 0xFF ? kind_name(uint32_t(top)) : nullptr;
+  Handle owner = 0;
+  if (!h)
+    say(function, "%sthe %s handle is NULL", a, name);
+  else if (top != uint32_t(kind) && other)
+    say(function, "%s%p is a %s handle, not a %s handle", a, handle, other,
+        name);
+  else if (top != uint32_t(kind))
+    say(function, "%s%p is not a %s handle this library gave out", a, handle,
+        name);
+  else if (!open_handle(kind, h, owner))
+    say(function, "%s%s handle %p names no %s open in this process (%s)", a,
+        name, handle, name,
+        kind == Kind::Nic    ? "closed, or never opened"
+        : kind == Kind::Conn ? "accepted, rejected, its NIC handle closed, or "
+                               "never given out"
+                             : "destroyed, its NIC handle closed, or never "
+                               "made");
+  else if (nic && owner != nic)
+    say(function, "%s%s handle %p belongs to another NIC handle (%p, not %p)",
+        a, name, handle, as_pointer(owner), as_pointer(nic));
+  else
+    say(function, "%s%s handle %p cannot be used here", a, name, handle);
+}
+
+VIP_RETURN refuse_handle(const char *function, Kind kind, const void *handle,
+                         Handle nic, const char *argument) {
+  say_bad_handle(function, kind, handle, nic, argument);
+  return VIP_INVALID_PARAMETER;
+}
+
+const char *state_name(VIP_VI_STATE state) {
+  switch (state) {
+  case VIP_STATE_IDLE:
+    return "VIP_STATE_IDLE";
+  case VIP_STATE_CONNECTED:
+    return "VIP_STATE_CONNECTED";
+  case VIP_STATE_CONNECT_PENDING:
+    return "VIP_STATE_CONNECT_PENDING";
+  case VIP_STATE_ERROR:
+    return "VIP_STATE_ERROR";
+  }
+  return "an unknown state";
+}
+
+VIP_RETURN refuse_region(const char *function, Handle nic,
+                         VIP_MEM_HANDLE handle, const void *va,
+                         uint64_t bytes) {
+  Library &l = lib();
+  auto it = l.regions.find(handle);
+  if (it == l.regions.end())
+    return refuse(function, VIP_INVALID_PARAMETER,
+                  "memory handle %u is not registered (VipRegisterMem)",
+                  handle);
+  const Region &r = it->second;
+  if (r.nic != nic)
+    return refuse(function, VIP_INVALID_PARAMETER,
+                  "memory handle %u was registered through another NIC "
+                  "handle",
+                  handle);
+  if (bytes == 1)
+    return refuse(function, VIP_INVALID_PARAMETER,
+                  "%p is not inside memory handle %u (%llu bytes at %p)", va,
+                  handle, static_cast<unsigned long long>(r.length),
+                  reinterpret_cast<void *>(r.va));
+  return refuse(function, VIP_INVALID_PARAMETER,
+                "%llu bytes at %p are not inside memory handle %u (%llu "
+                "bytes at %p)",
+                static_cast<unsigned long long>(bytes), va, handle,
+                static_cast<unsigned long long>(r.length),
+                reinterpret_cast<void *>(r.va));
+}
+
+const char *null_among(
+    std::initializer_list<std::pair<const char *, const void *>> pointers) {
+  for (const auto &[name, value] : pointers)
+    if (!value)
+      return name;
+  return nullptr;
 }
 
 VIP_RETURN guard_failed(const char *function, const char *what) {
@@ -143,14 +290,40 @@ VIP_RETURN from_result(uint32_t result) {
   }
 }
 
-VIP_RETURN send_control(uint32_t node, const uint32_t (&w)[8]) {
+VIP_RETURN card_refused(const char *function, const char *what,
+                        uint32_t result) {
+  const char *meaning;
+  switch (result) {
+  case VIAFW_R_BAD_COMMAND:
+    meaning = "VIAFW_R_BAD_COMMAND, a command it does not know or one "
+              "before HELLO";
+    break;
+  case VIAFW_R_BAD_ARGUMENT:
+    meaning = "VIAFW_R_BAD_ARGUMENT, an argument out of range or naming "
+              "nothing it has";
+    break;
+  case VIAFW_R_RESOURCE:
+    meaning = "VIAFW_R_RESOURCE, no free slot or the slot in use";
+    break;
+  case VIAFW_R_STATE:
+    meaning = "VIAFW_R_STATE, the VI is not in a state that allows it";
+    break;
+  default:
+    meaning = "a result the library does not know";
+    break;
+  }
+  return refuse(function, from_result(result),
+                "the card refused %s (result %u: %s)", what, result, meaning);
+}
+
+uint32_t send_control(uint32_t node, const uint32_t (&w)[8]) {
   // The card queues a few small frames; when they are full, it needs a
   // moment to send them.
   for (int attempt = 0;; ++attempt) {
     uint32_t r = command(VIAFW_CMD_CONTROL, {node, w[0], w[1], w[2], w[3], w[4],
                                              w[5], w[6], w[7]});
     if (r != VIAFW_R_RESOURCE || attempt == 100)
-      return from_result(r);
+      return r;
     host::compute(10'000'000); // 10 us
   }
 }

@@ -1,7 +1,8 @@
 // The bottom of the VIPL library: what every part of it shares. The parts,
 // each using only those before it:
-//   vipl_card.cpp     (this header) state, handles, commands, waits, the
-//                     objects the card knows, addresses, asynchronous errors
+//   vipl_card.cpp     (this header) state, handles, refusals, commands,
+//                     waits, the objects the card knows, addresses,
+//                     asynchronous errors
 //   vipl_names.cpp    the name service
 //   vipl_connect.cpp  the event ring and connections (vipl_connect.hpp)
 //   vipl_vi.cpp       VIs, posting, completion queues (vipl_vi.hpp)
@@ -23,8 +24,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace nicemu::vipl {
@@ -186,6 +189,34 @@ template <class Body> VIP_RETURN guarded(const char *function, Body &&body) {
 void say(const char *function, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+// ---- Refusals
+// Every error a call returns says why on stderr (say), so that a program
+// that gets one can tell which argument or state it was; only the polling
+// outcomes (VIP_NOT_DONE, VIP_TIMEOUT of a Done or Wait) stay quiet. A
+// refusal returns `code`: the return codes are the VIPL specification's.
+VIP_RETURN refuse(const char *function, VIP_RETURN code, const char *format,
+                  ...) __attribute__((format(printf, 3, 4)));
+// A handle that is not an open object of `kind` (and, with `nic`, of that
+// NIC handle): says which of NULL, another kind, nothing open or another
+// NIC's (after `argument`, when a call takes two of a kind), and returns
+// VIP_INVALID_PARAMETER.
+VIP_RETURN refuse_handle(const char *function, Kind kind, const void *handle,
+                         Handle nic = 0, const char *argument = nullptr);
+// The same words, for a caller that returns another code (VIP_INVALID_PTAG).
+void say_bad_handle(const char *function, Kind kind, const void *handle,
+                    Handle nic = 0, const char *argument = nullptr);
+// "VIP_STATE_IDLE", ... for refusals that name a VI's state.
+const char *state_name(VIP_VI_STATE state);
+// Memory handle `handle` of `nic` does not hold [va, va + bytes): not
+// registered, another NIC handle's, or outside its region. Returns
+// VIP_INVALID_PARAMETER.
+VIP_RETURN refuse_region(const char *function, Handle nic,
+                         VIP_MEM_HANDLE handle, const void *va,
+                         uint64_t bytes = 1);
+// The first of `pointers` (name, value) that is NULL; null if none.
+const char *null_among(
+    std::initializer_list<std::pair<const char *, const void *>> pointers);
+
 // ---- Handles
 // ------------------------------------------------------------------
 Handle new_handle(Kind kind);
@@ -202,8 +233,13 @@ template <class T> T *find(std::map<Handle, T> &table, const void *handle) {
 // command (VIAFW_CMD_*) and returns its VIAFW_R_* result.
 uint32_t command(uint32_t op, std::initializer_list<uint32_t> args);
 VIP_RETURN from_result(uint32_t result);
-// Sends a control message to `node` (VIAFW_CMD_CONTROL).
-VIP_RETURN send_control(uint32_t node, const uint32_t (&w)[8]);
+// The card refused a command (`result` not VIAFW_R_OK): says what it refused
+// (`what`, "CREATE_VI for VI 2") and what the result means, and returns
+// from_result(result).
+VIP_RETURN card_refused(const char *function, const char *what,
+                        uint32_t result);
+// Sends a control message to `node` (VIAFW_CMD_CONTROL); the card's result.
+uint32_t send_control(uint32_t node, const uint32_t (&w)[8]);
 
 // Virtual time: a deadline `ms` milliseconds from now (kForever for
 // VIP_INFINITE), and waits on a word of host memory up to one.

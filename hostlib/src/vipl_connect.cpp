@@ -142,19 +142,20 @@ Vi *vi_numbered(uint32_t number) {
   return h ? &lib().vis.at(h) : nullptr;
 }
 
-// Binds `vi` to VI `peer_vi` of `node` on the card.
-bool bind(Vi &vi, uint32_t node, uint32_t peer_vi, uint32_t bits,
-          uint32_t max_transfer) {
-  if (command(VIAFW_CMD_CONNECT_VI, {vi.number, node, peer_vi}) != VIAFW_R_OK) {
+// Binds `vi` to VI `peer_vi` of `node` on the card; the card's result
+// (VIAFW_R_OK, 0, when bound).
+uint32_t bind(Vi &vi, uint32_t node, uint32_t peer_vi, uint32_t bits,
+              uint32_t max_transfer) {
+  if (uint32_t r = command(VIAFW_CMD_CONNECT_VI, {vi.number, node, peer_vi})) {
     vi.outcome = Outcome::Failed;
-    return false;
+    return r;
   }
   vi.state = VIP_STATE_CONNECTED;
   vi.peer_node = node;
   vi.peer_vi = peer_vi;
   vi.remote = remote_attrs(bits, max_transfer);
   vi.outcome = Outcome::Connected;
-  return true;
+  return VIAFW_R_OK;
 }
 
 void unbind(Vi &vi) {
@@ -191,7 +192,7 @@ void on_accept(uint32_t node, const uint32_t *w) {
   if (vi && vi->connecting == Connecting::Request &&
       vi->outcome == Outcome::Pending && vi->request_id == id &&
       vi->target_node == node) {
-    if (bind(*vi, node, server_vi, (w[1] >> 24) & 0xF, w[2]))
+    if (bind(*vi, node, server_vi, (w[1] >> 24) & 0xF, w[2]) == VIAFW_R_OK)
       return;
   }
   // Nobody waits for this answer any more: end the server's VI.
@@ -281,7 +282,7 @@ void meet(Vi &vi, uint32_t node, const uint32_t *w, bool sent) {
       send_peer_request(vi, false, 0);
     return;
   }
-  if (!bind(vi, node, src_vi, bits, w[2]))
+  if (bind(vi, node, src_vi, bits, w[2]) != VIAFW_R_OK)
     return;
   vi.outcome = matched ? Outcome::Connected : Outcome::Bound;
   send_peer_request(vi, true, src_vi);
@@ -361,7 +362,8 @@ void give_up_peer(Vi &vi) {
 }
 
 // The result of a peer request whose outcome is known (or VIP_NOT_DONE).
-VIP_RETURN peer_result(Vi &vi, VIP_VI_ATTRIBUTES *remote) {
+VIP_RETURN peer_result(const char *function, Vi &vi,
+                       VIP_VI_ATTRIBUTES *remote) {
   switch (vi.outcome) {
   case Outcome::Pending:
   case Outcome::Bound:
@@ -373,19 +375,50 @@ VIP_RETURN peer_result(Vi &vi, VIP_VI_ATTRIBUTES *remote) {
     return VIP_SUCCESS;
   case Outcome::Mismatch:
     give_up_peer(vi);
-    return VIP_INVALID_RELIABILITY_LEVEL;
+    return refuse(function, VIP_INVALID_RELIABILITY_LEVEL,
+                  "the peer's VI on node %u has another reliability level",
+                  vi.target_node);
   default:
     give_up_peer(vi);
-    return VIP_ERROR_RESOURCE;
+    return refuse(function, VIP_ERROR_RESOURCE,
+                  "the card refused to bind the VI to its peer on node %u "
+                  "(CONNECT_VI)",
+                  vi.target_node);
   }
 }
 
 // The checks the connection calls make of a VI.
-VIP_RETURN idle_connected_kind(const Vi &vi) {
-  if (vi.kind != VIP_VI_KIND_CONNECTED || vi.state != VIP_STATE_IDLE ||
-      vi.connecting != Connecting::None)
-    return VIP_INVALID_STATE;
+VIP_RETURN idle_connected_kind(const char *function, const Vi &vi) {
+  if (vi.kind != VIP_VI_KIND_CONNECTED)
+    return refuse(function, VIP_INVALID_STATE,
+                  "an FM VI (VIP_VI_KIND_FM_IP) makes no connections");
+  if (vi.state != VIP_STATE_IDLE || vi.connecting != Connecting::None)
+    return refuse(function, VIP_INVALID_STATE,
+                  "the VI is not idle (%s%s): only an idle VI connects "
+                  "(VipDisconnect ends a connection)",
+                  state_name(vi.state),
+                  vi.connecting == Connecting::Peer
+                      ? ", its peer request not done"
+                  : vi.connecting == Connecting::Request
+                      ? ", its connection request not done"
+                      : "");
   return VIP_SUCCESS;
+}
+
+VIP_RETURN refuse_discriminator(const char *function, const char *argument,
+                                const VIP_NET_ADDRESS *a) {
+  return refuse(function, VIP_INVALID_PARAMETER,
+                "%s->DiscriminatorLen %u is over %u (MaxDiscriminatorLen)",
+                argument, unsigned(a->DiscriminatorLen), kMaxDisc);
+}
+
+// VipConnectPeerDone and VipConnectPeerWait on a VI without a peer request.
+VIP_RETURN refuse_no_peer_request(const char *function, const Vi &vi) {
+  return refuse(function, VIP_INVALID_STATE,
+                "no peer request is pending on the VI (%s): "
+                "VipConnectPeerRequest starts one; one that connected or "
+                "timed out is over",
+                state_name(vi.state));
 }
 
 // ---- Events
@@ -506,9 +539,14 @@ VIP_RETURN VipConnectWait(VIP_NIC_HANDLE NicHandle, VIP_NET_ADDRESS *LocalAddr,
                           VIP_CONN_HANDLE *ConnHandle) noexcept {
   return guarded("VipConnectWait", [&] {
     Library &l = lib();
-    if (!nic_of(NicHandle) || !LocalAddr || !ConnHandle ||
-        LocalAddr->DiscriminatorLen > kMaxDisc)
-      return VIP_INVALID_PARAMETER;
+    if (!nic_of(NicHandle))
+      return refuse_handle("VipConnectWait", Kind::Nic, NicHandle);
+    if (const char *null =
+            null_among({{"LocalAddr", LocalAddr}, {"ConnHandle", ConnHandle}}))
+      return refuse("VipConnectWait", VIP_INVALID_PARAMETER, "%s is NULL",
+                    null);
+    if (LocalAddr->DiscriminatorLen > kMaxDisc)
+      return refuse_discriminator("VipConnectWait", "LocalAddr", LocalAddr);
     if (LocalAddr->HostAddressLen != 0 &&
         (LocalAddr->HostAddressLen != 6 ||
          std::memcmp(LocalAddr->HostAddress, l.mac, 6) != 0)) {
@@ -556,35 +594,50 @@ VIP_RETURN VipConnectAccept(VIP_CONN_HANDLE ConnHandle,
     Library &l = lib();
     Conn *c = find(l.conns, ConnHandle);
     Vi *vi = vi_of(ViHandle);
-    if (!c || !vi || vi->nic != c->nic)
-      return VIP_INVALID_PARAMETER;
+    if (!c)
+      return refuse_handle("VipConnectAccept", Kind::Conn, ConnHandle);
+    if (!vi)
+      return refuse_handle("VipConnectAccept", Kind::Vi, ViHandle);
+    if (vi->nic != c->nic)
+      return refuse_handle("VipConnectAccept", Kind::Vi, ViHandle, c->nic);
     poll(); // a withdraw may have come
     c = find(l.conns, ConnHandle);
     if (!c)
-      return VIP_INVALID_PARAMETER;
-    if (VIP_RETURN r = idle_connected_kind(*vi))
+      return refuse_handle("VipConnectAccept", Kind::Conn, ConnHandle);
+    if (VIP_RETURN r = idle_connected_kind("VipConnectAccept", *vi))
       return r;
     const Message m = c->request;
     if (c->withdrawn) { // the requester timed out
       l.conns.erase(reinterpret_cast<Handle>(ConnHandle));
-      return VIP_TIMEOUT;
+      // Not a poll running out: the other side stopped waiting.
+      return refuse("VipConnectAccept", VIP_TIMEOUT,
+                    "the requester on node %u gave up waiting (its timeout) "
+                    "before this accept",
+                    m.node);
     }
     uint32_t bits = (m.w[1] >> 24) & 0xF;
     if (!same_reliability(*vi, &bits))
-      return VIP_INVALID_RELIABILITY_LEVEL;
+      return refuse("VipConnectAccept", VIP_INVALID_RELIABILITY_LEVEL,
+                    "the requesting VI on node %u has another reliability "
+                    "level",
+                    m.node);
     uint32_t client_vi = (m.w[1] >> 16) & 0xFF;
-    if (!bind(*vi, m.node, client_vi, bits, m.w[2])) {
+    if (uint32_t r = bind(*vi, m.node, client_vi, bits, m.w[2])) {
       vi->outcome = Outcome::Pending;
-      return VIP_INVALID_STATE;
+      return refuse("VipConnectAccept", VIP_INVALID_STATE,
+                    "the card refused to bind the VI to VI %u of node %u "
+                    "(CONNECT_VI, result %u)",
+                    client_vi, m.node, r);
     }
     vi->outcome = Outcome::Pending;
     uint32_t w[8] = {VIAFW_CTL_CONNECT_ACCEPT,
                      (m.w[1] & 0xFFFF) | vi->number << 16 |
                          attr_bits(vi->attrs) << 24,
                      uint32_t(vi->attrs.MaxTransferSize), client_vi};
-    if (VIP_RETURN r = send_control(m.node, w)) {
+    if (uint32_t r = send_control(m.node, w)) {
       unbind(*vi);
-      return r;
+      return card_refused("VipConnectAccept", "to send the accept (CONTROL)",
+                          r);
     }
     l.conns.erase(reinterpret_cast<Handle>(ConnHandle));
     return VIP_SUCCESS;
@@ -596,12 +649,15 @@ VIP_RETURN VipConnectReject(VIP_CONN_HANDLE ConnHandle) noexcept {
     Library &l = lib();
     Conn *c = find(l.conns, ConnHandle);
     if (!c)
-      return VIP_INVALID_PARAMETER;
+      return refuse_handle("VipConnectReject", Kind::Conn, ConnHandle);
     const Message m = c->request;
     l.conns.erase(reinterpret_cast<Handle>(ConnHandle));
     uint32_t w[8] = {VIAFW_CTL_CONNECT_REJECT, m.w[1] & 0xFFFF, 0,
                      (m.w[1] >> 16) & 0xFF};
-    return send_control(m.node, w);
+    if (uint32_t r = send_control(m.node, w))
+      return card_refused("VipConnectReject", "to send the reject (CONTROL)",
+                          r);
+    return VIP_SUCCESS;
   });
 }
 
@@ -613,9 +669,15 @@ VIP_RETURN connect_start(const char *call, VIP_VI_HANDLE handle,
                          VIP_NET_ADDRESS *local, VIP_NET_ADDRESS *remote,
                          Vi *&vi, uint32_t &node) {
   vi = vi_of(handle);
-  if (!vi || !local || !remote || local->DiscriminatorLen > kMaxDisc ||
-      remote->DiscriminatorLen > kMaxDisc)
-    return VIP_INVALID_PARAMETER;
+  if (!vi)
+    return refuse_handle(call, Kind::Vi, handle);
+  if (const char *null =
+          null_among({{"LocalAddr", local}, {"RemoteAddr", remote}}))
+    return refuse(call, VIP_INVALID_PARAMETER, "%s is NULL", null);
+  if (local->DiscriminatorLen > kMaxDisc)
+    return refuse_discriminator(call, "LocalAddr", local);
+  if (remote->DiscriminatorLen > kMaxDisc)
+    return refuse_discriminator(call, "RemoteAddr", remote);
   if (!address_node(remote, node)) {
     say(call, "the remote address names no node of this cluster (use "
               "VipNSGetHostByName)");
@@ -623,7 +685,7 @@ VIP_RETURN connect_start(const char *call, VIP_VI_HANDLE handle,
   }
   poll();
   vi = vi_of(handle);
-  return idle_connected_kind(*vi);
+  return idle_connected_kind(call, *vi);
 }
 
 } // namespace
@@ -653,17 +715,19 @@ VIP_RETURN VipConnectRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS *LocalAddr,
                      uint32_t(disc.size())};
     put_disc(w, disc);
     uint64_t deadline = deadline_after(Timeout);
-    if (VIP_RETURN r = send_control(node, w)) {
+    if (uint32_t r = send_control(node, w)) {
       vi->connecting = Connecting::None;
       vi->state = VIP_STATE_IDLE;
-      return r;
+      return card_refused("VipConnectRequest", "to send the request (CONTROL)",
+                          r);
     }
     while (l.ready && l.vis.at(h).outcome == Outcome::Pending &&
            wait_event(deadline)) {
     }
     vi = vi_of(ViHandle);
     if (!vi)
-      return VIP_ERROR_RESOURCE;
+      return refuse("VipConnectRequest", VIP_ERROR_RESOURCE,
+                    "the VI was gone when the wait ended");
     vi->connecting = Connecting::None;
     switch (vi->outcome) {
     case Outcome::Connected:
@@ -673,7 +737,8 @@ VIP_RETURN VipConnectRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS *LocalAddr,
       return VIP_SUCCESS;
     case Outcome::Rejected:
       vi->state = VIP_STATE_IDLE;
-      return VIP_REJECT;
+      return refuse("VipConnectRequest", VIP_REJECT,
+                    "node %u rejected the request (VipConnectReject)", node);
     case Outcome::Pending: {
       // Timed out: the server drops the request; a late accept finds no
       // request waiting and is told to disconnect.
@@ -686,7 +751,10 @@ VIP_RETURN VipConnectRequest(VIP_VI_HANDLE ViHandle, VIP_NET_ADDRESS *LocalAddr,
     default:
       vi->outcome = Outcome::Pending;
       vi->state = VIP_STATE_IDLE;
-      return VIP_ERROR_RESOURCE;
+      return refuse("VipConnectRequest", VIP_ERROR_RESOURCE,
+                    "node %u accepted, but the card refused to bind the VI "
+                    "to its VI (CONNECT_VI)",
+                    node);
     }
   });
 }
@@ -695,9 +763,10 @@ VIP_RETURN VipDisconnect(VIP_VI_HANDLE ViHandle) noexcept {
   return guarded("VipDisconnect", [&] {
     Vi *vi = vi_of(ViHandle);
     if (!vi)
-      return VIP_INVALID_PARAMETER;
+      return refuse_handle("VipDisconnect", Kind::Vi, ViHandle);
     if (vi->kind != VIP_VI_KIND_CONNECTED)
-      return VIP_INVALID_STATE;
+      return refuse("VipDisconnect", VIP_INVALID_STATE,
+                    "an FM VI (VIP_VI_KIND_FM_IP) has no connection to end");
     poll();
     vi = vi_of(ViHandle);
     if (vi->connecting == Connecting::Peer) // stops a peer request
@@ -707,7 +776,9 @@ VIP_RETURN VipDisconnect(VIP_VI_HANDLE ViHandle) noexcept {
       // here completes as flushed.
       uint32_t r = command(VIAFW_CMD_DISCONNECT_VI, {vi->number, 1});
       vi->state = VIP_STATE_IDLE;
-      return from_result(r);
+      if (r != VIAFW_R_OK)
+        return card_refused("VipDisconnect", "DISCONNECT_VI", r);
+      return VIP_SUCCESS;
     }
     return VIP_SUCCESS;
   });
@@ -760,12 +831,12 @@ VIP_RETURN VipConnectPeerDone(VIP_VI_HANDLE ViHandle,
   return guarded("VipConnectPeerDone", [&] {
     Vi *vi = vi_of(ViHandle);
     if (!vi)
-      return VIP_INVALID_PARAMETER;
+      return refuse_handle("VipConnectPeerDone", Kind::Vi, ViHandle);
     if (vi->connecting != Connecting::Peer)
-      return VIP_INVALID_STATE;
+      return refuse_no_peer_request("VipConnectPeerDone", *vi);
     poll();
     vi = vi_of(ViHandle);
-    VIP_RETURN r = peer_result(*vi, RemoteViAttribs);
+    VIP_RETURN r = peer_result("VipConnectPeerDone", *vi, RemoteViAttribs);
     if (r == VIP_NOT_DONE && vi->deadline != kForever &&
         host::now_ps() >= vi->deadline) {
       give_up_peer(*vi);
@@ -781,9 +852,9 @@ VIP_RETURN VipConnectPeerWait(VIP_VI_HANDLE ViHandle,
     Library &l = lib();
     Vi *vi = vi_of(ViHandle);
     if (!vi)
-      return VIP_INVALID_PARAMETER;
+      return refuse_handle("VipConnectPeerWait", Kind::Vi, ViHandle);
     if (vi->connecting != Connecting::Peer)
-      return VIP_INVALID_STATE;
+      return refuse_no_peer_request("VipConnectPeerWait", *vi);
     Handle h = reinterpret_cast<Handle>(ViHandle);
     uint64_t deadline = vi->deadline;
     poll();
@@ -795,8 +866,9 @@ VIP_RETURN VipConnectPeerWait(VIP_VI_HANDLE ViHandle,
     }
     vi = vi_of(ViHandle);
     if (!vi)
-      return VIP_ERROR_RESOURCE;
-    VIP_RETURN r = peer_result(*vi, RemoteViAttribs);
+      return refuse("VipConnectPeerWait", VIP_ERROR_RESOURCE,
+                    "the VI was gone when the wait ended");
+    VIP_RETURN r = peer_result("VipConnectPeerWait", *vi, RemoteViAttribs);
     if (r == VIP_NOT_DONE) {
       give_up_peer(*vi);
       return VIP_TIMEOUT;

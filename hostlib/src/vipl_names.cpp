@@ -69,7 +69,8 @@ using namespace nicemu::vipl;
 VIP_RETURN VipNSInit(VIP_NIC_HANDLE NicHandle, VIP_PVOID NSInitInfo) noexcept {
   (void)NSInitInfo; // the names are the cluster's: nothing to set up
   return guarded("VipNSInit", [&] {
-    return nic_of(NicHandle) ? VIP_SUCCESS : VIP_INVALID_PARAMETER;
+    return nic_of(NicHandle) ? VIP_SUCCESS
+                             : refuse_handle("VipNSInit", Kind::Nic, NicHandle);
   });
 }
 
@@ -77,11 +78,21 @@ VIP_RETURN VipNSGetHostByName(VIP_NIC_HANDLE NicHandle, VIP_CHAR *Name,
                               VIP_NET_ADDRESS *Address,
                               VIP_ULONG NameIndex) noexcept {
   return guarded("VipNSGetHostByName", [&] {
-    if (!nic_of(NicHandle) || !Name || !Address)
-      return VIP_INVALID_PARAMETER;
+    if (!nic_of(NicHandle))
+      return refuse_handle("VipNSGetHostByName", Kind::Nic, NicHandle);
+    if (const char *null = null_among({{"Name", Name}, {"Address", Address}}))
+      return refuse("VipNSGetHostByName", VIP_INVALID_PARAMETER, "%s is NULL",
+                    null);
     uint32_t node;
-    if (NameIndex != 0 || !name_node(Name, node))
-      return VIP_ERROR_NAMESERVICE;
+    if (NameIndex != 0)
+      return refuse("VipNSGetHostByName", VIP_ERROR_NAMESERVICE,
+                    "NameIndex %lu: a name has one address here (index 0)",
+                    static_cast<unsigned long>(NameIndex));
+    if (!name_node(Name, node))
+      return refuse("VipNSGetHostByName", VIP_ERROR_NAMESERVICE,
+                    "no node is named \"%s\" (names are nodeN or nN below "
+                    "the cluster size %u, localhost, or this machine's name)",
+                    Name, lib().nodes);
     // The host address only: the program sets the discriminator.
     uint8_t mac[6];
     node_mac(node, mac);
@@ -95,17 +106,27 @@ VIP_RETURN VipNSGetHostByAddr(VIP_NIC_HANDLE NicHandle,
                               VIP_NET_ADDRESS *Address, VIP_CHAR *Name,
                               VIP_ULONG *NameLen) noexcept {
   return guarded("VipNSGetHostByAddr", [&] {
-    if (!nic_of(NicHandle) || !Address || !Name || !NameLen)
-      return VIP_INVALID_PARAMETER;
+    if (!nic_of(NicHandle))
+      return refuse_handle("VipNSGetHostByAddr", Kind::Nic, NicHandle);
+    if (const char *null = null_among(
+            {{"Address", Address}, {"Name", Name}, {"NameLen", NameLen}}))
+      return refuse("VipNSGetHostByAddr", VIP_INVALID_PARAMETER, "%s is NULL",
+                    null);
     uint32_t node;
     if (!address_node(Address, node))
-      return VIP_ERROR_NAMESERVICE;
+      return refuse("VipNSGetHostByAddr", VIP_ERROR_NAMESERVICE,
+                    "the address is no node's (a host address is 6 bytes, "
+                    "02:4E:4D:00:hi:lo for node hi * 256 + lo, below %u)",
+                    lib().nodes);
     char text[32];
     int n = std::snprintf(text, sizeof text, "node%u", node);
     VIP_ULONG need = VIP_ULONG(n) + 1;
     if (*NameLen < need) {
       *NameLen = need;
-      return VIP_INVALID_PARAMETER;
+      return refuse("VipNSGetHostByAddr", VIP_INVALID_PARAMETER,
+                    "the name \"%s\" needs %lu bytes (NUL included), "
+                    "*NameLen now says so",
+                    text, static_cast<unsigned long>(need));
     }
     std::memcpy(Name, text, need);
     *NameLen = need;
@@ -115,6 +136,8 @@ VIP_RETURN VipNSGetHostByAddr(VIP_NIC_HANDLE NicHandle,
 
 VIP_RETURN VipNSShutdown(VIP_NIC_HANDLE NicHandle) noexcept {
   return guarded("VipNSShutdown", [&] {
-    return nic_of(NicHandle) ? VIP_SUCCESS : VIP_INVALID_PARAMETER;
+    return nic_of(NicHandle)
+               ? VIP_SUCCESS
+               : refuse_handle("VipNSShutdown", Kind::Nic, NicHandle);
   });
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 
 namespace host = nicemu::host;
@@ -39,17 +40,29 @@ uint32_t vi_bits(const VIP_VI_ATTRIBUTES &a) {
 }
 
 // The checks VipCreateVi and VipSetViAttributes make of attributes.
-VIP_RETURN check_attributes(Handle nic, const VIP_VI_ATTRIBUTES &a,
-                            uint32_t &reliability, Ptag *&ptag) {
+VIP_RETURN check_attributes(const char *function, Handle nic,
+                            const VIP_VI_ATTRIBUTES &a, uint32_t &reliability,
+                            Ptag *&ptag) {
   ptag = ptag_of(nic, a.Ptag);
-  if (!ptag)
+  if (!ptag) {
+    say_bad_handle(function, Kind::Ptag, a.Ptag, nic, "ViAttribs->Ptag");
     return VIP_INVALID_PTAG;
+  }
   if (!reliability_code(a.ReliabilityLevel, reliability))
-    return VIP_INVALID_RELIABILITY_LEVEL;
+    return refuse(function, VIP_INVALID_RELIABILITY_LEVEL,
+                  "ReliabilityLevel %u is not one level "
+                  "(VIP_SERVICE_UNRELIABLE, VIP_SERVICE_RELIABLE_DELIVERY or "
+                  "VIP_SERVICE_RELIABLE_RECEPTION)",
+                  unsigned(a.ReliabilityLevel));
   if (a.MaxTransferSize > VIAFW_MAX_TRANSFER)
-    return VIP_INVALID_MTU;
+    return refuse(function, VIP_INVALID_MTU,
+                  "MaxTransferSize %lu is over the card's %u",
+                  static_cast<unsigned long>(a.MaxTransferSize),
+                  unsigned(VIAFW_MAX_TRANSFER));
   if (a.EnableRdmaRead && reliability == VIAFW_UNRELIABLE)
-    return VIP_INVALID_RDMAREAD;
+    return refuse(function, VIP_INVALID_RDMAREAD,
+                  "EnableRdmaRead on an unreliable VI: RDMA read needs a "
+                  "reliable level");
   return VIP_SUCCESS;
 }
 
@@ -66,34 +79,39 @@ uint32_t create_on_card(const Vi &vi, uint32_t reliability) {
                   cq_number(vi.recv_cq), uint32_t(vi.attrs.MaxTransferSize)});
 }
 
-VIP_RETURN create_vi(VIP_NIC_HANDLE nic_handle, VIP_VI_ATTRIBUTES *attrs,
-                     VIP_VI_KIND kind, VIP_CQ_HANDLE send_cq,
-                     VIP_CQ_HANDLE recv_cq, VIP_VI_HANDLE *out) {
+VIP_RETURN create_vi(const char *function, VIP_NIC_HANDLE nic_handle,
+                     VIP_VI_ATTRIBUTES *attrs, VIP_VI_KIND kind,
+                     VIP_CQ_HANDLE send_cq, VIP_CQ_HANDLE recv_cq,
+                     VIP_VI_HANDLE *out) {
   Library &l = lib();
   Handle nic = reinterpret_cast<Handle>(nic_handle);
-  if (!nic_of(nic_handle) || !attrs || !out ||
-      (kind != VIP_VI_KIND_CONNECTED && kind != VIP_VI_KIND_FM_IP))
-    return VIP_INVALID_PARAMETER;
+  if (!nic_of(nic_handle))
+    return refuse_handle(function, Kind::Nic, nic_handle);
+  if (const char *null = null_among({{"ViAttribs", attrs}, {"ViHandle", out}}))
+    return refuse(function, VIP_INVALID_PARAMETER, "%s is NULL", null);
+  if (kind != VIP_VI_KIND_CONNECTED && kind != VIP_VI_KIND_FM_IP)
+    return refuse(function, VIP_INVALID_PARAMETER, "%d is not a kind of VI",
+                  int(kind));
+  // A CQ is optional (NULL: the queue reports to none).
   Cq *scq = send_cq ? cq_of(send_cq) : nullptr;
   Cq *rcq = recv_cq ? cq_of(recv_cq) : nullptr;
-  if ((send_cq && (!scq || scq->nic != nic)) ||
-      (recv_cq && (!rcq || rcq->nic != nic)))
-    return VIP_INVALID_PARAMETER;
+  if (send_cq && (!scq || scq->nic != nic))
+    return refuse_handle(function, Kind::Cq, send_cq, nic, "SendCQHandle");
+  if (recv_cq && (!rcq || rcq->nic != nic))
+    return refuse_handle(function, Kind::Cq, recv_cq, nic, "RecvCQHandle");
   uint32_t reliability;
   Ptag *ptag;
-  if (VIP_RETURN r = check_attributes(nic, *attrs, reliability, ptag))
+  if (VIP_RETURN r = check_attributes(function, nic, *attrs, reliability, ptag))
     return r;
   // The card serves lib().card_vis VIs (two doorbell FIFOs each): 3 on comet.
   uint32_t number = 0;
   while (number < lib().card_vis && vi_by_number(number))
     ++number;
-  if (number == lib().card_vis) {
-    say("VipCreateVi",
-        "all %u VIs of the card are in use (two doorbell FIFOs each; the "
-        "model variant comet:many-vis has 15)",
-        lib().card_vis);
-    return VIP_ERROR_RESOURCE;
-  }
+  if (number == lib().card_vis)
+    return refuse(function, VIP_ERROR_RESOURCE,
+                  "all %u VIs of the card are in use (two doorbell FIFOs "
+                  "each; the model variant comet:many-vis has 15)",
+                  lib().card_vis);
   Vi vi;
   vi.nic = nic;
   vi.number = number;
@@ -105,8 +123,13 @@ VIP_RETURN create_vi(VIP_NIC_HANDLE nic_handle, VIP_VI_ATTRIBUTES *attrs,
   // An FM VI sends to any node: it is usable at once, like a connected VI.
   vi.state = kind == VIP_VI_KIND_FM_IP ? VIP_STATE_CONNECTED : VIP_STATE_IDLE;
   uint32_t r = create_on_card(vi, reliability);
+  // The card's one refusal the checks above leave: a second FM VI.
+  if (r == VIAFW_R_RESOURCE && kind == VIP_VI_KIND_FM_IP)
+    return refuse(function, from_result(r),
+                  "the card has an FM VI (VIP_VI_KIND_FM_IP) already and "
+                  "serves one at a time");
   if (r != VIAFW_R_OK)
-    return from_result(r);
+    return card_refused(function, "CREATE_VI", r);
   if (scq)
     ++scq->users;
   if (rcq)
@@ -134,20 +157,25 @@ void forget_vi(Handle h) {
 VIP_RETURN post(VIP_VI_HANDLE handle, VIP_DESCRIPTOR *d, VIP_MEM_HANDLE mem,
                 bool recv, const char *function) {
   Vi *vi = vi_of(handle);
-  if (!vi || !d || reinterpret_cast<uintptr_t>(d) % VIAFW_DESC_ALIGN) {
-    say(function,
-        !vi  ? "not a VI of this process"
-        : !d ? "no descriptor"
-             : "descriptor %p is not %u-byte aligned",
-        static_cast<void *>(d), unsigned(VIAFW_DESC_ALIGN));
-    return VIP_INVALID_PARAMETER;
-  }
+  if (!vi)
+    return refuse_handle(function, Kind::Vi, handle);
+  if (!d)
+    return refuse(function, VIP_INVALID_PARAMETER, "DescriptorPtr is NULL");
+  if (reinterpret_cast<uintptr_t>(d) % VIAFW_DESC_ALIGN)
+    return refuse(function, VIP_INVALID_PARAMETER,
+                  "descriptor %p is not %u-byte aligned",
+                  static_cast<void *>(d), unsigned(VIAFW_DESC_ALIGN));
   Region *r = region_of(vi->nic, mem, d, VIAFW_CS_BYTES);
   if (!r) {
-    say(function,
-        "descriptor %p is not inside memory handle %u (VipRegisterMem)",
-        static_cast<void *>(d), mem);
-    return VIP_INVALID_PARAMETER;
+    auto known = lib().regions.find(mem);
+    if (known == lib().regions.end() || known->second.nic != vi->nic)
+      return refuse_region(function, vi->nic, mem, d, VIAFW_CS_BYTES);
+    return refuse(function, VIP_INVALID_PARAMETER,
+                  "descriptor %p is not inside memory handle %u (%llu bytes "
+                  "at %p)",
+                  static_cast<void *>(d), mem,
+                  static_cast<unsigned long long>(known->second.length),
+                  reinterpret_cast<void *>(known->second.va));
   }
   uint32_t segments = std::min<uint32_t>(d->CS.SegCount, VIAFW_MAX_SEGMENTS);
   if (!region_of(vi->nic, mem, d,
@@ -168,7 +196,10 @@ VIP_RETURN post(VIP_VI_HANDLE handle, VIP_DESCRIPTOR *d, VIP_MEM_HANDLE mem,
   // Sends need a connection; receives may wait for one. A VI in the error
   // state takes both and the card completes them as flushed.
   if (!recv && vi->state != VIP_STATE_CONNECTED && vi->state != VIP_STATE_ERROR)
-    return VIP_INVALID_STATE;
+    return refuse(function, VIP_INVALID_STATE,
+                  "the VI is not connected (%s): receives may be posted "
+                  "before connecting, sends may not",
+                  state_name(vi->state));
   std::deque<VIP_DESCRIPTOR *> &queue = recv ? vi->recvs : vi->sends;
   if (std::find(queue.begin(), queue.end(), d) != queue.end()) {
     say(function, "descriptor %p is already posted on this queue",
@@ -192,8 +223,11 @@ VIP_RETURN post(VIP_VI_HANDLE handle, VIP_DESCRIPTOR *d, VIP_MEM_HANDLE mem,
   }
   follow_pinned_pages();
   uint32_t bus = bus_of(d, VIAFW_CS_BYTES + segments * VIAFW_SEG_BYTES);
-  if (!bus)
-    return VIP_INVALID_PARAMETER; // registered, so never
+  if (!bus) // registered, so never
+    return refuse(function, VIP_INVALID_PARAMETER,
+                  "the card cannot reach descriptor %p (neither arena nor "
+                  "pinned memory)",
+                  static_cast<void *>(d));
   *status_word(d) = 0;
   std::atomic_thread_fence(std::memory_order_release);
   queue.push_back(d);
@@ -212,10 +246,13 @@ bool take_done(std::deque<VIP_DESCRIPTOR *> &queue, VIP_DESCRIPTOR **out) {
   return true;
 }
 
-VIP_RETURN done(VIP_VI_HANDLE handle, VIP_DESCRIPTOR **out, bool recv) {
+VIP_RETURN done(VIP_VI_HANDLE handle, VIP_DESCRIPTOR **out, bool recv,
+                const char *function) {
   Vi *vi = vi_of(handle);
-  if (!vi || !out)
-    return VIP_INVALID_PARAMETER;
+  if (!vi)
+    return refuse_handle(function, Kind::Vi, handle);
+  if (!out)
+    return refuse(function, VIP_INVALID_PARAMETER, "DescriptorPtr is NULL");
   poll(); // one read of host memory, also when nothing is posted
   return take_done(recv ? vi->recvs : vi->sends, out) ? VIP_SUCCESS
                                                       : VIP_NOT_DONE;
@@ -224,17 +261,18 @@ VIP_RETURN done(VIP_VI_HANDLE handle, VIP_DESCRIPTOR **out, bool recv) {
 VIP_RETURN wait(VIP_VI_HANDLE handle, VIP_ULONG timeout, VIP_DESCRIPTOR **out,
                 bool recv, const char *function) {
   Vi *vi = vi_of(handle);
-  if (!vi || !out)
-    return VIP_INVALID_PARAMETER;
+  if (!vi)
+    return refuse_handle(function, Kind::Vi, handle);
+  if (!out)
+    return refuse(function, VIP_INVALID_PARAMETER, "DescriptorPtr is NULL");
   uint64_t deadline = deadline_after(timeout);
   std::deque<VIP_DESCRIPTOR *> &queue = recv ? vi->recvs : vi->sends;
   if (queue.empty()) {
     // Nothing posted: nothing can complete.
-    if (deadline == kForever) {
-      say(function, "waiting forever on an empty %s queue",
-          recv ? "receive" : "send");
-      return VIP_INVALID_STATE;
-    }
+    if (deadline == kForever)
+      return refuse(function, VIP_INVALID_STATE,
+                    "waiting forever (VIP_INFINITE) on an empty %s queue",
+                    recv ? "receive" : "send");
     uint64_t now = host::now_ps();
     if (deadline > now)
       host::compute(deadline - now);
@@ -307,6 +345,25 @@ bool take_entry(Handle h, Cq &cq, VIP_VI_HANDLE *vi, VIP_BOOLEAN *recv) {
   }
 }
 
+// VipSendNotify and VipRecvNotify.
+VIP_RETURN not_provided(const char *function, VIP_VI_HANDLE handle) {
+  if (!vi_of(handle))
+    return refuse_handle(function, Kind::Vi, handle);
+  return refuse(function, VIP_ERROR_NOT_SUPPORTED,
+                "not provided: a handler would need a thread of the "
+                "library's own (poll with Done or Wait)");
+}
+
+// What VipCQDone and VipCQWait check first.
+VIP_RETURN check_cq_call(const char *function, VIP_CQ_HANDLE cq,
+                         VIP_VI_HANDLE *vi, VIP_BOOLEAN *recv) {
+  if (!cq_of(cq))
+    return refuse_handle(function, Kind::Cq, cq);
+  if (const char *null = null_among({{"ViHandle", vi}, {"RecvQueue", recv}}))
+    return refuse(function, VIP_INVALID_PARAMETER, "%s is NULL", null);
+  return VIP_SUCCESS;
+}
+
 } // namespace
 
 void close_vis_and_cqs(Handle nic) {
@@ -341,8 +398,8 @@ VIP_RETURN VipCreateVi(VIP_NIC_HANDLE NicHandle, VIP_VI_ATTRIBUTES *ViAttribs,
                        VIP_CQ_HANDLE SendCQHandle, VIP_CQ_HANDLE RecvCQHandle,
                        VIP_VI_HANDLE *ViHandle) noexcept {
   return guarded("VipCreateVi", [&] {
-    return create_vi(NicHandle, ViAttribs, VIP_VI_KIND_CONNECTED, SendCQHandle,
-                     RecvCQHandle, ViHandle);
+    return create_vi("VipCreateVi", NicHandle, ViAttribs, VIP_VI_KIND_CONNECTED,
+                     SendCQHandle, RecvCQHandle, ViHandle);
   });
 }
 
@@ -356,9 +413,12 @@ VIP_RETURN VipCreateViKind(VIP_NIC_HANDLE NicHandle,
   std::memcpy(&raw, &Kind, sizeof raw);
   return guarded("VipCreateViKind", [&] {
     if (raw != VIP_VI_KIND_CONNECTED && raw != VIP_VI_KIND_FM_IP)
-      return VIP_INVALID_PARAMETER;
-    return create_vi(NicHandle, ViAttribs, VIP_VI_KIND(raw), SendCQ, RecvCQ,
-                     ViHandle);
+      return refuse("VipCreateViKind", VIP_INVALID_PARAMETER,
+                    "Kind %d is neither VIP_VI_KIND_CONNECTED nor "
+                    "VIP_VI_KIND_FM_IP",
+                    raw);
+    return create_vi("VipCreateViKind", NicHandle, ViAttribs, VIP_VI_KIND(raw),
+                     SendCQ, RecvCQ, ViHandle);
   });
 }
 
@@ -366,15 +426,25 @@ VIP_RETURN VipDestroyVi(VIP_VI_HANDLE ViHandle) noexcept {
   return guarded("VipDestroyVi", [&] {
     Vi *vi = vi_of(ViHandle);
     if (!vi)
-      return VIP_INVALID_PARAMETER;
+      return refuse_handle("VipDestroyVi", Kind::Vi, ViHandle);
     // A connection (made or being made) is ended first: VipDisconnect.
     if (vi->kind == VIP_VI_KIND_CONNECTED &&
         (vi->state == VIP_STATE_CONNECTED ||
          vi->state == VIP_STATE_CONNECT_PENDING))
-      return VIP_INVALID_STATE;
-    uint32_t r = command(VIAFW_CMD_DESTROY_VI, {vi->number});
+      return refuse("VipDestroyVi", VIP_INVALID_STATE,
+                    "the VI is %s (%s): VipDisconnect it first",
+                    vi->state == VIP_STATE_CONNECTED ? "connected"
+                                                     : "connecting",
+                    state_name(vi->state));
+    uint32_t number = vi->number;
+    uint32_t r = command(VIAFW_CMD_DESTROY_VI, {number});
     forget_vi(reinterpret_cast<Handle>(ViHandle));
-    return from_result(r);
+    if (r != VIAFW_R_OK) {
+      char what[32];
+      std::snprintf(what, sizeof what, "DESTROY_VI for VI %u", number);
+      return card_refused("VipDestroyVi", what, r);
+    }
+    return VIP_SUCCESS;
   });
 }
 
@@ -382,13 +452,17 @@ VIP_RETURN VipQueryVi(VIP_VI_HANDLE ViHandle, VIP_VI_STATE *State,
                       VIP_VI_ATTRIBUTES *ViAttribs, VIP_BOOLEAN *ViSendQEmpty,
                       VIP_BOOLEAN *ViRecvQEmpty) noexcept {
   return guarded("VipQueryVi", [&] {
-    if (!vi_of(ViHandle) || !State || !ViAttribs || !ViSendQEmpty ||
-        !ViRecvQEmpty)
-      return VIP_INVALID_PARAMETER;
+    if (!vi_of(ViHandle))
+      return refuse_handle("VipQueryVi", Kind::Vi, ViHandle);
+    if (const char *null = null_among({{"State", State},
+                                       {"ViAttribs", ViAttribs},
+                                       {"ViSendQEmpty", ViSendQEmpty},
+                                       {"ViRecvQEmpty", ViRecvQEmpty}}))
+      return refuse("VipQueryVi", VIP_INVALID_PARAMETER, "%s is NULL", null);
     poll(); // state changes come as events
     Vi *vi = vi_of(ViHandle);
     if (!vi)
-      return VIP_INVALID_PARAMETER;
+      return refuse_handle("VipQueryVi", Kind::Vi, ViHandle);
     *State = vi->state;
     *ViAttribs = vi->attrs;
     *ViSendQEmpty = vi->sends.empty() ? VIP_TRUE : VIP_FALSE;
@@ -401,37 +475,50 @@ VIP_RETURN VipSetViAttributes(VIP_VI_HANDLE ViHandle,
                               VIP_VI_ATTRIBUTES *ViAttribs) noexcept {
   return guarded("VipSetViAttributes", [&] {
     Vi *vi = vi_of(ViHandle);
-    if (!vi || !ViAttribs)
-      return VIP_INVALID_PARAMETER;
+    if (!vi)
+      return refuse_handle("VipSetViAttributes", Kind::Vi, ViHandle);
+    if (!ViAttribs)
+      return refuse("VipSetViAttributes", VIP_INVALID_PARAMETER,
+                    "ViAttribs is NULL");
     uint32_t reliability;
     Ptag *ptag;
-    if (VIP_RETURN r = check_attributes(vi->nic, *ViAttribs, reliability, ptag))
+    if (VIP_RETURN r = check_attributes("VipSetViAttributes", vi->nic,
+                                        *ViAttribs, reliability, ptag))
       return r;
     VIP_VI_ATTRIBUTES old = vi->attrs;
     if (ViAttribs->ReliabilityLevel != old.ReliabilityLevel ||
         ViAttribs->MaxTransferSize != old.MaxTransferSize) {
       // The card sets these when it creates the VI: an idle VI with empty
       // queues is created again.
-      if (vi->kind != VIP_VI_KIND_CONNECTED || vi->state != VIP_STATE_IDLE ||
-          vi->connecting != Connecting::None || !vi->sends.empty() ||
-          !vi->recvs.empty())
-        return VIP_INVALID_STATE;
+      const char *why =
+          vi->kind != VIP_VI_KIND_CONNECTED ? "an FM VI keeps them"
+          : vi->state != VIP_STATE_IDLE || vi->connecting != Connecting::None
+              ? "the VI is not idle"
+          : !vi->sends.empty() ? "its send queue holds descriptors"
+          : !vi->recvs.empty() ? "its receive queue holds descriptors"
+                               : nullptr;
+      if (why)
+        return refuse("VipSetViAttributes", VIP_INVALID_STATE,
+                      "the reliability level or MaxTransferSize changes only "
+                      "on an idle VI with empty queues: %s (%s)",
+                      why, state_name(vi->state));
       if (uint32_t r = command(VIAFW_CMD_DESTROY_VI, {vi->number}))
-        return from_result(r);
+        return card_refused("VipSetViAttributes", "DESTROY_VI", r);
       vi->attrs = *ViAttribs;
       vi->ptag_number = ptag->number;
       if (uint32_t r = create_on_card(*vi, reliability)) {
-        say("VipSetViAttributes", "the card refused the VI again (result %u)",
-            r);
         forget_vi(reinterpret_cast<Handle>(ViHandle));
-        return from_result(r);
+        return card_refused("VipSetViAttributes",
+                            "CREATE_VI with the new attributes (the VI is "
+                            "gone)",
+                            r);
       }
       return VIP_SUCCESS;
     }
     uint32_t r = command(VIAFW_CMD_SET_VI,
                          {vi->number, ptag->number, vi_bits(*ViAttribs)});
     if (r != VIAFW_R_OK)
-      return from_result(r);
+      return card_refused("VipSetViAttributes", "SET_VI", r);
     vi->attrs = *ViAttribs;
     vi->ptag_number = ptag->number;
     return VIP_SUCCESS;
@@ -457,14 +544,16 @@ VIP_RETURN VipPostRecv(VIP_VI_HANDLE ViHandle, VIP_DESCRIPTOR *DescriptorPtr,
 
 VIP_RETURN VipSendDone(VIP_VI_HANDLE ViHandle,
                        VIP_DESCRIPTOR **DescriptorPtr) noexcept {
-  return guarded("VipSendDone",
-                 [&] { return done(ViHandle, DescriptorPtr, false); });
+  return guarded("VipSendDone", [&] {
+    return done(ViHandle, DescriptorPtr, false, "VipSendDone");
+  });
 }
 
 VIP_RETURN VipRecvDone(VIP_VI_HANDLE ViHandle,
                        VIP_DESCRIPTOR **DescriptorPtr) noexcept {
-  return guarded("VipRecvDone",
-                 [&] { return done(ViHandle, DescriptorPtr, true); });
+  return guarded("VipRecvDone", [&] {
+    return done(ViHandle, DescriptorPtr, true, "VipRecvDone");
+  });
 }
 
 VIP_RETURN VipSendWait(VIP_VI_HANDLE ViHandle, VIP_ULONG Timeout,
@@ -487,18 +576,16 @@ VIP_RETURN VipSendNotify(VIP_VI_HANDLE ViHandle, VIP_PVOID Context,
                          VIP_VI_CALLBACK Handler) noexcept {
   (void)Context;
   (void)Handler;
-  return guarded("VipSendNotify", [&] {
-    return vi_of(ViHandle) ? VIP_ERROR_NOT_SUPPORTED : VIP_INVALID_PARAMETER;
-  });
+  return guarded("VipSendNotify",
+                 [&] { return not_provided("VipSendNotify", ViHandle); });
 }
 
 VIP_RETURN VipRecvNotify(VIP_VI_HANDLE ViHandle, VIP_PVOID Context,
                          VIP_VI_CALLBACK Handler) noexcept {
   (void)Context;
   (void)Handler;
-  return guarded("VipRecvNotify", [&] {
-    return vi_of(ViHandle) ? VIP_ERROR_NOT_SUPPORTED : VIP_INVALID_PARAMETER;
-  });
+  return guarded("VipRecvNotify",
+                 [&] { return not_provided("VipRecvNotify", ViHandle); });
 }
 
 // ---- Completion queues
@@ -508,10 +595,18 @@ VIP_RETURN VipCreateCQ(VIP_NIC_HANDLE NicHandle, VIP_ULONG EntryCount,
                        VIP_CQ_HANDLE *CQHandle) noexcept {
   return guarded("VipCreateCQ", [&] {
     Library &l = lib();
-    if (!nic_of(NicHandle) || !CQHandle || EntryCount == 0)
-      return VIP_INVALID_PARAMETER;
+    if (!nic_of(NicHandle))
+      return refuse_handle("VipCreateCQ", Kind::Nic, NicHandle);
+    if (!CQHandle)
+      return refuse("VipCreateCQ", VIP_INVALID_PARAMETER,
+                    "CQHandle (where the handle goes) is NULL");
+    if (EntryCount == 0)
+      return refuse("VipCreateCQ", VIP_INVALID_PARAMETER,
+                    "EntryCount is 0: a CQ holds at least one entry");
     if (EntryCount > kMaxCqEntries)
-      return VIP_ERROR_RESOURCE;
+      return refuse("VipCreateCQ", VIP_ERROR_RESOURCE,
+                    "EntryCount %lu is over %u (MaxCQEntries)",
+                    static_cast<unsigned long>(EntryCount), kMaxCqEntries);
     uint32_t entries = 1;
     while (entries < EntryCount)
       entries <<= 1;
@@ -524,7 +619,9 @@ VIP_RETURN VipCreateCQ(VIP_NIC_HANDLE NicHandle, VIP_ULONG EntryCount,
         break;
     }
     if (number == VIAFW_MAX_CQS)
-      return VIP_ERROR_RESOURCE;
+      return refuse("VipCreateCQ", VIP_ERROR_RESOURCE,
+                    "all %u CQs of the card are in use (MaxCQ)",
+                    unsigned(VIAFW_MAX_CQS));
     size_t bytes = size_t(entries) * VIAFW_CQ_ENTRY_BYTES;
     uint8_t *ring = take_ring(bytes);
     std::memset(ring, 0, bytes);
@@ -537,7 +634,7 @@ VIP_RETURN VipCreateCQ(VIP_NIC_HANDLE NicHandle, VIP_ULONG EntryCount,
                          {number, host::bus_address(ring), entries});
     if (r != VIAFW_R_OK) {
       give_ring(cq);
-      return from_result(r);
+      return card_refused("VipCreateCQ", "CREATE_CQ", r);
     }
     Handle h = new_handle(Kind::Cq);
     l.cqs[h] = cq;
@@ -550,12 +647,16 @@ VIP_RETURN VipDestroyCQ(VIP_CQ_HANDLE CQHandle) noexcept {
   return guarded("VipDestroyCQ", [&] {
     Cq *cq = cq_of(CQHandle);
     if (!cq)
-      return VIP_INVALID_PARAMETER;
+      return refuse_handle("VipDestroyCQ", Kind::Cq, CQHandle);
     if (cq->users)
-      return VIP_INVALID_STATE; // VIs still report to it
+      return refuse("VipDestroyCQ", VIP_INVALID_STATE,
+                    "%u VI queue%s still report%s to the CQ (VipDestroyVi "
+                    "first)",
+                    cq->users, cq->users == 1 ? "" : "s",
+                    cq->users == 1 ? "s" : "");
     uint32_t r = command(VIAFW_CMD_DESTROY_CQ, {cq->number});
     if (r != VIAFW_R_OK)
-      return from_result(r);
+      return card_refused("VipDestroyCQ", "DESTROY_CQ", r);
     give_ring(*cq);
     lib().cqs.erase(reinterpret_cast<Handle>(CQHandle));
     return VIP_SUCCESS;
@@ -565,15 +666,20 @@ VIP_RETURN VipDestroyCQ(VIP_CQ_HANDLE CQHandle) noexcept {
 VIP_RETURN VipResizeCQ(VIP_CQ_HANDLE CQHandle, VIP_ULONG EntryCount) noexcept {
   (void)EntryCount;
   return guarded("VipResizeCQ", [&] {
-    return cq_of(CQHandle) ? VIP_ERROR_NOT_SUPPORTED : VIP_INVALID_PARAMETER;
+    if (!cq_of(CQHandle))
+      return refuse_handle("VipResizeCQ", Kind::Cq, CQHandle);
+    return refuse("VipResizeCQ", VIP_ERROR_NOT_SUPPORTED,
+                  "not provided: the card cannot move a CQ's ring (destroy "
+                  "the CQ and create a bigger one)");
   });
 }
 
 VIP_RETURN VipCQDone(VIP_CQ_HANDLE CQHandle, VIP_VI_HANDLE *ViHandle,
                      VIP_BOOLEAN *RecvQueue) noexcept {
   return guarded("VipCQDone", [&] {
-    if (!cq_of(CQHandle) || !ViHandle || !RecvQueue)
-      return VIP_INVALID_PARAMETER;
+    if (VIP_RETURN r =
+            check_cq_call("VipCQDone", CQHandle, ViHandle, RecvQueue))
+      return r;
     poll();
     Cq *cq = cq_of(CQHandle);
     return take_entry(reinterpret_cast<Handle>(CQHandle), *cq, ViHandle,
@@ -586,8 +692,9 @@ VIP_RETURN VipCQDone(VIP_CQ_HANDLE CQHandle, VIP_VI_HANDLE *ViHandle,
 VIP_RETURN VipCQWait(VIP_CQ_HANDLE CQHandle, VIP_ULONG Timeout,
                      VIP_VI_HANDLE *ViHandle, VIP_BOOLEAN *RecvQueue) noexcept {
   return guarded("VipCQWait", [&] {
-    if (!cq_of(CQHandle) || !ViHandle || !RecvQueue)
-      return VIP_INVALID_PARAMETER;
+    if (VIP_RETURN r =
+            check_cq_call("VipCQWait", CQHandle, ViHandle, RecvQueue))
+      return r;
     Handle h = reinterpret_cast<Handle>(CQHandle);
     uint64_t deadline = deadline_after(Timeout);
     poll();
@@ -613,6 +720,10 @@ VIP_RETURN VipCQNotify(VIP_CQ_HANDLE CQHandle, VIP_PVOID Context,
   (void)Context;
   (void)Handler;
   return guarded("VipCQNotify", [&] {
-    return cq_of(CQHandle) ? VIP_ERROR_NOT_SUPPORTED : VIP_INVALID_PARAMETER;
+    if (!cq_of(CQHandle))
+      return refuse_handle("VipCQNotify", Kind::Cq, CQHandle);
+    return refuse("VipCQNotify", VIP_ERROR_NOT_SUPPORTED,
+                  "not provided: a handler would need a thread of the "
+                  "library's own (poll with VipCQDone or VipCQWait)");
   });
 }

@@ -53,6 +53,15 @@ void same_sums(const CommandResult &r, const std::string &scenario) {
   CHECK(sums[0] == sums[1]);
 }
 
+// Whether `err` has a line "nicemu: FUNCTION: ..." that contains `reason`.
+bool explained(const std::string &err, const std::string &function,
+               const std::string &reason) {
+  for (const std::string &line : lines_with(err, reason))
+    if (line.rfind("nicemu: " + function + ": ", 0) == 0)
+      return true;
+  return false;
+}
+
 } // namespace
 
 TEST_CASE("VIPL: the calls of one node, from classic C") {
@@ -66,7 +75,9 @@ TEST_CASE("VIPL: the calls of one node, from classic C") {
                         "is not mapped writable in this process"));
   CHECK(contains(r.err, "nicemu: VipOpenNic: no device \"eth0\""));
   // A descriptor outside registered memory says so too.
-  CHECK(contains(r.err, "is not inside memory handle"));
+  CHECK(explained(r.err, "VipPostRecv",
+                  "segments run past the end of memory handle"));
+  CHECK(explained(r.err, "VipPostRecv", "is not registered (VipRegisterMem)"));
   // NICEMU_VIPL_DIAGNOSTICS=0: the same run, quietly.
   CommandResult quiet =
       run_vipl({"env", "NICEMU_VIPL_DIAGNOSTICS=0", NICEMU_VIPL_BASIC});
@@ -127,8 +138,43 @@ TEST_CASE("VIPL: disconnect flushes the peer's receives") {
   pair("disconnect");
 }
 
-TEST_CASE("VIPL: descriptor errors and broken connections") {
-  pair("errors");
+TEST_CASE("VIPL: descriptor errors and broken connections, every refusal "
+          "explained") {
+  CommandResult r = pair("errors");
+  INFO(r);
+  // A handle of another kind, and handles that name nothing any more.
+  CHECK(explained(r.err, "VipPostSend", "is a NIC handle, not a VI handle"));
+  CHECK(explained(r.err, "VipDestroyVi",
+                  "names no VI open in this process (destroyed"));
+  CHECK(explained(r.err, "VipCQDone",
+                  "names no CQ open in this process (destroyed"));
+  CHECK(explained(r.err, "VipPostRecv",
+                  "memory handle 250 is not registered (VipRegisterMem)"));
+  // States.
+  CHECK(explained(r.err, "VipPostSend",
+                  "the VI is not connected (VIP_STATE_IDLE): receives may be "
+                  "posted before connecting, sends may not"));
+  CHECK(explained(r.err, "VipDestroyVi",
+                  "the VI is connected (VIP_STATE_CONNECTED): VipDisconnect "
+                  "it first"));
+  CHECK(explained(r.err, "VipDestroyCQ",
+                  "1 VI queue still reports to the CQ (VipDestroyVi first)"));
+  // The card's result.
+  CHECK(explained(r.err, "VipCreateViKind",
+                  "the card has an FM VI (VIP_VI_KIND_FM_IP) already and "
+                  "serves one at a time"));
+  // Nothing completed yet is an answer, not a refusal.
+  CHECK(lines_with(r.err, "nicemu: VipRecvDone").empty());
+  CHECK(lines_with(r.err, "nicemu: VipRecvWait").empty());
+
+  // NICEMU_VIPL_DIAGNOSTICS=0: the same run, quietly.
+  CommandResult quiet = run_vipl(
+      {"env", "NICEMU_VIPL_DIAGNOSTICS=0", NICEMU_VIPL_PAIR, "errors"});
+  INFO(quiet);
+  CHECK(quiet.status == 0);
+  CHECK(contains(quiet.out, "rank 0: errors: ok\n"));
+  CHECK(contains(quiet.out, "rank 1: errors: ok\n"));
+  CHECK(!contains(quiet.err, "nicemu: Vip"));
 }
 
 TEST_CASE("VIPL: RDMA write and read") {

@@ -19,11 +19,15 @@
 //   cq           the same over completion queues, two VIs on one CQ
 //   waits        Wait timeouts while the peer is late, Done polling
 //   disconnect   the peer's VI goes idle, its posted receives are flushed
-//   errors       descriptor errors: bad handle, other Ptag, past the region,
-//                too many segments, reserved bits, too long, receive too
-//                small (unreliable: the receive fails; reliable: both VIs
-//                go to the error state, the error callback runs), then
-//                disconnect and reconnect
+//   errors       refused calls, each explained on stderr (a VI, CQ or
+//                memory handle that names nothing, a send on an idle VI,
+//                destroying a connected VI or a CQ in use, a second FM VI
+//                the card refuses); descriptor errors: bad handle, other
+//                Ptag, past the region, too many segments, reserved bits,
+//                too long, receive too small (unreliable: the receive
+//                fails; reliable: both VIs go to the error state, the error
+//                callback runs and calls VIPL itself), then disconnect and
+//                reconnect
 //   rdma         RDMA write (with immediate data), RDMA read, the
 //                protection errors
 #include <nicemu/host.hpp>
@@ -918,10 +922,56 @@ void run_disconnect() {
 
 int errors_seen = 0;
 VIP_ERROR_DESCRIPTOR last_error;
+VIP_VI_STATE state_in_handler = VIP_STATE_IDLE;
 
 void on_error(VIP_PVOID context, VIP_ERROR_DESCRIPTOR *e) {
   ++*static_cast<int *>(context);
   last_error = *e;
+  // A handler may call VIPL (the library's lock is released by then).
+  VIP_VI_ATTRIBUTES a;
+  VIP_BOOLEAN se, re;
+  RC(VipQueryVi(e->ViHandle, &state_in_handler, &a, &se, &re), VIP_SUCCESS);
+}
+
+// Calls the library refuses; each prints "nicemu: Function: reason", which
+// tests/e2e/test_vipl.cpp reads. The polling outcomes print nothing.
+void refusals(Node &n) {
+  VIP_DESCRIPTOR *d = simple(n, n.take(4), 4);
+  VIP_VI_HANDLE vi = make_vi(n, VIP_SERVICE_RELIABLE_DELIVERY);
+  // A handle of another kind, and one that names nothing any more.
+  RC(VipPostSend(n.nic, d, n.mh), VIP_INVALID_PARAMETER);
+  VIP_VI_HANDLE gone = make_vi(n, VIP_SERVICE_UNRELIABLE);
+  RC(VipDestroyVi(gone), VIP_SUCCESS);
+  RC(VipDestroyVi(gone), VIP_INVALID_PARAMETER);
+  VIP_CQ_HANDLE cq = nullptr;
+  RC(VipCreateCQ(n.nic, 4, &cq), VIP_SUCCESS);
+  RC(VipDestroyCQ(cq), VIP_SUCCESS);
+  VIP_VI_HANDLE which;
+  VIP_BOOLEAN recv;
+  RC(VipCQDone(cq, &which, &recv), VIP_INVALID_PARAMETER);
+  // A memory handle that is not registered.
+  RC(VipPostRecv(vi, d, 250), VIP_INVALID_PARAMETER);
+  // Sends need a connection.
+  RC(VipPostSend(vi, d, n.mh), VIP_INVALID_STATE);
+  // A CQ with a VI on it.
+  RC(VipCreateCQ(n.nic, 4, &cq), VIP_SUCCESS);
+  VIP_VI_HANDLE on_cq = make_vi(n, VIP_SERVICE_UNRELIABLE, false, cq, nullptr);
+  RC(VipDestroyCQ(cq), VIP_INVALID_STATE);
+  RC(VipDestroyVi(on_cq), VIP_SUCCESS);
+  RC(VipDestroyCQ(cq), VIP_SUCCESS);
+  // The card serves one FM VI: it refuses a second.
+  VIP_VI_ATTRIBUTES a = attributes(n, VIP_SERVICE_UNRELIABLE);
+  VIP_VI_HANDLE fm = nullptr, fm2 = nullptr;
+  RC(VipCreateViKind(n.nic, &a, VIP_VI_KIND_FM_IP, nullptr, nullptr, &fm),
+     VIP_SUCCESS);
+  RC(VipCreateViKind(n.nic, &a, VIP_VI_KIND_FM_IP, nullptr, nullptr, &fm2),
+     VIP_ERROR_RESOURCE);
+  RC(VipDestroyVi(fm), VIP_SUCCESS);
+  // Nothing completed yet: not refusals, so quiet.
+  VIP_DESCRIPTOR *out = nullptr;
+  RC(VipRecvDone(vi, &out), VIP_NOT_DONE);
+  RC(VipRecvWait(vi, 0, &out), VIP_TIMEOUT);
+  RC(VipDestroyVi(vi), VIP_SUCCESS);
 }
 
 // Posts `d` and returns its status once done.
@@ -946,6 +996,7 @@ void run_errors() {
   ma.Ptag = n.tag;
   VIP_MEM_HANDLE small_h;
   RC(VipRegisterMem(n.nic, small, 100, &ma, &small_h), VIP_SUCCESS);
+  refusals(n); // before u and rel: it uses all three VIs of the card
 
   VIP_VI_HANDLE u = make_vi(n, VIP_SERVICE_UNRELIABLE);
   VIP_VI_HANDLE rel = make_vi(n, VIP_SERVICE_RELIABLE_DELIVERY);
@@ -963,6 +1014,7 @@ void run_errors() {
     CHECK(d == fine && word_of(d) == 5);
     CHECK(state_of(u) == VIP_STATE_CONNECTED);
     CHECK(errors_seen == 0);
+    RC(VipDestroyVi(u), VIP_INVALID_STATE); // connected: disconnect first
 
     // Reliable: a receive too small breaks the connection on both sides.
     tiny = simple(n, n.take(8), 8);
@@ -976,6 +1028,7 @@ void run_errors() {
     CHECK(errors_seen == 1);
     CHECK(last_error.ViHandle == rel &&
           last_error.ResourceCode == VIP_RESOURCE_VI);
+    CHECK(state_in_handler == VIP_STATE_ERROR);
     // In the error state a posted receive completes as flushed.
     VIP_DESCRIPTOR *late = post_word(n, rel);
     d = wait_recv(rel);
