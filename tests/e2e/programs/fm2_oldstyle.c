@@ -3,8 +3,11 @@
  * handlers with FM_register_handler(FM_ANY_ID, ...), sends with
  * FM_begin_message/FM_send_piece/FM_end_message, receives in pieces with
  * FM_receive, and extracts with FM_extract(maxbytes); handlers return
- * FM_CONTINUE, or FM_QUIT to end the extraction. Run on 2 nodes (comet,
- * via.img); each prints "node N: ok" or what failed. */
+ * FM_CONTINUE, or FM_QUIT to end the extraction. Run on 2 or more nodes
+ * (comet, via.img): node 0 serves every other node in turn. Each prints
+ * "node N: ok, M messages" (M messages handled: 10 pongs per other node on
+ * node 0, 10 pings, 7 data messages and a stop on the others) or what
+ * failed. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,7 +15,8 @@
 #include "fm.h"
 
 static ULONG ping_id, data_id, stop_id;
-static volatile int pongs, data_messages, stops;
+static volatile int pings, pongs, data_messages, stops;
+static unsigned int peer; /* the node node 0 serves now */
 static int failures;
 
 static void check(const char *what, int ok) {
@@ -22,16 +26,18 @@ static void check(const char *what, int ok) {
   }
 }
 
-/* A ping carries a counter; node 1 sends it back to node 0. */
+/* A ping carries a counter; the other nodes send it back to node 0. */
 int ping_handler(FM_stream *s, unsigned int sender) {
   int value = 0;
   FM_receive(&value, s, sizeof value);
-  if (FM_nodeid == 1) {
+  if (FM_nodeid != 0) {
     FM_stream *out = FM_begin_message(sender, sizeof value, ping_id);
     FM_send_piece(out, &value, sizeof value);
     FM_end_message(out);
+    pings++;
   } else {
-    check("the pong's value", value == pongs);
+    check("the pong's sender", sender == peer);
+    check("the pong's value", value == pongs % 10);
     pongs++;
   }
   return FM_CONTINUE;
@@ -58,10 +64,10 @@ int stop_handler(FM_stream *s, unsigned int sender) {
   return FM_QUIT; /* ends the FM_extract that runs it */
 }
 
-static void send_data(int k) {
+static void send_data(unsigned int to, int k) {
   char buf[100];
   int i;
-  FM_stream *s = FM_begin_message(1, sizeof buf, data_id);
+  FM_stream *s = FM_begin_message(to, sizeof buf, data_id);
   for (i = 0; i < 100; i++)
     buf[i] = (char)(i + k);
   FM_send_piece(s, buf, 40);
@@ -82,22 +88,24 @@ int main(void) {
         ping_id == 1 && data_id == 2 && stop_id == 3);
 
   if (FM_nodeid == 0) {
-    for (round = 0; round < 10; round++) {
-      FM_stream *s = FM_begin_message(1, sizeof round, ping_id);
-      FM_send_piece(s, &round, sizeof round);
-      FM_end_message(s);
-      while (pongs == round)
-        FM_extract(~0u);
+    for (peer = 1; peer < FM_numnodes; peer++) {
+      for (round = 0; round < 10; round++) {
+        FM_stream *s = FM_begin_message(peer, sizeof round, ping_id);
+        FM_send_piece(s, &round, sizeof round);
+        FM_end_message(s);
+        while (pongs == (int)(peer - 1) * 10 + round)
+          FM_extract(~0u);
+      }
+      /* Five data messages, a stop, then two more data messages. */
+      for (i = 0; i < 5; i++)
+        send_data(peer, i);
+      {
+        FM_stream *s = FM_begin_message(peer, 0, stop_id);
+        FM_end_message(s);
+      }
+      for (i = 5; i < 7; i++)
+        send_data(peer, i);
     }
-    /* Five data messages, a stop, then two more data messages. */
-    for (i = 0; i < 5; i++)
-      send_data(i);
-    {
-      FM_stream *s = FM_begin_message(1, 0, stop_id);
-      FM_end_message(s);
-    }
-    for (i = 5; i < 7; i++)
-      send_data(i);
   } else {
     while (data_messages == 0 && stops == 0)
       FM_extract(1); /* one message at a time: pings, then the first data */
@@ -110,9 +118,12 @@ int main(void) {
     got = FM_extract(~0u);
     check("the messages after the stop", data_messages == 7);
   }
-  check("ten round trips", FM_nodeid != 0 || pongs == 10);
+  check("ten round trips with every other node",
+        FM_nodeid != 0 || pongs == 10 * ((int)FM_numnodes - 1));
+  check("ten pings", FM_nodeid == 0 || pings == 10);
   if (!failures)
-    printf("node %u: ok\n", FM_nodeid);
+    printf("node %u: ok, %d messages\n", FM_nodeid,
+           FM_nodeid == 0 ? pongs : pings + data_messages + stops);
   fflush(stdout);
   FM_finalize();
   return failures != 0;
