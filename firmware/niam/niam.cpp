@@ -9,6 +9,14 @@
 // destination host's memory, for handlers that run on the host (GAM).
 // docs/niam.md is the protocol.
 //
+// Written the way LANai firmware was, so that its cycle counts say what the
+// design costs (docs/niam.md, "Cycle budgets"): one read of IRQ_PENDING per
+// turn of the polling loop; butterfly packets prepared once per partner and
+// sent from where they lie, with two words filled in; engines started with
+// only the registers that change; word copies, never byte loops; the hot
+// path inlined into the measured functions (ready_sources, rx_packet,
+// dispatch and the handlers, host_request, dma_done, complete).
+//
 // Expect (with the host programs tests/e2e/programs/niam_*.cpp): every
 // collective completes on every rank with the same result; nothing printed.
 #include "nicemu/fw.hpp"
@@ -16,7 +24,81 @@
 
 namespace fw = nicemu::fw;
 
+// On the hot path: always inlined, so a measured function is one call.
+#define NIAM_HOT inline __attribute__((always_inline))
+
 namespace {
+
+// Counters and requests in the mailbox page (a link-time address: no
+// pointer to load).
+volatile uint32_t *const box = fw::nicemu_mailbox;
+
+NIAM_HOT void count(uint32_t stat) {
+  box[stat] = box[stat] + 1;
+}
+
+// Word copies of whole packets (both sides word-aligned).
+template <uint32_t Words> NIAM_HOT void copy_words(void *to, const void *from) {
+  auto *d = static_cast<uint32_t *>(to);
+  auto *s = static_cast<const uint32_t *>(from);
+  for (uint32_t i = 0; i < Words; ++i)
+    d[i] = s[i];
+}
+NIAM_HOT void copy_packet(niam_packet &to, const niam_packet &from) {
+  copy_words<NIAM_PACKET_BYTES / 4>(&to, &from);
+}
+
+// ---- Engines --------------------------------------------------------------
+
+// The engines keep their address registers and clear DONE when they start
+// (docs/firmware.md), so a start writes only what changes. A start the
+// engine refuses raises no line, so the firmware raises it: completion is
+// always seen the same way, through IRQ_PENDING.
+NIAM_HOT volatile uint32_t &tx_reg(uint32_t r) {
+  return fw::reg(NICEMU_TX_BASE, r);
+}
+NIAM_HOT volatile uint32_t &rx_reg(uint32_t r) {
+  return fw::reg(NICEMU_RX_BASE, r);
+}
+NIAM_HOT volatile uint32_t &hdma_reg(uint32_t r) {
+  return fw::reg(NICEMU_HDMA_BASE, r);
+}
+
+NIAM_HOT void tx_go(const void *packet, uint32_t bytes, uint32_t route_len) {
+  tx_reg(NICEMU_TX_ADDR) = uint32_t(reinterpret_cast<uintptr_t>(packet));
+  tx_reg(NICEMU_TX_LENGTH) = bytes;
+  tx_reg(NICEMU_TX_ROUTE_LEN) = route_len;
+  tx_reg(NICEMU_TX_CTRL) = NICEMU_DMA_START | NICEMU_DMA_IRQ;
+  if (tx_reg(NICEMU_TX_STATUS) & NICEMU_DMA_ERROR)
+    fw::irq_raise(NICEMU_IRQ_TX);
+}
+
+// A butterfly packet, prepared and checked at boot: the engine cannot
+// refuse it (it is idle, the length and route are good), so no read-back.
+NIAM_HOT void tx_go_prepared(const void *packet, uint32_t bytes,
+                             uint32_t route_len) {
+  tx_reg(NICEMU_TX_ADDR) = uint32_t(reinterpret_cast<uintptr_t>(packet));
+  tx_reg(NICEMU_TX_LENGTH) = bytes;
+  tx_reg(NICEMU_TX_ROUTE_LEN) = route_len;
+  tx_reg(NICEMU_TX_CTRL) = NICEMU_DMA_START | NICEMU_DMA_IRQ;
+}
+
+// `ctrl`: NICEMU_DMA_START | NICEMU_DMA_IRQ, and the direction. Starts
+// without looking whether the engine took it: see dma_check_refused.
+NIAM_HOT void hdma_start(uint32_t host, const void *card, uint32_t bytes,
+                         uint32_t ctrl) {
+  hdma_reg(NICEMU_HDMA_HOST_ADDR) = host;
+  hdma_reg(NICEMU_HDMA_CARD_ADDR) = uint32_t(reinterpret_cast<uintptr_t>(card));
+  hdma_reg(NICEMU_HDMA_LENGTH) = bytes;
+  hdma_reg(NICEMU_HDMA_CTRL) = ctrl;
+}
+
+// A refused start (a host address the host never registered) raises no
+// line, so the transfer would never end: when the engine is supposed to be
+// busy and says ERROR, raise its line by hand, and dma_done fails the
+// transfer. Looked at before sleeping and whenever work waits for DMA room,
+// not after every start (a register read costs as much as a start).
+__attribute__((noinline)) void dma_check_refused();
 
 // ---- Buffers --------------------------------------------------------------
 
@@ -24,6 +106,8 @@ namespace {
 // header and the data stay word-aligned whatever the route length. Rx lands
 // packets at `hdr`; the source stages bulk data at `data`.
 struct Buf {
+  Buf *next_rx;   // Rx buffers are armed in a ring
+  uint32_t index; // in bufs[]
   uint8_t route[8];
   niam_packet hdr;
   uint8_t data[NIAM_PAGE_BYTES];
@@ -31,200 +115,293 @@ struct Buf {
 // Rx and Tx have separate pools: a node whose buffers were all waiting to
 // send could otherwise refuse the packets its partner is blocked on.
 constexpr int kRxBufs = 3, kTxBufs = 3, kBufs = kRxBufs + kTxBufs;
+constexpr uint32_t kTxPool = ((1u << kBufs) - 1) & ~((1u << kRxBufs) - 1);
+constexpr uint32_t kRxBytes = NIAM_PACKET_BYTES + NIAM_PAGE_BYTES;
 Buf bufs[kBufs];
-bool buf_used[kBufs];
+// Bit i: bufs[i] is free. Rx buffers are taken in ring order, so their bits
+// are tested one at a time.
+uint32_t free_bufs = (1u << kBufs) - 1;
 
-int take_buf(int first, int count) {
-  for (int i = first; i < first + count; ++i)
-    if (!buf_used[i]) {
-      buf_used[i] = true;
-      return i;
-    }
-  return -1;
+// The lowest free buffer of `pool`, taken; -1 when there is none.
+NIAM_HOT int take_buf(uint32_t pool) {
+  uint32_t m = free_bufs & pool;
+  if (!m)
+    return -1;
+  int i = __builtin_ctz(m);
+  free_bufs &= ~(1u << i);
+  return i;
 }
 
-int rx_armed = -1; // the buffer the Rx engine fills, or -1 when not armed
+// The buffer the Rx engine fills (nullptr while the next one in the ring is
+// in use: it is armed when released), and the next one to arm.
+Buf *rx_armed, *rx_next;
 
-void rx_rearm() {
-  if (rx_armed >= 0)
+// Arms Rx on the ring's next buffer (RX_SIZE is set once, at boot).
+NIAM_HOT void rx_rearm() {
+  Buf *n = rx_next;
+  uint32_t bit = 1u << n->index;
+  uint32_t free = free_bufs;
+  if (rx_armed || !(free & bit))
     return;
-  rx_armed = take_buf(0, kRxBufs);
-  if (rx_armed >= 0)
-    fw::rx_arm(&bufs[rx_armed].hdr, NIAM_PACKET_BYTES + NIAM_PAGE_BYTES, true);
+  free_bufs = free & ~bit;
+  rx_armed = n;
+  rx_next = n->next_rx;
+  rx_reg(NICEMU_RX_ADDR) = uint32_t(reinterpret_cast<uintptr_t>(&n->hdr));
+  rx_reg(NICEMU_RX_CTRL) = NICEMU_RX_ARM | NICEMU_DMA_IRQ;
 }
 
 void pump();
 
 void release(int b) {
-  buf_used[b] = false;
+  free_bufs |= 1u << b;
   if (b < kRxBufs)
     rx_rearm(); // a packet may be waiting on the link for a buffer
 }
 
+// ---- Routes and packets ---------------------------------------------------
+
+// A packet ready to send: the route's bytes end where the AM starts, so the
+// AM stays word-aligned; `start` is the route's first byte.
+struct alignas(64) Ready { // 64 bytes: an index is a shift
+  uint32_t route[2];
+  niam_packet am;
+  const uint8_t *start;
+  uint32_t len, route_len;
+};
+
+// Sets `p`'s route to `node` from the ROUTE device, right-aligned: its n
+// bytes (first switch first, little-endian in BYTES_LO/HI) move up by 8 - n
+// bytes, in words.
+void set_route(Ready &p, uint32_t node) {
+  fw::reg(NICEMU_ROUTE_BASE, NICEMU_ROUTE_DEST) = node;
+  uint32_t n = fw::reg(NICEMU_ROUTE_BASE, NICEMU_ROUTE_LENGTH);
+  uint32_t lo = fw::reg(NICEMU_ROUTE_BASE, NICEMU_ROUTE_BYTES_LO);
+  uint32_t hi = fw::reg(NICEMU_ROUTE_BASE, NICEMU_ROUTE_BYTES_HI);
+  n = n < 8 ? n : 8;
+  uint32_t shift = 8 * (8 - n); // bits
+  if (shift >= 32) {
+    p.route[0] = 0;
+    p.route[1] = shift == 64 ? 0 : lo << (shift - 32);
+  } else {
+    p.route[0] = lo << shift;
+    p.route[1] = shift ? (hi << shift) | (lo >> (32 - shift)) : hi;
+  }
+  auto *r = reinterpret_cast<uint8_t *>(p.route);
+  p.route_len = n;
+  p.start = r + 8 - n;
+  p.len = n + NIAM_PACKET_BYTES;
+}
+
 // ---- Engines: a queue in front of Tx and of host DMA ----------------------
 
-// A queued packet: `start` is the route, then the AM (and its data). Small
-// packets live in the slot; bulk packets in buffer `buf`, freed when the
-// engine has copied them.
+// A queued packet: small packets are copied into the slot; bulk packets stay
+// in buffer `buf`, freed when the engine has taken them. When Tx is idle a
+// packet starts from where it lies: the engine copies it as it starts.
 struct TxSlot {
-  uint8_t bytes[8 + NIAM_PACKET_BYTES];
+  Ready small;
   const uint8_t *start;
   uint32_t len, route_len;
   int buf;
 };
 constexpr uint32_t kTxSlots = 16;
 TxSlot tx_queue[kTxSlots];
-uint32_t tx_head, tx_tail; // head: next to start; tail: next free
-bool tx_busy;
+// The counters of the queues and of the request path, side by side: one
+// base address serves them all (the compiler then builds it once).
+struct Counters {
+  uint32_t tx_head, tx_tail; // head: next to start; tail: next free
+  uint32_t job_head, job_tail;
+  uint32_t dma_head, dma_tail;
+  uint32_t fetching;     // request fetches in flight: each may become a job
+  uint32_t requested;    // the last host request number seen in the mailbox
+  uint32_t direct_fetch; // a fetch outside the DMA queue (host_request)
+  uint32_t tx_busy, dma_busy; // words: a byte would cost a mask per test
+} counters;
+// The counters, through a base register. Without a small-data area (-G0)
+// every global access builds its address with a `lui` of its own; q() hides
+// the struct's address from the optimiser, which would otherwise fold it
+// back into each access, so a function builds it once.
+NIAM_HOT Counters &q() {
+  Counters *c = &counters;
+  asm("" : "+r"(c));
+  return *c;
+}
 
 // A queued host DMA. Small transfers keep their card data in the entry
 // because the engine reads card memory when the transfer ends, not when it
 // starts; bulk ones point into a buffer.
 enum class Dma : uint32_t { Fetch, Write, Stage, Deliver, Flag };
-struct DmaSlot {
+struct alignas(64) DmaSlot { // 64 bytes: an index is a shift
   uint32_t words[NIAM_PACKET_BYTES / 4];
   const void *card;
   uint32_t host, bytes;
-  uint32_t arg; // Fetch: request number; Stage: node; Deliver: last; Flag:
-                // issuer
+  uint32_t ctrl; // HDMA_CTRL: start, IRQ, direction (from `kind`)
+  uint32_t arg;  // Fetch: request number; Stage: node; Deliver: last; Flag:
+                 // issuer
   int buf;
   Dma kind;
 };
 constexpr uint32_t kDmaSlots = 16;
 DmaSlot dma_queue[kDmaSlots];
-uint32_t dma_head, dma_tail;
-bool dma_busy;
 
-uint32_t dma_free() {
-  return kDmaSlots - (dma_tail - dma_head);
+NIAM_HOT uint32_t dma_free() {
+  return kDmaSlots - (q().dma_tail - q().dma_head);
 }
 
 // ---- Geometry of the butterfly --------------------------------------------
 
 constexpr uint32_t kMaxRounds = 16; // 65536 nodes
 uint32_t me, nodes, pow2, rounds;   // pow2: the largest power of 2 <= nodes
-uint8_t routes[kMaxRounds + 1][8];  // [round] partners, [kMaxRounds] fold
-uint32_t route_lens[kMaxRounds + 1];
+// The packets to the butterfly partners, prepared at boot: [round] the
+// round's partner, [kMaxRounds] the fold partner.
+Ready partner[kMaxRounds + 1];
 
-// Counters the host can read by PIO (mailbox words NIAM_BOX_STAT_*).
-volatile uint32_t *box;
-
-void count(uint32_t stat) {
-  box[stat] = box[stat] + 1;
-}
-
-void tx_kick() {
-  if (tx_busy || tx_head == tx_tail)
+NIAM_HOT void tx_kick() {
+  if (q().tx_busy || q().tx_head == q().tx_tail)
     return;
-  TxSlot &s = tx_queue[tx_head % kTxSlots];
-  // The engine copies the packet when it starts: the slot (and the bulk
-  // buffer) is free at once.
-  fw::tx_start(s.start, s.len, s.route_len, true);
-  ++tx_head;
-  tx_busy = true;
+  TxSlot &s = tx_queue[q().tx_head % kTxSlots];
+  tx_go(s.start, s.len, s.route_len); // copied now: the slot is free
+  ++q().tx_head;
+  q().tx_busy = true;
   if (s.buf >= 0)
     release(s.buf);
 }
 
 void poll_tx_until_idle();
 
-TxSlot &tx_slot() {
-  if (tx_tail - tx_head == kTxSlots)
+NIAM_HOT TxSlot &tx_slot() {
+  if (q().tx_tail - q().tx_head == kTxSlots)
     poll_tx_until_idle(); // rare: 16 slots, at most 3 of them bulk
-  return tx_queue[tx_tail % kTxSlots];
+  return tx_queue[q().tx_tail % kTxSlots];
 }
 
-// Queues a 32-byte AM over `route`.
-void send_route(const uint8_t *route, uint32_t route_len,
-                const niam_packet &p) {
+// Queues a copy of a prepared packet behind the ones waiting for Tx.
+__attribute__((noinline, cold)) void send_queued(const Ready &p) {
   TxSlot &s = tx_slot();
-  s.route_len = route_len;
-  s.start = s.bytes + 8 - route_len;
-  s.len = route_len + NIAM_PACKET_BYTES;
+  copy_words<sizeof(Ready) / 4>(&s.small, &p);
+  s.route_len = p.route_len;
+  s.start = reinterpret_cast<const uint8_t *>(s.small.route) + 8 - p.route_len;
+  s.len = p.len;
   s.buf = -1;
-  memcpy(s.bytes + 8 - route_len, route, route_len);
-  memcpy(s.bytes + 8, &p, sizeof p);
-  ++tx_tail;
+  ++q().tx_tail;
   tx_kick();
 }
 
-// Queues an AM over the cached butterfly route `slot`.
-void send(uint32_t route_slot, uint32_t handler, uint32_t a0, uint32_t a1,
-          uint32_t a2) {
-  niam_packet p{NIAM_TAG, handler, {a0, a1, a2, 0, 0, 0}};
-  send_route(routes[route_slot], route_lens[route_slot], p);
+// Sends a prepared packet: at once from where it lies when Tx is idle (the
+// engine copies it as it starts), else through a copy in the queue.
+NIAM_HOT void send_ready(const Ready &p) {
+  if (!q().tx_busy) { // a queued packet means Tx is busy (tx_kick)
+    tx_go(p.start, p.len, p.route_len);
+    q().tx_busy = true;
+  } else {
+    send_queued(p);
+  }
+}
+
+// Sends an AM to butterfly partner `slot`: the packet is prepared, only the
+// handler and the three words change.
+NIAM_HOT void send(uint32_t slot, uint32_t handler, uint32_t a0, uint32_t a1,
+                   uint32_t a2) {
+  Ready &p = partner[slot];
+  p.am.handler = handler;
+  p.am.arg[0] = a0;
+  p.am.arg[1] = a1;
+  p.am.arg[2] = a2;
+  send_ready(p);
 }
 
 // The route to any node; the last one is kept, since a transfer sends all
 // its packets to one node.
-uint8_t last_route[8];
-uint32_t last_route_node = ~0u, last_route_len;
+Ready last_route;
+uint32_t last_route_node = ~0u;
 
-const uint8_t *route_of(uint32_t node, uint32_t &len) {
+NIAM_HOT Ready &route_of(uint32_t node) {
   if (node != last_route_node) {
-    last_route_len = fw::route_to(node, last_route, 8);
+    set_route(last_route, node);
     last_route_node = node;
   }
-  len = last_route_len;
   return last_route;
 }
 
 void send_node(uint32_t node, const niam_packet &p) {
-  uint32_t len;
-  const uint8_t *route = route_of(node, len);
-  send_route(route, len, p);
+  Ready &r = route_of(node);
+  copy_packet(r.am, p);
+  send_ready(r);
 }
 
 // Queues bulk buffer `b` (header filled, `data` bytes after it) to `node`.
 void send_buf(int b, uint32_t node, uint32_t data) {
-  uint32_t len;
-  const uint8_t *route = route_of(node, len);
+  Ready &r = route_of(node);
   Buf &x = bufs[b];
-  memcpy(x.route + 8 - len, route, len);
+  copy_words<2>(x.route, r.route);
   TxSlot &s = tx_slot();
-  s.route_len = len;
-  s.start = x.route + 8 - len;
-  s.len = len + NIAM_PACKET_BYTES + data;
+  s.route_len = r.route_len;
+  s.start = x.route + 8 - r.route_len;
+  s.len = r.len + data;
   s.buf = b;
-  ++tx_tail;
+  ++q().tx_tail;
   tx_kick();
 }
 
-bool poll_tx() {
-  if (!tx_busy || !(fw::tx_status() & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR)))
-    return false;
-  tx_busy = false;
+// Tx finished a packet (its line was pending): start the next.
+void tx_done() {
+  fw::irq_clear(NICEMU_IRQ_TX);
+  tx_reg(NICEMU_TX_STATUS) = NICEMU_DMA_ERROR; // a refused start's mark
+  q().tx_busy = false;
   tx_kick();
-  pump(); // starting the next packet may have freed a Tx buffer
-  return true;
+  if (q().job_head != q().job_tail)
+    pump(); // starting the next packet may have freed a Tx buffer
 }
 
 void poll_tx_until_idle() {
-  while (tx_busy)
-    poll_tx();
+  while (q().tx_busy)
+    if (fw::irq_pending() & NICEMU_IRQ_TX)
+      tx_done();
 }
 
-bool to_host(Dma kind) {
-  return kind == Dma::Write || kind == Dma::Deliver || kind == Dma::Flag;
+constexpr uint32_t dma_ctrl(Dma kind) {
+  return NICEMU_DMA_START | NICEMU_DMA_IRQ |
+         (kind == Dma::Write || kind == Dma::Deliver || kind == Dma::Flag
+              ? NICEMU_DMA_TO_HOST
+              : 0u);
 }
 
-void dma_kick() {
-  if (dma_busy || dma_head == dma_tail)
+NIAM_HOT void dma_start(const DmaSlot &d) {
+  hdma_start(d.host, d.card, d.bytes, d.ctrl);
+  q().dma_busy = true;
+}
+
+NIAM_HOT void dma_kick() {
+  if (q().dma_busy || q().dma_head == q().dma_tail)
     return;
-  DmaSlot &d = dma_queue[dma_head % kDmaSlots];
-  fw::hdma_start(d.host, d.card, d.bytes, to_host(d.kind), true);
-  dma_busy = true;
+  dma_start(dma_queue[q().dma_head % kDmaSlots]);
+}
+
+// Starts a transfer just pushed when the engine is idle: then nothing else
+// was queued (the queue is started whenever the engine goes idle), so it is
+// the head. The caller passes what it pushed, so nothing is read back.
+NIAM_HOT void dma_submit(uint32_t host, const void *card, uint32_t bytes,
+                         Dma kind) {
+  if (q().dma_busy)
+    return;
+  hdma_start(host, card, bytes, dma_ctrl(kind));
+  q().dma_busy = true;
+}
+
+void dma_check_refused() {
+  if (q().dma_busy && (hdma_reg(NICEMU_HDMA_STATUS) & NICEMU_DMA_ERROR))
+    fw::irq_raise(NICEMU_IRQ_HDMA);
 }
 
 // Callers keep enough room (see the dma_free() checks); a full queue here
 // would be a firmware bug, so the transfer is counted and dropped.
-DmaSlot *dma_push(Dma kind, uint32_t host, uint32_t bytes) {
-  if (dma_tail - dma_head == kDmaSlots) {
+NIAM_HOT DmaSlot *dma_push(Dma kind, uint32_t host, uint32_t bytes) {
+  if (q().dma_tail - q().dma_head == kDmaSlots) {
     count(NIAM_BOX_STAT_BAD);
     return nullptr;
   }
-  DmaSlot &d = dma_queue[dma_tail++ % kDmaSlots];
+  DmaSlot &d = dma_queue[q().dma_tail++ % kDmaSlots];
   d.kind = kind;
+  d.ctrl = dma_ctrl(kind);
   d.host = host;
   d.bytes = bytes;
   d.card = d.words;
@@ -237,9 +414,11 @@ DmaSlot *dma_push(Dma kind, uint32_t host, uint32_t bytes) {
 enum class Stage : uint32_t { Idle, FoldIn, Round, FoldOut };
 struct Collective {
   uint32_t c; // collective number: 1, 2, ... the same on every rank
-  uint32_t op, acc, round;
+  uint32_t op, acc;
+  uint32_t round; // the round awaited; kNoRound outside Stage::Round
   Stage stage;
 };
+constexpr uint32_t kNoRound = ~0u; // matches no packet's round
 Collective coll;
 uint32_t started; // collectives started on this node
 
@@ -247,76 +426,115 @@ uint32_t started; // collectives started on this node
 // collective ahead, so two slots (c & 1) suffice; a flag holds the number of
 // the collective whose value is in the slot.
 uint32_t round_flag[2][kMaxRounds], round_val[2][kMaxRounds];
+// Round packets that came before this node got to their round and are not
+// consumed yet: while there are none, a step need not look at the flags.
+uint32_t early;
 uint32_t fold_in_flag[2], fold_in_val[2];
 uint32_t fold_out_flag[2], fold_out_val[2];
 
-uint32_t combine(uint32_t op, uint32_t a, uint32_t b) {
+// A barrier runs as a sum of zeros (start_collective), so it takes the
+// first test.
+NIAM_HOT uint32_t combine(uint32_t op, uint32_t a, uint32_t b) {
   int32_t x = static_cast<int32_t>(a), y = static_cast<int32_t>(b);
-  switch (op) {
-  case NIAM_OP_SUM:
+  if (__builtin_expect(op == NIAM_OP_SUM, 1))
     return a + b; // unsigned: wraps like the host's two's complement
-  case NIAM_OP_MIN:
+  if (op == NIAM_OP_MIN)
     return static_cast<uint32_t>(x < y ? x : y);
-  case NIAM_OP_MAX:
+  if (op == NIAM_OP_MAX)
     return static_cast<uint32_t>(x > y ? x : y);
-  default:
-    return 0;
-  }
+  return 0;
 }
 
-bool has_extra() {
+NIAM_HOT bool has_extra() {
   return me + pow2 < nodes;
 }
 
-void complete() {
+// The collective's result is known: the main loop hands it to the host
+// after the turn's handlers (complete), so a round packet's path ends at the
+// Tx start and the completion is measured on its own.
+bool complete_due;
+
+NIAM_HOT void finish() {
+  coll.round = kNoRound;
+  complete_due = true;
+}
+
+// The collective's result and number to the host: measured, it is the
+// completion budget (docs/niam.md).
+NICEMU_HANDLER void complete() {
+  complete_due = false;
   coll.stage = Stage::Idle;
-  DmaSlot *d = dma_push(Dma::Write, box[NIAM_BOX_BLOCK] + NIAM_BLOCK_RESULT, 8);
+  uint32_t host = box[NIAM_BOX_BLOCK] + NIAM_BLOCK_RESULT;
+  DmaSlot *d = dma_push(Dma::Write, host, 8);
   if (!d)
     return; // cannot happen: one collective at a time, one fetch at a time
   d->words[0] = coll.acc;
   d->words[1] = coll.c; // the host waits on this word
-  dma_kick();
+  dma_submit(host, d->words, 8, Dma::Write);
 }
 
-void step() {
-  send(coll.round, NIAM_H_ROUND, coll.c, coll.round, coll.acc);
-  coll.stage = Stage::Round;
+// Sends this collective's packet of round `r` (prepared: only the collective
+// number and the value change).
+NIAM_HOT void send_round(uint32_t r, uint32_t c, uint32_t acc) {
+  Ready &p = partner[r];
+  p.am.arg[0] = c;
+  p.am.arg[2] = acc;
+  if (q().tx_busy) {
+    send_queued(p);
+    return;
+  }
+  tx_go_prepared(p.start, p.len, p.route_len);
+  q().tx_busy = true;
 }
 
-void butterfly_done() {
+// The last round is done: the extra rank gets the result, the host too.
+__attribute__((noinline)) void butterfly_done() {
   if (has_extra())
     send(kMaxRounds, NIAM_H_FOLD_OUT, coll.c, coll.acc, 0);
-  complete();
+  finish();
+}
+
+// The rounds of the butterfly, as far as the partners' packets allow. Each
+// round's packet goes out as soon as the previous round's value is in.
+__attribute__((noinline)) void advance_rounds() {
+  for (;;) {
+    uint32_t c = coll.c, s = c & 1, r = coll.round;
+    if (round_flag[s][r] != c)
+      return;
+    if (early)
+      --early;
+    uint32_t acc = combine(coll.op, coll.acc, round_val[s][r]);
+    coll.acc = acc;
+    coll.round = ++r;
+    if (r == rounds) {
+      butterfly_done();
+      return;
+    }
+    send_round(r, c, acc);
+  }
 }
 
 void begin_rounds() {
   coll.round = 0;
-  if (rounds == 0)
+  coll.stage = Stage::Round;
+  if (rounds == 0) {
     butterfly_done();
-  else
-    step();
+    return;
+  }
+  send_round(0, coll.c, coll.acc);
+  advance_rounds(); // a partner ahead of us may have sent round 0 already
 }
 
-// Advances the running collective as far as the flags allow.
-void progress() {
+// Advances the running collective as far as the flags allow (the fold
+// stages and the start; the rounds' own packets call advance_rounds).
+__attribute__((noinline)) void progress() {
   uint32_t s = coll.c & 1;
-  for (;;) {
-    if (coll.stage == Stage::FoldIn && fold_in_flag[s] == coll.c) {
-      coll.acc = combine(coll.op, coll.acc, fold_in_val[s]);
-      begin_rounds();
-    } else if (coll.stage == Stage::Round &&
-               round_flag[s][coll.round] == coll.c) {
-      coll.acc = combine(coll.op, coll.acc, round_val[s][coll.round]);
-      if (++coll.round < rounds)
-        step();
-      else
-        butterfly_done();
-    } else if (coll.stage == Stage::FoldOut && fold_out_flag[s] == coll.c) {
-      coll.acc = fold_out_val[s];
-      complete();
-    } else {
-      return;
-    }
+  if (coll.stage == Stage::FoldIn && fold_in_flag[s] == coll.c) {
+    coll.acc = combine(coll.op, coll.acc, fold_in_val[s]);
+    begin_rounds();
+  } else if (coll.stage == Stage::FoldOut && fold_out_flag[s] == coll.c) {
+    coll.acc = fold_out_val[s];
+    finish();
   }
 }
 
@@ -325,7 +543,11 @@ void start_collective(uint32_t op, uint32_t value) {
     count(NIAM_BOX_STAT_BUSY); // the host library never does this
     return;
   }
-  coll = {++started, op, value, 0, Stage::Idle};
+  if (op == NIAM_OP_BARRIER) { // a sum of zeros: the result is 0 as before
+    op = NIAM_OP_SUM;
+    value = 0;
+  }
+  coll = {++started, op, value, kNoRound, Stage::Idle};
   if (me >= pow2) {
     // Ranks beyond the largest power of two report to their partner, which
     // runs the butterfly for both and sends back the result.
@@ -432,14 +654,12 @@ struct Job {
 };
 constexpr uint32_t kJobs = 8;
 Job jobs[kJobs];
-uint32_t job_head, job_tail;
-uint32_t fetching;  // request fetches in flight: each may become a job
 uint32_t staging;   // Stage DMAs queued or running: chunks not sent yet
 uint32_t host_sent; // staged host messages read (NIAM_BLOCK_SENT)
 
 // Room for one more job, counting the requests being fetched.
 bool job_room() {
-  return job_tail - job_head + fetching < kJobs;
+  return q().job_tail - q().job_head + q().fetching < kJobs;
 }
 
 // Starts host DMAs of the next chunks into free Tx buffers. Chunks end at
@@ -450,22 +670,22 @@ bool send_small(const niam_packet &p);
 // request waits: spinning on a Tx queue that the network backs up would
 // stop this NIC from serving the Rx packets that its peers wait on.
 bool tx_room() {
-  return tx_tail - tx_head + 4 <= kTxSlots;
+  return q().tx_tail - q().tx_head + 4 <= kTxSlots;
 }
 
 void pump() {
-  while (job_head != job_tail) {
-    Job &j = jobs[job_head % kJobs];
+  while (q().job_head != q().job_tail) {
+    Job &j = jobs[q().job_head % kJobs];
     if (j.small) {
       // Behind the chunks still being read, so host messages keep order.
       if (staging || !tx_room() || !send_small(j.msg))
         return;
-      ++job_head;
+      ++q().job_head;
       continue;
     }
     if (dma_free() < 4)
       return;
-    int b = take_buf(kRxBufs, kTxBufs);
+    int b = take_buf(kTxPool);
     if (b < 0)
       return;
     uint32_t n = j.left;
@@ -490,7 +710,7 @@ void pump() {
     ++staging;
     dma_kick();
     if (j.left == 0)
-      ++job_head;
+      ++q().job_head;
   }
 }
 
@@ -502,7 +722,7 @@ void accept(const niam_packet &p, uint32_t issuer) {
   // A refused host message is only counted: no one waits for its ack.
   bool acked_transfer = !(issuer & NIAM_DATA_TO_HOST);
   if (node >= nodes || bytes % 4 || src % 4 || dst % 4 ||
-      job_tail - job_head == kJobs) {
+      q().job_tail - q().job_head == kJobs) {
     count(NIAM_BOX_STAT_BAD);
     if (acked_transfer)
       send_ack(issuer, 1);
@@ -514,7 +734,7 @@ void accept(const niam_packet &p, uint32_t issuer) {
       send_ack(issuer, 1);
     return;
   }
-  Job &j = jobs[job_tail++ % kJobs];
+  Job &j = jobs[q().job_tail++ % kJobs];
   j = {src,    dst,      bytes,    dst,   bytes, node,
        issuer, p.arg[4], p.arg[5], false, {}};
   pump();
@@ -526,8 +746,10 @@ void accept(const niam_packet &p, uint32_t issuer) {
 bool deliver_to_host(int b, uint32_t data);
 
 bool deliver(int b, uint32_t data) {
-  if (dma_free() < 3)
+  if (dma_free() < 3) {
+    dma_check_refused(); // the caller retries: the queue must move
     return false;
+  }
   const niam_packet &h = bufs[b].hdr;
   if (h.handler == NIAM_H_HOST_AM || (h.arg[3] & NIAM_DATA_TO_HOST))
     return deliver_to_host(b, data);
@@ -547,7 +769,7 @@ bool deliver(int b, uint32_t data) {
     }
   } else {
     DmaSlot *d = dma_push(Dma::Deliver, bus, data);
-    memcpy(d->words, h.arg, sizeof h.arg);
+    copy_words<6>(d->words, h.arg);
     d->card = bufs[b].data;
     d->buf = b;
     d->arg = off + data == bytes;
@@ -633,7 +855,7 @@ bool deliver_to_host(int b, uint32_t data) {
     return false;
   uint32_t slot = ring_seq % ring_slots;
   niam_packet e{ring_seq + 1, NIAM_RING_SMALL, {}};
-  memcpy(e.arg, h.arg, sizeof e.arg);
+  copy_words<6>(e.arg, h.arg);
   if (h.handler != NIAM_H_HOST_AM) {
     uint32_t off = h.arg[0], bytes = h.arg[2];
     if ((h.arg[3] & NIAM_DATA_POISON) || data % 4 || data > NIAM_PAGE_BYTES ||
@@ -657,7 +879,7 @@ bool deliver_to_host(int b, uint32_t data) {
   // The engine keeps order: the entry lands after its data.
   DmaSlot *d = dma_push(Dma::Write, ring_bus + slot * NIAM_PACKET_BYTES,
                         NIAM_PACKET_BYTES);
-  memcpy(d->words, &e, sizeof e);
+  copy_words<NIAM_PACKET_BYTES / 4>(d->words, &e);
   dma_kick();
   return true;
 }
@@ -674,7 +896,7 @@ bool send_small(const niam_packet &p) {
     send_node(node, m);
     return true;
   }
-  int b = take_buf(kRxBufs, kTxBufs);
+  int b = take_buf(kTxPool);
   if (b < 0)
     return false;
   bufs[b].hdr = m;
@@ -690,12 +912,29 @@ bool send_small(const niam_packet &p) {
 NICEMU_HANDLER void h_nop(const niam_packet &) {}
 
 NICEMU_HANDLER void h_round(const niam_packet &p) {
-  uint32_t c = p.arg[0], r = p.arg[1];
+  uint32_t c = p.arg[0], r = p.arg[1], v = p.arg[2];
+  if (r == coll.round && c == coll.c) { // coll.round: only in the rounds
+    // The packet this node waits for, the usual case: the barrier step's
+    // hot path. Combine, and send the next round's packet.
+    uint32_t acc = combine(coll.op, coll.acc, v);
+    coll.acc = acc;
+    coll.round = ++r;
+    if (r == rounds) {
+      butterfly_done();
+      return;
+    }
+    send_round(r, c, acc);
+    if (early && round_flag[c & 1][r] == c) // that partner was ahead of us
+      advance_rounds();
+    return;
+  }
   if (r >= kMaxRounds)
     return;
-  round_val[c & 1][r] = p.arg[2];
+  round_val[c & 1][r] = v; // early: kept until this node gets there
   round_flag[c & 1][r] = c;
-  progress();
+  ++early;
+  if (coll.stage == Stage::Round)
+    advance_rounds();
 }
 
 NICEMU_HANDLER void h_fold_in(const niam_packet &p) {
@@ -769,24 +1008,23 @@ NICEMU_HANDLER void h_ack(const niam_packet &p) {
 // Host: a small host message. Sent at once unless earlier host messages or
 // transfers are still on their way out, then queued behind them.
 NICEMU_HANDLER void h_host_send(const niam_packet &p) {
-  if ((p.arg[0] & 0xFFFF) >= nodes || job_tail - job_head == kJobs) {
+  if ((p.arg[0] & 0xFFFF) >= nodes || q().job_tail - q().job_head == kJobs) {
     count(NIAM_BOX_STAT_BAD);
     return;
   }
-  if (job_head == job_tail && !staging && send_small(p))
+  if (q().job_head == q().job_tail && !staging && send_small(p))
     return;
-  Job &j = jobs[job_tail++ % kJobs];
+  Job &j = jobs[q().job_tail++ % kJobs];
   j.small = true;
-  j.msg = p;
+  copy_packet(j.msg, p);
   pump();
 }
 
 // Host: a staged host message, sent like a bcopy whose chunks land in the
 // destination's receive ring.
 NICEMU_HANDLER void h_host_msg(const niam_packet &p) {
-  uint32_t args[6] = {p.arg[0], 0, p.arg[1], p.arg[2], p.arg[3], 0};
-  niam_packet t{p.tag, NIAM_H_HOST_MSG, {}};
-  memcpy(t.arg, args, sizeof args);
+  niam_packet t{
+      p.tag, NIAM_H_HOST_MSG, {p.arg[0], 0, p.arg[1], p.arg[2], p.arg[3], 0}};
   accept(t, me | NIAM_DATA_TO_HOST);
 }
 
@@ -811,12 +1049,16 @@ constexpr Handler handlers[NIAM_HANDLERS] = {
     h_ack, h_host_send, h_host_am, h_host_msg, h_ring};
 
 // Handlers only the local host may name: from the network they would let
-// another node map pages or issue transfers in this host's name.
-bool host_only(uint32_t handler) {
-  return handler == NIAM_H_COLLECTIVE || handler == NIAM_H_MAP ||
-         handler == NIAM_H_BCOPY || handler == NIAM_H_SYNC ||
-         handler == NIAM_H_HOST_SEND || handler == NIAM_H_HOST_MSG ||
-         handler == NIAM_H_RING;
+// another node map pages or issue transfers in this host's name. One bit
+// per handler: a single test.
+constexpr uint32_t kHostOnly = 1u << NIAM_H_COLLECTIVE | 1u << NIAM_H_MAP |
+                               1u << NIAM_H_BCOPY | 1u << NIAM_H_SYNC |
+                               1u << NIAM_H_HOST_SEND | 1u << NIAM_H_HOST_MSG |
+                               1u << NIAM_H_RING;
+static_assert(NIAM_HANDLERS <= 32, "kHostOnly has a bit per handler");
+
+NIAM_HOT bool host_only(uint32_t handler) {
+  return (kHostOnly >> handler) & 1u;
 }
 
 // Runs handler `index`; an index outside the table is counted, never called.
@@ -828,68 +1070,47 @@ NICEMU_HANDLER void dispatch(const niam_packet &p) {
   handlers[p.handler](p);
 }
 
-// ---- The four event sources -----------------------------------------------
-
-uint32_t requested; // the last host request number seen in the mailbox
+// ---- The event sources ----------------------------------------------------
 
 // A new request number in the mailbox: fetch that slot of the host's ring.
 // Only with room for the job it may become and for the DMAs it may cause.
-bool poll_host() {
-  uint32_t seq = box[NIAM_BOX_SEQ];
-  if (seq == requested || box[NIAM_BOX_BLOCK] == 0 || !job_room() ||
-      dma_free() < 4 || !tx_room())
-    return false;
-  uint32_t next = requested + 1;
-  uint32_t slot = box[NIAM_BOX_BLOCK] + NIAM_BLOCK_RING +
-                  (next % NIAM_RING_SLOTS) * NIAM_PACKET_BYTES;
+// Measured: with dma_done, the host request budget (docs/niam.md).
+// A request fetched while the engine is idle (so the queue is empty) lands
+// in `request`, outside the queue: no slot to fill, none to look up when it
+// is done. `q().direct_fetch` is its number, 0 when none is in flight.
+niam_packet request;
+
+NICEMU_HANDLER bool host_request() {
+  uint32_t block = box[NIAM_BOX_BLOCK];
+  bool idle = !q().dma_busy; // then the DMA queue is empty
+  // job_room() and tx_room() in one test: both differences are negative
+  // when there is room.
+  int32_t jobs = int32_t(q().job_tail - q().job_head + q().fetching - kJobs);
+  int32_t tx = int32_t(q().tx_tail - q().tx_head + 4 - kTxSlots - 1);
+  if (block == 0 || (jobs & tx) >= 0 || (!idle && dma_free() < 4))
+    return false; // retried next turn (the loop checks the DMA engine)
+  uint32_t next = q().requested + 1;
+  q().requested = next;
+  ++q().fetching;
+  uint32_t slot =
+      block + NIAM_BLOCK_RING + (next % NIAM_RING_SLOTS) * NIAM_PACKET_BYTES;
+  if (idle) {
+    q().direct_fetch = next;
+    hdma_start(slot, &request, NIAM_PACKET_BYTES, dma_ctrl(Dma::Fetch));
+    q().dma_busy = true;
+    return true;
+  }
   DmaSlot *d = dma_push(Dma::Fetch, slot, NIAM_PACKET_BYTES);
-  d->arg = requested = next;
-  ++fetching;
-  dma_kick();
+  d->arg = next;
   return true;
 }
 
-void fetched(const niam_packet &p, uint32_t seq, bool ok) {
-  --fetching;
-  // The tag must be the request's number: a stale slot is refused.
-  count(NIAM_BOX_STAT_REQUESTS); // the host may now reuse the slot
-  if (ok && p.tag == seq)
-    dispatch(p);
-  else
-    count(NIAM_BOX_STAT_BAD);
-}
-
-// Completes the transfer at the head of the queue. Only the fields each kind
-// needs are copied out before the next transfer starts (a whole-slot copy
-// costs more than the polling loop turn), since completing one may queue
-// others over this slot.
-bool poll_dma() {
-  if (!dma_busy || !(fw::hdma_status() & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR)))
-    return false;
-  DmaSlot &slot = dma_queue[dma_head % kDmaSlots];
-  bool ok = !(fw::hdma_status() & NICEMU_DMA_ERROR);
-  Dma kind = slot.kind;
-  dma_busy = false;
-  if (kind == Dma::Fetch) {
-    niam_packet p;
-    memcpy(&p, slot.words, sizeof p);
-    uint32_t seq = slot.arg;
-    ++dma_head;
-    dma_kick(); // the request is copied: let the next transfer start
-    fetched(p, seq, ok);
-    return true;
-  }
-  if (kind == Dma::Write) {
-    ++dma_head;
-    dma_kick();
-    return true;
-  }
-  DmaSlot d = slot; // bulk paths: the copy is small next to the data
-  ++dma_head;
-  dma_kick();
-  if (kind == Dma::Stage) {
+// A chunk, a delivery or a flag is done (the bulk paths, out of line).
+__attribute__((noinline)) void transfer_done(const DmaSlot &slot, bool ok) {
+  DmaSlot d = slot; // the copy is small next to the data
+  if (d.kind == Dma::Stage) {
     staged(d, ok);
-  } else if (kind == Dma::Deliver) {
+  } else if (d.kind == Dma::Deliver) {
     release(d.buf);
     if (d.arg)
       delivered(d);
@@ -897,7 +1118,59 @@ bool poll_dma() {
     send_ack(d.arg, 0);
   }
   pump();
-  return true;
+}
+
+// A fetched request: the tag must be the request's number (a stale slot is
+// refused).
+NIAM_HOT void fetched(const niam_packet &p, uint32_t seq, bool ok) {
+  --q().fetching;
+  count(NIAM_BOX_STAT_REQUESTS); // the host may now reuse the slot
+  uint32_t h = p.handler;
+  if (!ok || p.tag != seq)
+    count(NIAM_BOX_STAT_BAD);
+  else if (h >= NIAM_HANDLERS) // dispatch's check, inline
+    count(NIAM_BOX_STAT_UNKNOWN);
+  else
+    handlers[h](p);
+}
+
+// Completes the transfer at the head of the queue (its line was pending).
+NICEMU_HANDLER void dma_done() {
+  fw::irq_clear(NICEMU_IRQ_HDMA);
+  q().dma_busy = false; // the line rises only for a started transfer
+  if (uint32_t seq = q().direct_fetch) { // not in the queue: its head waits
+    // A failed fetch leaves `request` as it was, with an older number than
+    // `seq`, so the tag check refuses it: no need to read the status, only
+    // to clear a failure's mark before the next start.
+    hdma_reg(NICEMU_HDMA_STATUS) = NICEMU_DMA_ERROR;
+    q().direct_fetch = 0;
+    if (q().dma_head != q().dma_tail) // what was queued meanwhile (dma_kick)
+      dma_start(dma_queue[q().dma_head % kDmaSlots]);
+    fetched(request, seq, true);
+    return;
+  }
+  bool ok = !(hdma_reg(NICEMU_HDMA_STATUS) & NICEMU_DMA_ERROR);
+  if (!ok)
+    hdma_reg(NICEMU_HDMA_STATUS) = NICEMU_DMA_ERROR;
+  DmaSlot &slot = dma_queue[q().dma_head % kDmaSlots];
+  Dma kind = slot.kind;
+  ++q().dma_head;
+  dma_kick(); // the next transfer starts before this one is dealt with
+  if (kind == Dma::Fetch) {
+    // The request is read in place: the slot just freed is the last one a
+    // push reuses (when all sixteen are taken), and a handler pushes at
+    // most three. With fewer than four free it is copied first.
+    const niam_packet *p = reinterpret_cast<const niam_packet *>(slot.words);
+    niam_packet copy;
+    if (dma_free() < 4) {
+      copy_packet(copy, *p);
+      p = &copy;
+    }
+    fetched(*p, slot.arg, ok);
+    return;
+  }
+  if (kind != Dma::Write)
+    transfer_done(slot, ok);
 }
 
 // A packet that could not be served at once (no room for its DMA or job)
@@ -905,7 +1178,7 @@ bool poll_dma() {
 int rx_held = -1;
 uint32_t rx_held_len;
 
-bool serve_held() {
+__attribute__((noinline)) bool serve_held() {
   const niam_packet &p = bufs[rx_held].hdr;
   if (p.handler == NIAM_H_DATA || p.handler == NIAM_H_HOST_AM) {
     if (!deliver(rx_held, rx_held_len - NIAM_PACKET_BYTES))
@@ -923,35 +1196,85 @@ bool serve_held() {
   return true;
 }
 
-bool well_formed(uint32_t st, uint32_t len, const niam_packet &p) {
-  if ((st & (NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED)) || p.tag != NIAM_TAG)
-    return false;
-  if (p.handler == NIAM_H_DATA)
-    return len > NIAM_PACKET_BYTES;
-  return len == NIAM_PACKET_BYTES;
-}
+// Packets from the network that run their handler at once: a 32-byte AM
+// for a NIC handler. Bulk data, host messages and forwarded transfers need
+// engine room and go through serve_held(); so do unknown handlers and the
+// host-only ones, which it counts and drops.
+constexpr uint32_t kRunAtOnce =
+    ((1u << NIAM_HANDLERS) - 1) & ~kHostOnly &
+    ~(1u << NIAM_H_DATA | 1u << NIAM_H_HOST_AM | 1u << NIAM_H_FORWARD);
 
-bool poll_rx() {
-  if (rx_held >= 0)
-    return serve_held();
-  if (rx_armed < 0)
-    return false;
-  uint32_t st = fw::rx_status();
+// A packet has landed (the Rx line was pending): re-arm on the next buffer,
+// check the packet and serve it. Measured: the barrier step's budget runs
+// from here to the next round's packet on the wire (docs/niam.md).
+NICEMU_HANDLER void rx_packet() {
+  fw::irq_clear(NICEMU_IRQ_RX);
+  uint32_t st = rx_reg(NICEMU_RX_STATUS);
   if (!(st & NICEMU_RX_DONE))
-    return false;
-  uint32_t len = fw::rx_length();
-  int b = rx_armed;
-  rx_armed = -1;
-  rx_rearm(); // the next packet can land while this one is served
-  if (!well_formed(st, len, bufs[b].hdr)) {
-    count(NIAM_BOX_STAT_BAD);
-    release(b);
-    return true;
+    return;
+  uint32_t len = rx_reg(NICEMU_RX_LENGTH);
+  Buf *x = rx_armed; // armed: DONE is set only for an armed buffer
+  const niam_packet &p = x->hdr;
+  uint32_t h = p.handler;
+  // The usual case first: a well-formed 32-byte AM for a NIC handler runs
+  // from the buffer (dispatch's range check is the mask's), and the same
+  // buffer is armed again with one RX_CTRL write (its address stays).
+  uint32_t flaws = (st & (NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED)) |
+                   (p.tag ^ NIAM_TAG) | (len ^ NIAM_PACKET_BYTES);
+  if (!flaws && h < NIAM_HANDLERS && ((kRunAtOnce >> h) & 1)) {
+    handlers[h](p);
+    rx_reg(NICEMU_RX_CTRL) = NICEMU_RX_ARM | NICEMU_DMA_IRQ;
+    return;
   }
-  rx_held = b;
+  // Bulk data, host messages, forwards: the packet stays in its buffer, so
+  // the next one is armed before it is served.
+  rx_armed = nullptr;
+  rx_rearm();
+  if ((st & (NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED)) || p.tag != NIAM_TAG ||
+      (h == NIAM_H_DATA ? len <= NIAM_PACKET_BYTES
+                        : len != NIAM_PACKET_BYTES)) {
+    count(NIAM_BOX_STAT_BAD);
+    release(int(x->index));
+    return;
+  }
+  rx_held = int(x->index);
   rx_held_len = len;
   serve_held();
-  return true;
+}
+
+// What the loop has to do, from one read of IRQ_PENDING (the engines raise
+// their lines when done; a host PIO raises HOST) and three words of card
+// memory. Measured: with the loop's branch and `wait`, the idle turn's
+// budget (docs/niam.md).
+constexpr uint32_t kEngineLines =
+    NICEMU_IRQ_HDMA | NICEMU_IRQ_TX | NICEMU_IRQ_RX;
+constexpr uint32_t kHostWork = 1u << 16, kHeldWork = 1u << 17,
+                   kLocalWork = 1u << 18;
+static_assert(((kHostWork | kHeldWork | kLocalWork) &
+               (kEngineLines | NICEMU_IRQ_HOST)) == 0,
+              "work bits clear of the IRQ lines");
+
+// Work that is not an IRQ line: a held packet that can be retried, local
+// deliveries. Only a busy turn changes it, so the loop computes it after one.
+uint32_t soft_work;
+
+NIAM_HOT uint32_t soft_sources() {
+  uint32_t work = 0;
+  // A packet held for the receive ring waits for the host's PIO (a HOST
+  // line); one held for engine room is retried at once.
+  if (rx_held >= 0 && !(held_for_ring && ring_full()))
+    work |= kHeldWork;
+  if (local_head != local_tail)
+    work |= kLocalWork;
+  return work;
+}
+
+NICEMU_HANDLER uint32_t ready_sources() {
+  uint32_t pending = fw::irq_pending();
+  uint32_t work = (pending & (kEngineLines | NICEMU_IRQ_HOST)) | soft_work;
+  if (box[NIAM_BOX_SEQ] != q().requested)
+    work |= kHostWork;
+  return work;
 }
 
 // ---- Start-up and the main loop -------------------------------------------
@@ -965,55 +1288,71 @@ void setup_geometry() {
     pow2 *= 2;
     ++rounds;
   }
-  for (uint32_t r = 0; r < rounds; ++r)
-    route_lens[r] = fw::route_to(me ^ (1u << r), routes[r], 8);
-  if (me >= pow2 || has_extra()) {
-    uint32_t partner = me >= pow2 ? me - pow2 : me + pow2;
-    route_lens[kMaxRounds] = fw::route_to(partner, routes[kMaxRounds], 8);
+  // The butterfly's packets, prepared once: route, tag, handler and round.
+  for (uint32_t r = 0; r < rounds; ++r) {
+    set_route(partner[r], me ^ (1u << r));
+    partner[r].am = {NIAM_TAG, NIAM_H_ROUND, {0, r, 0, 0, 0, 0}};
   }
-}
-
-// The host's PIO writes to the mailbox raise NICEMU_IRQ_HOST, so the NIC
-// sleeps whenever nothing is pending and wakes for its host or its engines.
-constexpr uint32_t kEngineLines =
-    NICEMU_IRQ_HOST | NICEMU_IRQ_HDMA | NICEMU_IRQ_TX | NICEMU_IRQ_RX;
-
-// Sleeps until the host or an engine has something. Pending lines
-// are cleared before the engines are looked at, so an event that lands
-// after the look makes `wait` return at once.
-void idle() {
-  fw::irq_clear(kEngineLines);
-  // A packet held for the receive ring waits for the host's PIO (a HOST
-  // interrupt); one held for engine room is retried at once.
-  bool held = rx_held >= 0 && !(held_for_ring && ring_full());
-  if (box[NIAM_BOX_SEQ] != requested || held ||
-      (rx_armed >= 0 && (fw::rx_status() & NICEMU_RX_DONE)))
-    return;
-  if (tx_busy && (fw::tx_status() & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR)))
-    return;
-  if (dma_busy && (fw::hdma_status() & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR)))
-    return;
-  fw::sleep();
+  if (me >= pow2 || has_extra()) {
+    set_route(partner[kMaxRounds], me >= pow2 ? me - pow2 : me + pow2);
+    partner[kMaxRounds].am = {NIAM_TAG, NIAM_H_FOLD_IN, {}};
+  }
 }
 
 } // namespace
 
 int main() {
-  box = fw::mailbox();
+  for (int i = 0; i < kBufs; ++i)
+    bufs[i].index = uint32_t(i);
+  for (int i = 0; i < kRxBufs; ++i)
+    bufs[i].next_rx = &bufs[(i + 1) % kRxBufs];
+  rx_next = &bufs[0];
   setup_geometry();
+  rx_reg(NICEMU_RX_SIZE) = kRxBytes; // every Rx buffer has this room
   rx_rearm();
   fw::irq_master(false);
-  fw::irq_enable(kEngineLines);
-  for (uint32_t turn = 0;; ++turn) {
-    // A spinning loop is alive: keep the watchdog (10 s on lanai4) quiet.
-    if ((turn & 0xFF) == 0)
+  fw::irq_enable(kEngineLines | NICEMU_IRQ_HOST);
+  // Each engine is started with its IRQ bit, and a host PIO into the
+  // mailbox raises HOST, so the loop sleeps whenever there is nothing to do
+  // and `wait` returns at once while a line is pending.
+  for (uint32_t turn = 0;;) {
+    uint32_t work = ready_sources();
+    if (!work) {
+      // A transfer in flight may have been refused at its start, which
+      // raises no line (hdma_start): look before sleeping on it.
+      if (!q().dma_busy || !(hdma_reg(NICEMU_HDMA_STATUS) & NICEMU_DMA_ERROR)) {
+        fw::sleep(); // `wait` returns at once if a line rose since the look
+        continue;
+      }
+      work = NICEMU_IRQ_HDMA;
+    }
+    // A busy loop is alive: keep the watchdog (10 s on lanai4) quiet.
+    if ((++turn & 0xFF) == 0)
       fw::watchdog_kick();
-    bool busy = poll_host();
-    busy |= poll_rx();
-    busy |= poll_tx();
-    busy |= poll_dma();
-    busy |= poll_local();
-    if (!busy)
-      idle();
+    // A host PIO: the mailbox's SEQ is read every turn anyway; the host may
+    // also have freed ring entries a held packet waits for.
+    if (work & NICEMU_IRQ_HOST) {
+      fw::irq_clear(NICEMU_IRQ_HOST);
+      if (rx_held >= 0)
+        work |= kHeldWork;
+    }
+    // Tx first: a packet a handler sends then starts at once, not queued.
+    if (work & NICEMU_IRQ_TX)
+      tx_done();
+    if (work & (NICEMU_IRQ_RX | kHeldWork)) {
+      if (rx_held >= 0)
+        serve_held();
+      else
+        rx_packet();
+    }
+    if (work & NICEMU_IRQ_HDMA)
+      dma_done();
+    if ((work & kHostWork) && !host_request())
+      dma_check_refused(); // the request waits for room: the queues must move
+    if (work & kLocalWork)
+      poll_local();
+    if (complete_due)
+      complete();
+    soft_work = soft_sources();
   }
 }
