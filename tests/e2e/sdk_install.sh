@@ -151,4 +151,33 @@ fm2_dir=${fm2_flags%% *}
   grep -q "^C program: rank 1 of 2" <<<"$c_out"; } ||
   fail "the C program printed: $c_out"
 
+step "build the old-style programs with cc and pkg-config, PIE and -no-pie"
+# The 1990s programs of tests/e2e/programs compile unchanged as a user
+# compiles them (docs/compatibility.md): gnu89, warnings off.
+firmware_dir=$prefix/share/nicemu/firmware
+fm2_all=$(PKG_CONFIG_PATH=$pc_dir pkg-config --cflags --libs nicemu-fm2)
+old_style() { # NAME FLAGS MODEL FIRMWARE EXPECTED [ARGS...]
+  local name=$1 pc_flags=$2 model=$3 image=$4 expected=$5
+  shift 5
+  for kind in pie nopie; do
+    local link=-pie compile=-fPIE
+    [[ $kind == nopie ]] && link=-no-pie compile=-fno-pie
+    local exe=$work/$name-$kind
+    # shellcheck disable=SC2086 # the flags are words
+    run_logged "$cc" -std=gnu89 -w $compile $(cache_value CMAKE_C_FLAGS) \
+      -o "$exe" "$source/tests/e2e/programs/$name.c" $pc_flags $link \
+      $(cache_value CMAKE_EXE_LINKER_FLAGS)
+    local out
+    out=$(NICEMU_VIPL_DIAGNOSTICS=0 "$tool" run -n 2 --model "$model" \
+      --firmware "$firmware_dir/$image" -- "$exe" "$@" 2>"$work/err") ||
+      { cat "$work/err" >&2; fail "$name ($kind) failed: $out"; }
+    grep -q "$expected" <<<"$out" || fail "$name ($kind) printed: $out"
+    echo "$name ($kind): $(grep -c . <<<"$out") lines, ok"
+  done
+}
+old_style gam_oldstyle "$flags" lanai4 niam.img "^node 1: ok$"
+old_style vipl_oldstyle "$flags" comet via.img "vipl_oldstyle: ok" \
+  --expect-max-vi 3
+old_style fm2_oldstyle "$fm2_all" comet via.img "^node 1: ok, 18 messages"
+
 echo "sdk_install: OK"
