@@ -1,6 +1,7 @@
 #include "devices/registers.hpp"
 
 #include "nicemu/martini.h"
+#include "nicemu/uzura_card.h"
 
 #include <array>
 #include <cstdio>
@@ -17,29 +18,36 @@ namespace {
   constexpr uint32_t k##dev##Window = page;
 NICEMU_DEVICES(NICEMU_WINDOW_INDEX)
 NICEMU_MARTINI_DEVICES(NICEMU_FAMILY_WINDOW_INDEX)
+NICEMU_UZURA_DEVICES(NICEMU_FAMILY_WINDOW_INDEX)
 #undef NICEMU_WINDOW_INDEX
 #undef NICEMU_FAMILY_WINDOW_INDEX
 
 // The shared devices (nicemu/regs.h), then the shipped families' own, in
-// the sized form of their headers (DIMMnet-1's OTF: nicemu/martini.h).
+// the sized form of their headers (DIMMnet-1's OTF: nicemu/martini.h;
+// UZURA's ENGINE: nicemu/uzura_card.h).
 #define NICEMU_REGISTER_INFO(dev, name, off, acc, desc)                        \
   RegisterInfo{#dev, #name, k##dev##Window, off, Access::acc, desc, 4, 1},
 #define NICEMU_SIZED_REGISTER_INFO(dev, name, off, bits, count, acc, desc)     \
   RegisterInfo{#dev,        #name, k##dev##Window, off,                        \
                Access::acc, desc,  (bits) / 8,     count},
-constexpr RegisterInfo kRegisters[] = {NICEMU_ALL_REGS(
-    NICEMU_REGISTER_INFO) NICEMU_OTF_REGS(NICEMU_SIZED_REGISTER_INFO)};
+constexpr RegisterInfo kRegisters[] = {
+    NICEMU_ALL_REGS(NICEMU_REGISTER_INFO)
+        NICEMU_OTF_REGS(NICEMU_SIZED_REGISTER_INFO)
+            NICEMU_ENGINE_REGS(NICEMU_SIZED_REGISTER_INFO)};
 #undef NICEMU_REGISTER_INFO
 #undef NICEMU_SIZED_REGISTER_INFO
 
 // By window index: the families' windows follow the shared ones.
 #define NICEMU_DEVICE_NAME(dev, index) #dev,
 #define NICEMU_FAMILY_DEVICE_NAME(dev, page, bytes) #dev,
-constexpr const char *kDeviceNames[] = {NICEMU_DEVICES(
-    NICEMU_DEVICE_NAME) NICEMU_MARTINI_DEVICES(NICEMU_FAMILY_DEVICE_NAME)};
+constexpr const char *kDeviceNames[] = {
+    NICEMU_DEVICES(NICEMU_DEVICE_NAME)
+        NICEMU_MARTINI_DEVICES(NICEMU_FAMILY_DEVICE_NAME)
+            NICEMU_UZURA_DEVICES(NICEMU_FAMILY_DEVICE_NAME)};
 #undef NICEMU_DEVICE_NAME
 #undef NICEMU_FAMILY_DEVICE_NAME
-static_assert(kOTFWindow == kDOORBELLWindow + 1,
+static_assert(kOTFWindow == kDOORBELLWindow + 1 &&
+                  kENGINEWindow == kOTFWindow + 1,
               "family windows follow the shared ones without a gap");
 
 [[noreturn]] void ill_formed(const std::string &device,

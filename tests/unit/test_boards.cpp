@@ -7,6 +7,7 @@
 #include "nicemu/martini.h"
 #include "nicemu/model.hpp"
 #include "nicemu/regs.h"
+#include "nicemu/uzura_card.h"
 #include "node/node.hpp"
 
 #include <doctest/doctest.h>
@@ -151,7 +152,7 @@ TEST_CASE("boards: a node has the devices of its board, and SYS_CAPS says "
   CHECK(caps_of("comet") == (core | NICEMU_CAP_HDMA | NICEMU_CAP_NETWORK |
                              NICEMU_CAP_ETHERNET | NICEMU_CAP_DOORBELL));
   CHECK(caps_of("martini") == (core | NICEMU_CAP_OTF));
-  CHECK(caps_of("uzura") == core);
+  CHECK(caps_of("uzura") == (core | NICEMU_CAP_ENGINE));
 }
 
 TEST_CASE("boards: every variant of a shipped model fits its board") {

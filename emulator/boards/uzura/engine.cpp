@@ -1,0 +1,602 @@
+#include "boards/uzura/engine.hpp"
+
+#include "devices/host_memory.hpp"
+#include "fabric/ethernet.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace nicemu::uzura {
+
+namespace {
+
+constexpr uint32_t kFrameBytes = UZ_WIRE_HEADER_BYTES + UZ_FRAME_DATA;
+
+static_assert(sizeof(uz_wire_header) == UZ_WIRE_HEADER_BYTES);
+static_assert(sizeof(uz_cmd) == UZ_CMD_BYTES);
+static_assert(sizeof(uz_wr) == UZ_WR_BYTES);
+static_assert(sizeof(uz_cqe) == UZ_CQE_BYTES);
+static_assert(sizeof(uz_rx_header) == UZ_RX_HEADER_BYTES);
+static_assert(sizeof(uz_endpoint) == UZ_ENDPOINT_BYTES);
+static_assert(sizeof(uz_sge) == 16 && sizeof(uz_overflow_entry) == 16);
+
+uint32_t page_tag(uint64_t page) {
+  return uint32_t(page >> 19) & ((1u << UZ_TE_TAG_BITS) - 1);
+}
+
+} // namespace
+
+const RegisterLayout &Engine::layout() {
+  return RegisterLayout::of("ENGINE");
+}
+
+Engine::Engine(DeviceHost &card, const Figures &figures, uint32_t sram_base,
+               uint32_t sram_size)
+    : Device(layout()), card_(card), figures_(figures), sram_base_(sram_base),
+      sram_size_(sram_size) {
+  auto value = [](const uint32_t &v) { return [&v] { return uint64_t(v); }; };
+  registers()
+      .on_write(NICEMU_ENGINE_SUBMIT,
+                [this](uint64_t v) { submit(uint32_t(v)); })
+      .bind(NICEMU_ENGINE_EVENTS, events_)
+      .bind(NICEMU_ENGINE_EVENT_ENTRIES, event_entries_)
+      .on_read(NICEMU_ENGINE_EVENT_COUNT, value(event_count_))
+      .bind(NICEMU_ENGINE_EVENT_FREED, event_freed_)
+      .on_read(NICEMU_ENGINE_DOORBELL, value(doorbell_))
+      .on_read(NICEMU_ENGINE_ENDPOINT, value(endpoint_))
+      .bind(NICEMU_ENGINE_HOST_STATUS, host_status_)
+      .on_read(NICEMU_ENGINE_RINGS,
+               [this](uint32_t i) { return uint64_t(rings_[i]); })
+      .on_write(NICEMU_ENGINE_RINGS,
+                [this](uint32_t i, uint64_t v) { rings_[i] = uint32_t(v); })
+      .bind(NICEMU_ENGINE_NOTIFY, notify_)
+      .bind(NICEMU_ENGINE_CMD_AREA, cmd_area_)
+      .bind(NICEMU_ENGINE_DATATYPES, datatypes_)
+      .bind(NICEMU_ENGINE_CMD_DONE, cmd_done_,
+            [this] { fetch_commands(rung_, card_.now()); })
+      .on_read(NICEMU_ENGINE_FRAMES_OUT, value(frames_out_))
+      .on_read(NICEMU_ENGINE_FRAMES_IN, value(frames_in_))
+      .on_read(NICEMU_ENGINE_DROPPED, value(dropped_))
+      .on_read(NICEMU_ENGINE_SRAM_HITS, value(sram_hits_))
+      .on_read(NICEMU_ENGINE_OVERFLOW_HITS, value(overflow_hits_))
+      .on_read(NICEMU_ENGINE_MISSES, value(misses_))
+      .on_read(NICEMU_ENGINE_BUS_BUSY_NS,
+               [this] { return uint64_t(bus_.busy_total() / 1000); })
+      .on_read(NICEMU_ENGINE_EVENTS_LOST, value(events_lost_));
+}
+
+// ---- Events and completions ------------------------------------------------
+
+void Engine::post_event(uint32_t kind, uint32_t msg, uint32_t status,
+                        uint32_t detail, Time at) {
+  card_.scheduler().schedule(at, "uzura: event", [=, this] {
+    if (!event_entries_ || event_count_ - event_freed_ >= event_entries_) {
+      ++events_lost_;
+      return;
+    }
+    uint32_t words[4] = {kind, msg, status, detail};
+    uint32_t slot = event_count_ % event_entries_;
+    if (!card_.card_write(events_ + slot * UZ_EVENT_BYTES, words,
+                          sizeof words)) {
+      ++events_lost_;
+      return;
+    }
+    ++event_count_;
+    card_.raise_irq(NICEMU_IRQ_ENGINE);
+  });
+}
+
+void Engine::finish_wr(uint32_t msg, uint32_t status, Time at) {
+  post_event(UZ_EV_WR_DONE, msg, status, 0, at);
+}
+
+// The host's CQ: one 16-byte write, counted when it has landed.
+void Engine::complete_for_host(uint64_t cookie, uint32_t status, Time at) {
+  uint32_t entries = ring(kCqEntries);
+  if (!entries)
+    return;
+  uint32_t seq = ++cq_written_;
+  uint64_t bus = ring(kCq) + uint64_t((seq - 1) % entries) * UZ_CQE_BYTES;
+  dma(true, UZ_CQE_BYTES, at, [=, this](Time) {
+    uz_cqe e{seq, status, cookie};
+    if (HostMemory *host = card_.host_memory())
+      host->write(bus, &e, sizeof e);
+    cq_count_ = seq;
+  });
+}
+
+// ---- DMA over PCI-X --------------------------------------------------------
+
+void Engine::dma(bool to_host, uint32_t bytes, Time at,
+                 std::function<void(Time)> then) {
+  Time duration = to_host ? figures_.to_host(bytes) : figures_.to_card(bytes);
+  Time end = bus_.occupy(at, duration) + duration;
+  card_.scheduler().schedule(end, "uzura: dma",
+                             [then = std::move(then), end] { then(end); });
+}
+
+// ---- Commands: the host rings, the engine fetches ---------------------------
+
+void Engine::host_doorbell(uint32_t word, Time at) {
+  doorbell_ = word;
+  uint32_t queue = word & 0xFF, upto = word >> 8;
+  if (queue == UZ_QUEUE_COMMANDS) {
+    if (int32_t(upto - rung_) > 0)
+      rung_ = upto;
+    fetch_commands(rung_, at + figures_.dma_after_doorbell);
+  } else
+    post_event(UZ_EV_DOORBELL, 0, UZ_S_OK, word, at);
+}
+
+// Each new command, one 64-byte DMA into the card's command area, as long
+// as the firmware has read the slot's last one; it hears of each when it
+// has landed.
+void Engine::fetch_commands(uint32_t upto, Time at) {
+  uint32_t entries = ring(kCmdEntries);
+  if (!entries || !cmd_area_)
+    return;
+  while (int32_t(upto - fetched_) > 0 && fetched_ - cmd_done_ < entries) {
+    uint32_t seq = ++fetched_;
+    uint32_t slot = (seq - 1) % entries;
+    uint64_t bus = ring(kCmd) + uint64_t(slot) * UZ_CMD_BYTES;
+    uint32_t card = cmd_area_ + slot * UZ_CMD_BYTES;
+    dma(false, UZ_CMD_BYTES, at, [=, this](Time end) {
+      uint8_t cmd[UZ_CMD_BYTES] = {};
+      HostMemory *host = card_.host_memory();
+      if (host && host->read(bus, cmd, sizeof cmd))
+        card_.card_write(card, cmd, sizeof cmd);
+      post_event(UZ_EV_COMMAND, seq, UZ_S_OK, 0, end);
+    });
+  }
+}
+
+// ---- Work requests ---------------------------------------------------------
+
+void Engine::submit(uint32_t card_addr) {
+  uz_wr wr{};
+  if (!card_.card_read(card_addr, &wr, sizeof wr)) {
+    post_event(UZ_EV_WR_DONE, 0, UZ_S_BAD_COMMAND, card_addr, card_.now());
+    return;
+  }
+  run_wr(wr, card_.now());
+}
+
+void Engine::run_wr(const uz_wr &wr, Time at) {
+  switch (wr.op) {
+  case UZ_WR_FETCH:
+  case UZ_WR_STORE: {
+    bool to_host = wr.op == UZ_WR_STORE;
+    uint32_t bytes = wr.len, msg = wr.msg, card = wr.card, bus = wr.host;
+    dma(to_host, bytes, at, [=, this](Time end) {
+      std::vector<uint8_t> data(bytes);
+      HostMemory *host = card_.host_memory();
+      bool ok = host != nullptr;
+      if (ok && to_host)
+        ok = card_.card_read(card, data.data(), bytes) &&
+             host->write(bus, data.data(), bytes);
+      else if (ok)
+        ok = host->read(bus, data.data(), bytes) &&
+             card_.card_write(card, data.data(), bytes);
+      finish_wr(msg, ok ? UZ_S_OK : UZ_S_TRANSLATION, end);
+    });
+    return;
+  }
+  case UZ_WR_COMPLETE:
+    complete_for_host(wr.remote, wr.imm, at);
+    return;
+  case UZ_WR_SEND:
+  case UZ_WR_WRITE: {
+    if (wr.node >= kMaxMacNode ||
+        (wr.op == UZ_WR_SEND && wr.len > UZ_EAGER_MAX)) {
+      finish_wr(wr.msg, wr.op == UZ_WR_SEND ? UZ_S_TOO_LONG : UZ_S_BAD_NODE,
+                at);
+      return;
+    }
+    Translation t = gather_list(wr);
+    if (t.status != UZ_S_OK) {
+      finish_wr(wr.msg, t.status, at + t.cost);
+      return;
+    }
+    Outgoing out;
+    out.op = wr.op;
+    out.node = wr.node;
+    out.msg = wr.msg;
+    out.len = wr.len;
+    out.tag = wr.tag;
+    out.imm = wr.imm;
+    out.remote = wr.remote;
+    out.source = std::move(t.pieces);
+    out.silent = wr.flags & UZ_F_SILENT;
+    start_outgoing(std::move(out), at + t.cost);
+    return;
+  }
+  case UZ_WR_READ: {
+    // The GET carries the requester's virtual address in tag and imm.
+    uz_wire_header h{};
+    h.type = UZ_PKT_GET;
+    h.src = uint16_t(card_.node_id());
+    h.msg = wr.msg;
+    h.len = wr.len;
+    h.addr = wr.remote;
+    h.tag = uint32_t(wr.local);
+    h.imm = uint32_t(wr.local >> 32);
+    // The local side is checked first: a page in neither table fails here.
+    Translation t = translate(wr.local, wr.len, UZ_TE_VALID);
+    if (t.status != UZ_S_OK || wr.len == 0) {
+      finish_wr(wr.msg, wr.len ? t.status : uint32_t(UZ_S_BAD_COMMAND),
+                at + t.cost);
+      return;
+    }
+    send_frame_to(wr.node, h, {},
+                  at + t.cost + figures_.send_non_pl4 + figures_.send_pl4);
+    return;
+  }
+  default:
+    finish_wr(wr.msg, UZ_S_BAD_COMMAND, at);
+  }
+}
+
+// ---- Translation -----------------------------------------------------------
+
+std::optional<uint64_t> Engine::look_up(uint64_t page, Time &cost) const {
+  cost += figures_.sram_lookup;
+  uint32_t index = uint32_t(page) & (UZ_SRAM_ENTRIES - 1);
+  uint64_t entry = 0;
+  if (uint64_t(index) * 8 + 8 <= sram_size_ &&
+      card_.card_read(sram_base_ + index * 8, &entry, sizeof entry) &&
+      (entry & UZ_TE_VALID) &&
+      ((entry >> UZ_TE_TAG_SHIFT) & ((1u << UZ_TE_TAG_BITS) - 1)) ==
+          page_tag(page)) {
+    ++sram_hits_;
+    return entry;
+  }
+  uint32_t entries = ring(kOverflowEntries);
+  HostMemory *host = card_.host_memory();
+  if (entries && host) {
+    uint32_t slot = UZ_OVERFLOW_SLOT(page, entries);
+    for (uint32_t probe = 0; probe < UZ_OVERFLOW_PROBES; ++probe) {
+      cost += figures_.host_lookup;
+      uz_overflow_entry e{};
+      uint64_t bus =
+          ring(kOverflow) + uint64_t((slot + probe) & (entries - 1)) * sizeof e;
+      if (!host->read(bus, &e, sizeof e) || e.page == 0)
+        break;
+      if (e.page == page + 1 && (e.entry & UZ_TE_VALID)) {
+        ++overflow_hits_;
+        return e.entry;
+      }
+    }
+  }
+  ++misses_;
+  return std::nullopt;
+}
+
+// [va, va + len) as bus pieces, page by page; every page must have the
+// bits `need`.
+Engine::Translation Engine::translate(uint64_t va, uint32_t len,
+                                      uint32_t need) const {
+  Translation t;
+  uint64_t end = va + len;
+  if (end < va) {
+    t.status = UZ_S_TRANSLATION;
+    return t;
+  }
+  for (uint64_t at = va; at < end;) {
+    uint64_t page = at / UZ_PAGE_BYTES;
+    uint32_t in_page = uint32_t(at % UZ_PAGE_BYTES);
+    uint32_t n =
+        uint32_t(std::min<uint64_t>(UZ_PAGE_BYTES - in_page, end - at));
+    std::optional<uint64_t> entry = look_up(page, t.cost);
+    if (!entry || (*entry & need) != need) {
+      t.status = UZ_S_TRANSLATION;
+      return t;
+    }
+    uint64_t bus = ((*entry >> 32) << 12) + in_page;
+    if (!t.pieces.empty() && t.pieces.back().bus + t.pieces.back().len == bus)
+      t.pieces.back().len += n;
+    else
+      t.pieces.push_back({bus, n});
+    at += n;
+  }
+  return t;
+}
+
+// The local data of a SEND or WRITE: one range, or an SG list in host
+// memory (read over the bus, then each entry translated).
+Engine::Translation Engine::gather_list(const uz_wr &wr) const {
+  if (!(wr.flags & UZ_F_SG))
+    return translate(wr.local, wr.len, UZ_TE_VALID);
+  Translation all;
+  if (wr.count == 0 || wr.count > UZ_MAX_SGE) {
+    all.status = UZ_S_BAD_COMMAND;
+    return all;
+  }
+  Translation list = translate(wr.local, wr.count * sizeof(uz_sge), 0);
+  all.cost = list.cost + figures_.to_card(wr.count * sizeof(uz_sge));
+  HostMemory *host = card_.host_memory();
+  if (list.status != UZ_S_OK || !host) {
+    all.status = UZ_S_TRANSLATION;
+    return all;
+  }
+  std::vector<uz_sge> sge(wr.count);
+  auto *bytes = reinterpret_cast<uint8_t *>(sge.data());
+  for (const Piece &p : list.pieces) {
+    if (!host->read(p.bus, bytes, p.len)) {
+      all.status = UZ_S_TRANSLATION;
+      return all;
+    }
+    bytes += p.len;
+  }
+  uint64_t total = 0;
+  for (const uz_sge &e : sge) {
+    Translation one = translate(e.addr, e.len, UZ_TE_VALID);
+    all.cost += one.cost;
+    if (one.status != UZ_S_OK) {
+      all.status = one.status;
+      return all;
+    }
+    total += e.len;
+    all.pieces.insert(all.pieces.end(), one.pieces.begin(), one.pieces.end());
+  }
+  if (total != wr.len)
+    all.status = UZ_S_BAD_COMMAND;
+  return all;
+}
+
+// ---- Sending: frames, one on the bus while the last one travels
+// --------------
+
+void Engine::start_outgoing(Outgoing out, Time at) {
+  uint32_t id = next_outgoing_++;
+  outgoing_.emplace(id, std::move(out));
+  next_frame(id, at);
+}
+
+void Engine::next_frame(uint32_t id, Time at) {
+  Outgoing &out = outgoing_.at(id);
+  uint32_t n = std::min(out.len - out.sent, UZ_FRAME_DATA);
+  uint32_t offset = out.sent;
+  out.sent += n;
+  bool last = out.sent == out.len;
+  // The frame's data, read from host memory when its DMA has ended.
+  dma(false, std::max(n, 1u), at, [=, this](Time end) {
+    Outgoing &o = outgoing_.at(id);
+    std::vector<uint8_t> data(n);
+    uint32_t skip = offset, filled = 0;
+    HostMemory *host = card_.host_memory();
+    for (const Piece &p : o.source) {
+      if (filled == n)
+        break;
+      if (skip >= p.len) {
+        skip -= p.len;
+        continue;
+      }
+      uint32_t take = std::min(p.len - skip, n - filled);
+      if (host)
+        host->read(p.bus + skip, data.data() + filled, take);
+      filled += take;
+      skip = 0;
+    }
+    uz_wire_header h{};
+    h.type = o.op == UZ_WR_SEND ? UZ_PKT_EAGER : UZ_PKT_PUT;
+    h.flags = uint8_t((last ? UZ_W_LAST : 0) | (o.op == 0 ? UZ_W_ANSWER : 0));
+    h.src = uint16_t(card_.node_id());
+    h.msg = o.msg;
+    h.len = o.len;
+    h.offset = offset;
+    h.addr = o.remote;
+    h.tag = o.tag;
+    h.imm = o.imm;
+    Time ready = end + figures_.send_non_pl4 + figures_.send_pl4;
+    send_frame_to(o.node, h, std::move(data), ready);
+    if (!last) {
+      next_frame(id, end); // the bus is free for the next block now
+      return;
+    }
+    // A SEND is done when its frame has left; a WRITE when the target
+    // answers; a GET's answer when it has left.
+    if (o.op == UZ_WR_SEND && !o.silent)
+      finish_wr(o.msg, UZ_S_OK, ready + figures_.mac_send);
+    outgoing_.erase(id);
+  });
+}
+
+void Engine::send_frame_to(uint32_t node, const uz_wire_header &h,
+                           std::vector<uint8_t> data, Time ready) {
+  Fabric *fabric = card_.fabric();
+  if (!fabric || node >= fabric->topology().nodes || node == card_.node_id()) {
+    ++dropped_;
+    return;
+  }
+  Packet p;
+  p.source = card_.node_id();
+  p.id = (uint64_t(p.source) << 40) | packet_sequence_++;
+  MacAddress to = mac_of(node), from = mac_of(p.source);
+  p.payload.reserve(kEthernetHeaderBytes + UZ_WIRE_HEADER_BYTES + data.size() +
+                    4);
+  p.payload.insert(p.payload.end(), to.begin(), to.end());
+  p.payload.insert(p.payload.end(), from.begin(), from.end());
+  p.payload.push_back(uint8_t(UZ_ETHERTYPE >> 8));
+  p.payload.push_back(uint8_t(UZ_ETHERTYPE & 0xFF));
+  const auto *hb = reinterpret_cast<const uint8_t *>(&h);
+  p.payload.insert(p.payload.end(), hb, hb + sizeof h);
+  p.payload.insert(p.payload.end(), data.begin(), data.end());
+  if (p.payload.size() < 60)
+    p.payload.resize(60, 0); // the minimum frame, before the FCS
+  uint32_t crc = packet_crc(p.payload.data(), p.payload.size());
+  for (int i = 0; i < 4; ++i)
+    p.payload.push_back(uint8_t(crc >> (8 * i)));
+  p.route = fabric->route(p.source, node);
+  p.source_ps_per_byte = figures_.link_ps_per_byte;
+  ++frames_out_;
+  fabric->send(std::move(p), ready + figures_.mac_send, [](Time) {});
+}
+
+void Engine::send_small(uint32_t node, uint8_t type, uint32_t msg,
+                        uint32_t status, Time ready) {
+  uz_wire_header h{};
+  h.type = type;
+  h.src = uint16_t(card_.node_id());
+  h.msg = msg;
+  h.status = uint16_t(status);
+  send_frame_to(node, h, {}, ready + figures_.send_non_pl4 + figures_.send_pl4);
+}
+
+// ---- Receiving
+// ---------------------------------------------------------------
+
+bool Engine::accept_head(const Packet &, Time) {
+  return true; // the FPGA's receive FIFO takes every frame
+}
+
+void Engine::packet_arrived(Packet p, Time now) {
+  ++frames_in_;
+  size_t body = p.payload.size() >= 4 ? p.payload.size() - 4 : 0;
+  uint32_t carried = 0;
+  for (int i = 0; i < 4 && body + i < p.payload.size(); ++i)
+    carried |= uint32_t(p.payload[body + i]) << (8 * i);
+  size_t head = kEthernetHeaderBytes + UZ_WIRE_HEADER_BYTES;
+  if (p.payload.size() < 4 || packet_crc(p.payload.data(), body) != carried ||
+      body < head || p.payload[12] != (UZ_ETHERTYPE >> 8) ||
+      p.payload[13] != (UZ_ETHERTYPE & 0xFF)) {
+    ++dropped_;
+    return;
+  }
+  uz_wire_header h;
+  std::memcpy(&h, p.payload.data() + kEthernetHeaderBytes, sizeof h);
+  size_t data_bytes = body - head;
+  uint32_t expect = h.type == UZ_PKT_EAGER || h.type == UZ_PKT_PUT
+                        ? std::min(h.len - h.offset, UZ_FRAME_DATA)
+                        : 0;
+  if (h.offset > h.len || data_bytes < expect) {
+    ++dropped_;
+    return;
+  }
+  std::vector<uint8_t> data(p.payload.begin() + long(head),
+                            p.payload.begin() + long(head + expect));
+  Time parsed = now + figures_.mac_receive + figures_.receive_pl4 +
+                figures_.receive_non_pl4;
+  on_frame(h, std::move(data), parsed);
+}
+
+void Engine::on_frame(const uz_wire_header &h, std::vector<uint8_t> data,
+                      Time at) {
+  switch (h.type) {
+  case UZ_PKT_EAGER:
+    place_eager(h, std::move(data), at);
+    return;
+  case UZ_PKT_PUT:
+    place_put(h, std::move(data), at);
+    return;
+  case UZ_PKT_GET:
+    serve_get(h, at);
+    return;
+  case UZ_PKT_ACK:
+    finish_wr(h.msg, UZ_S_OK, at);
+    return;
+  case UZ_PKT_NACK:
+    finish_wr(h.msg,
+              h.status ? uint32_t(h.status) : uint32_t(UZ_S_REMOTE_TRANSLATION),
+              at);
+    return;
+  default:
+    ++dropped_;
+  }
+}
+
+// An eager message: into the next slot of the receive ring, header last
+// (one DMA: the host sees the slot's number only with the whole slot).
+void Engine::place_eager(const uz_wire_header &h, std::vector<uint8_t> data,
+                         Time at) {
+  uint32_t entries = ring(kRxEntries);
+  if (!entries || rx_placed_ - rx_freed_ >= entries || h.len > UZ_EAGER_MAX) {
+    ++dropped_;
+    post_event(UZ_EV_REFUSED, h.msg, UZ_S_NO_ROOM, h.src, at);
+    send_small(h.src, UZ_PKT_NACK, h.msg, UZ_S_NO_ROOM, at);
+    return;
+  }
+  uint32_t seq = ++rx_placed_;
+  uint64_t bus = ring(kRx) + uint64_t((seq - 1) % entries) * UZ_RX_SLOT_BYTES;
+  uz_rx_header rh{};
+  rh.seq = seq;
+  rh.src = h.src;
+  rh.tag = h.tag;
+  rh.len = h.len;
+  rh.imm = h.imm;
+  std::vector<uint8_t> slot(UZ_RX_HEADER_BYTES + data.size());
+  std::memcpy(slot.data(), &rh, sizeof rh);
+  std::copy(data.begin(), data.end(), slot.begin() + UZ_RX_HEADER_BYTES);
+  dma(true, uint32_t(slot.size()), at,
+      [this, bus, seq, slot = std::move(slot)](Time) {
+        if (HostMemory *host = card_.host_memory())
+          host->write(bus, slot.data(), slot.size());
+        rx_count_ = seq;
+      });
+}
+
+// Data for a virtual address (an RDMA write, or the answer to this node's
+// GET): translated page by page, DMA'd into host memory. A message whose
+// page fails is refused as a whole from that frame on.
+void Engine::place_put(const uz_wire_header &h, std::vector<uint8_t> data,
+                       Time at) {
+  auto key = std::make_pair(uint32_t(h.src), h.msg);
+  Incoming &in = incoming_[key];
+  bool last = h.flags & UZ_W_LAST;
+  bool answer = h.flags & UZ_W_ANSWER;
+  if (in.status == UZ_S_OK && !data.empty()) {
+    Translation t =
+        translate(h.addr + h.offset, uint32_t(data.size()),
+                  answer ? UZ_TE_VALID : (UZ_TE_VALID | UZ_TE_WRITE));
+    if (t.status != UZ_S_OK) {
+      in.status = answer ? UZ_S_TRANSLATION : UZ_S_REMOTE_TRANSLATION;
+      ++dropped_;
+    } else {
+      Time start = at + t.cost;
+      uint32_t bytes = uint32_t(data.size());
+      auto pieces = std::move(t.pieces);
+      dma(true, bytes, start,
+          [this, pieces = std::move(pieces), data = std::move(data)](Time) {
+            HostMemory *host = card_.host_memory();
+            uint32_t done = 0;
+            for (const Piece &p : pieces) {
+              if (host)
+                host->write(p.bus, data.data() + done, p.len);
+              done += p.len;
+            }
+          });
+      at = bus_.free_at(); // the answer goes out once the data has landed
+    }
+  }
+  if (!last)
+    return;
+  uint32_t status = in.status;
+  incoming_.erase(key);
+  if (answer) {
+    finish_wr(h.msg, status, at); // this node's READ is done
+    return;
+  }
+  send_small(h.src, status == UZ_S_OK ? UZ_PKT_ACK : UZ_PKT_NACK, h.msg, status,
+             at);
+}
+
+// A GET: the data at `addr` goes back as PUT frames to the requester's
+// address (tag, imm), like an RDMA write the hardware starts by itself.
+void Engine::serve_get(const uz_wire_header &h, Time at) {
+  Translation t = translate(h.addr, h.len, UZ_TE_VALID | UZ_TE_READ);
+  if (t.status != UZ_S_OK || h.len == 0) {
+    ++dropped_;
+    send_small(h.src, UZ_PKT_NACK, h.msg, UZ_S_REMOTE_TRANSLATION, at + t.cost);
+    return;
+  }
+  Outgoing out;
+  out.op = 0; // an answer
+  out.node = h.src;
+  out.msg = h.msg;
+  out.len = h.len;
+  out.remote = uint64_t(h.tag) | (uint64_t(h.imm) << 32);
+  out.source = std::move(t.pieces);
+  out.silent = true;
+  start_outgoing(std::move(out), at + t.cost);
+}
+
+} // namespace nicemu::uzura

@@ -1,0 +1,152 @@
+// UZURA's fixed data path (docs/uzura.md), what the FPGA does in hardware:
+// fetching the host's commands when it rings, DMA over PCI-X, address
+// translation, building and parsing frames, the 10GbE MAC, placing
+// arrivals in host memory, completions and arrivals written for the host.
+// The firmware on the core decides what the engine does: it reads the
+// commands the engine fetched and hands the engine work requests (WRs);
+// the engine tells it what happened through an event ring in card memory.
+//
+// Each block charges the model's figures (uzura_figures.hpp): a DMA holds
+// the PCI-X bus for its time, so polls that occupy the bus delay transfers;
+// consecutive frames of a message overlap, one on the bus while the one
+// before crosses the FPGA, the MAC and the wire.
+#pragma once
+
+#include "boards/uzura/uzura_figures.hpp"
+#include "devices/device.hpp"
+#include "devices/host_port.hpp"
+#include "fabric/fabric.hpp"
+#include "nicemu/uzura_card.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nicemu::uzura {
+
+class Engine final : public Device, public PacketReceiver {
+public:
+  Engine(DeviceHost &card, const Figures &figures, uint32_t sram_base,
+         uint32_t sram_size);
+  static const RegisterLayout &layout();
+
+  // ---- The host's registers (the card's host window calls these) ----
+  void host_doorbell(uint32_t word, Time at);
+  void host_endpoint(uint32_t bus_address) { endpoint_ = bus_address; }
+  void host_rx_freed(uint32_t freed) { rx_freed_ = freed; }
+  uint32_t cq_count() const { return cq_count_; }
+  uint32_t rx_count() const { return rx_count_; }
+  uint32_t host_status() const { return host_status_; }
+  uint32_t cmd_fetched() const { return fetched_; }
+  // The host polls a card register: the bus is busy for `duration`.
+  void bus_poll(Time at, Time duration) { bus_.occupy(at, duration); }
+  const Figures &figures() const { return figures_; }
+
+  // ---- The link ----
+  bool accept_head(const Packet &p, Time now) override;
+  void packet_arrived(Packet p, Time now) override;
+
+private:
+  // The rings the firmware gave the engine (ENGINE_RINGS).
+  enum Ring : uint32_t {
+    kCmd,
+    kCmdEntries,
+    kCq,
+    kCqEntries,
+    kRx,
+    kRxEntries,
+    kOverflow,
+    kOverflowEntries,
+    kRingWords
+  };
+  // A translated piece of a virtual range: [bus, bus + len).
+  struct Piece {
+    uint64_t bus = 0;
+    uint32_t len = 0;
+  };
+  struct Translation {
+    std::vector<Piece> pieces;
+    Time cost = 0;       // the lookups' time
+    uint32_t status = 0; // UZ_S_OK, or why not
+  };
+  // A message the engine sends, frame by frame.
+  struct Outgoing {
+    uint16_t op = 0;   // UZ_WR_SEND, _WRITE, or 0 for a GET's answer
+    uint32_t node = 0; // destination
+    uint32_t msg = 0;  // the WR's msg (the GET's, for an answer)
+    uint32_t len = 0;  // bytes of the message
+    uint32_t tag = 0, imm = 0;
+    uint64_t remote = 0;       // the destination's virtual address (PUT)
+    std::vector<Piece> source; // the data, translated (host bus)
+    uint32_t sent = 0;         // bytes handed to frames so far
+    bool silent = false;       // UZ_F_SILENT
+  };
+  // A multi-frame message arriving (PUT), by (source, msg).
+  struct Incoming {
+    uint32_t status = UZ_S_OK;
+  };
+
+  void submit(uint32_t card_addr);
+  void run_wr(const uz_wr &wr, Time at);
+  void finish_wr(uint32_t msg, uint32_t status, Time at);
+  void post_event(uint32_t kind, uint32_t msg, uint32_t status, uint32_t detail,
+                  Time at);
+  void complete_for_host(uint64_t cookie, uint32_t status, Time at);
+  void fetch_commands(uint32_t upto, Time at);
+
+  // A DMA of `bytes` over the bus, earliest at `at`; `then` runs when it
+  // has ended, with the end time.
+  void dma(bool to_host, uint32_t bytes, Time at,
+           std::function<void(Time)> then);
+
+  Translation translate(uint64_t va, uint32_t len, uint32_t need) const;
+  std::optional<uint64_t> look_up(uint64_t page, Time &cost) const;
+  Translation gather_list(const uz_wr &wr) const;
+
+  void start_outgoing(Outgoing out, Time at);
+  void next_frame(uint32_t id, Time at);
+  void send_frame_to(uint32_t node, const uz_wire_header &h,
+                     std::vector<uint8_t> data, Time ready);
+  void send_small(uint32_t node, uint8_t type, uint32_t msg, uint32_t status,
+                  Time ready);
+
+  void on_frame(const uz_wire_header &h, std::vector<uint8_t> data, Time at);
+  void place_eager(const uz_wire_header &h, std::vector<uint8_t> data, Time at);
+  void place_put(const uz_wire_header &h, std::vector<uint8_t> data, Time at);
+  void serve_get(const uz_wire_header &h, Time at);
+
+  uint32_t ring(Ring r) const { return rings_[r]; }
+
+  DeviceHost &card_;
+  Figures figures_;
+  uint32_t sram_base_, sram_size_;
+  PcixBus bus_;
+
+  // Registers
+  uint32_t events_ = 0, event_entries_ = 0, event_count_ = 0;
+  uint32_t event_freed_ = 0;
+  uint32_t doorbell_ = 0, endpoint_ = 0, host_status_ = 0;
+  uint32_t rings_[kRingWords] = {};
+  uint32_t notify_ = 0, cmd_area_ = 0, datatypes_ = 0, cmd_done_ = 0;
+  uint32_t frames_out_ = 0, frames_in_ = 0, dropped_ = 0;
+  mutable uint32_t sram_hits_ = 0, overflow_hits_ = 0, misses_ = 0;
+  uint32_t events_lost_ = 0;
+
+  // The host side
+  uint32_t cq_written_ = 0; // completions started (their CQ slots)
+  uint32_t cq_count_ = 0;   // completions landed in the host's CQ
+  uint32_t rx_placed_ = 0;  // arrivals started (their ring slots)
+  uint32_t rx_count_ = 0;   // arrivals landed in its receive ring
+  uint32_t rx_freed_ = 0;   // slots the host has consumed
+  uint32_t fetched_ = 0;    // commands fetched into the card
+  uint32_t rung_ = 0;       // the last command number the host rang
+
+  std::map<uint32_t, Outgoing> outgoing_; // by a local id
+  uint32_t next_outgoing_ = 1;
+  std::map<std::pair<uint32_t, uint32_t>, Incoming> incoming_;
+  uint64_t packet_sequence_ = 0;
+};
+
+} // namespace nicemu::uzura

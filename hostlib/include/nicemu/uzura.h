@@ -1,0 +1,114 @@
+/* nicemu: the UZURA 10GbE offload card from a host program, C and C++ alike
+ * (docs/uzura.md). Run with
+ *     nicemu run -n 2 --model uzura \
+ *         --firmware <build>/firmware/uzura/uzura.img -- ./program
+ *
+ * One endpoint per process. Commands go to the card through a ring in the
+ * program's memory and a doorbell; the card moves the data by DMA,
+ * translating the program's virtual addresses itself (memory must be
+ * registered first: uz_register), and tells the program what happened by
+ * writing completions and arrivals into its memory, which the program
+ * polls (uz_poll, uz_poll_arrival) or waits for (uz_wait, uz_wait_arrival).
+ *
+ * - Messages (uz_send): up to UZ_SEND_MAX bytes land in the receiver's
+ *   arrival ring, in the order they were sent; the receiver reads them in
+ *   place and frees each with uz_release.
+ * - RDMA (uz_write, uz_read): to and from a virtual address of the other
+ *   process, in memory it registered with UZ_REMOTE_WRITE / UZ_REMOTE_READ.
+ *   A page the card cannot translate fails the operation
+ *   (UZ_STATUS_REMOTE_PAGE), it never writes elsewhere.
+ *
+ * Every call returns UZ_OK (0) or a negative UZ_E* code; uz_strerror says
+ * what it means, uz_last_error what exactly went wrong. */
+#ifndef NICEMU_UZURA_H
+#define NICEMU_UZURA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UZ_OK 0
+#define UZ_EINVAL (-1) /* a bad argument */
+#define UZ_ENOCARD                                                             \
+  (-2)                   /* not run by nicemu on a uzura card with the         \
+                            uzura firmware, or no uz_open yet */
+#define UZ_ESTOPPED (-3) /* the emulator is stopping */
+#define UZ_ENOMEM (-4)   /* no room: registered memory, translation slots */
+#define UZ_EBUSY                                                               \
+  (-5) /* too many operations outstanding: take                                \
+          completions first */
+
+#define UZ_SEND_MAX 4064 /* bytes of one message */
+
+/* The status of a completion. */
+#define UZ_STATUS_OK 0
+#define UZ_STATUS_BAD_COMMAND 1
+#define UZ_STATUS_BAD_NODE 2
+#define UZ_STATUS_LOCAL_PAGE 3  /* a local page is not registered */
+#define UZ_STATUS_REMOTE_PAGE 4 /* a remote page is not registered for it */
+#define UZ_STATUS_TOO_LONG 5
+#define UZ_STATUS_NO_ROOM 6 /* the receiver's arrival ring was full */
+
+/* uz_register access bits: the card may always read and write registered
+ * memory for this process's own commands; other processes' RDMA needs: */
+#define UZ_REMOTE_WRITE 1u
+#define UZ_REMOTE_READ 2u
+
+typedef struct uz_options {
+  unsigned commands;    /* command ring entries (power of two, <= 64) */
+  unsigned completions; /* completion ring entries (power of two) */
+  unsigned arrivals;    /* arrival ring slots (power of two) */
+  unsigned overflow;    /* overflow translation entries (power of two) */
+} uz_options;
+
+typedef struct uz_completion {
+  uint64_t cookie; /* the one the operation was given */
+  uint32_t status; /* UZ_STATUS_* */
+} uz_completion;
+
+typedef struct uz_arrival {
+  uint32_t src; /* sending node */
+  uint32_t tag;
+  uint32_t imm;
+  uint32_t len;
+  const void *data; /* in the arrival ring, valid until uz_release */
+  uint32_t seq;     /* its number, from 1 */
+} uz_arrival;
+
+/* Opens this process's endpoint; `options` may be NULL (defaults). */
+int uz_open(const uz_options *options);
+int uz_close(void);
+uint32_t uz_node(void);
+uint32_t uz_nodes(void);
+
+/* Makes [addr, addr + len) reachable by the card, with `access`. Any memory
+ * of the program (malloc, static, stack, nicemu_alloc). */
+int uz_register(const void *addr, size_t len, unsigned access);
+
+int uz_send(uint32_t node, const void *buf, size_t len, uint32_t tag,
+            uint32_t imm, uint64_t cookie);
+int uz_write(uint32_t node, const void *local, uint64_t remote, size_t len,
+             uint64_t cookie);
+int uz_read(uint32_t node, void *local, uint64_t remote, size_t len,
+            uint64_t cookie);
+
+/* 1 and the next completion, or 0 if there is none yet. */
+int uz_poll(uz_completion *out);
+int uz_wait(uz_completion *out);
+/* 1 and the next arrival, or 0 if there is none yet. */
+int uz_poll_arrival(uz_arrival *out);
+int uz_wait_arrival(uz_arrival *out);
+/* Frees the oldest arrival's slot (arrivals are freed in order). */
+int uz_release(const uz_arrival *arrival);
+
+const char *uz_strerror(int code);
+const char *uz_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

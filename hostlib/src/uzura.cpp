@@ -1,0 +1,486 @@
+// nicemu/uzura.h: the UZURA card's endpoint (docs/uzura.md). The rings
+// live in the arena; the card reads commands from it and writes
+// completions and arrivals into it. Translations: the library keeps a
+// shadow of the card's direct-mapped SRAM table, enters a page there when
+// its slot is free (by a MAP command: the card DMAs the entries in) and in
+// the overflow table in its own memory otherwise.
+#include "nicemu/uzura.h"
+
+#include "nicemu/host.hpp"
+#include "nicemu/uzura_card.h"
+#include "pinned.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace host = nicemu::host;
+
+namespace {
+
+constexpr uint64_t kOpenWaitPs = 10'000'000'000ull; // 10 ms of virtual time
+constexpr uint64_t kOpenPollPs = 1'000'000;         // 1 us between looks
+constexpr uint32_t kMapBatch = 512;                 // entries per MAP
+
+thread_local std::string last_error;
+
+int fail(int code, std::string why) {
+  last_error = std::move(why);
+  return code;
+}
+
+uint32_t reg(uint32_t r) {
+  return UZ_HOST_REGS + r;
+}
+
+struct Registered {
+  uintptr_t start;
+  size_t len;
+  unsigned access;
+};
+
+struct Endpoint {
+  bool open = false;
+  uz_endpoint *block = nullptr;
+  uint8_t *cmds = nullptr;
+  uz_cqe *cq = nullptr;
+  uint8_t *rx = nullptr;
+  uz_overflow_entry *overflow = nullptr;
+  uint64_t *map_staging = nullptr;
+  uint32_t cmd_entries = 0, cq_entries = 0, rx_entries = 0;
+  uint32_t overflow_entries = 0;
+  uint32_t next_cmd = 0;    // the last command number used
+  uint32_t fetched = 0;     // the card's UZ_REG_CMD_FETCHED, last read
+  uint32_t cq_taken = 0;    // completions taken
+  uint32_t outstanding = 0; // commands whose completion is not taken
+  uint32_t rx_taken = 0;    // arrivals handed out
+  uint32_t rx_released = 0; // arrivals freed
+  // The card's SRAM table as this library filled it: slot -> page.
+  std::unordered_map<uint32_t, uint64_t> sram;
+  std::vector<Registered> registered;
+  uint64_t epoch = 0;
+};
+
+Endpoint ep;
+
+template <class F> int guarded(F f) {
+  try {
+    return f();
+  } catch (const host::Error &e) {
+    return fail(UZ_ESTOPPED, e.what());
+  } catch (const std::exception &e) {
+    return fail(UZ_ENOCARD, e.what());
+  }
+}
+
+bool power_of_two(unsigned n) {
+  return n && !(n & (n - 1));
+}
+
+// ---- Commands
+// ----------------------------------------------------------------
+
+// Puts a command in the ring (its number last) and rings the card.
+int post(uz_cmd c) {
+  if (ep.outstanding >= ep.cq_entries)
+    return fail(UZ_EBUSY, "as many operations are outstanding as the "
+                          "completion ring holds: take completions first");
+  uint32_t seq = ep.next_cmd + 1;
+  if (seq - ep.fetched > ep.cmd_entries) {
+    ep.fetched = host::pio_read(reg(UZ_REG_CMD_FETCHED));
+    while (seq - ep.fetched > ep.cmd_entries) {
+      host::compute(kOpenPollPs);
+      ep.fetched = host::pio_read(reg(UZ_REG_CMD_FETCHED));
+    }
+  }
+  ep.next_cmd = seq;
+  auto *slot = reinterpret_cast<uz_cmd *>(
+      ep.cmds + ((seq - 1) % ep.cmd_entries) * UZ_CMD_BYTES);
+  c.seq = 0;
+  std::memcpy(slot, &c, sizeof c);
+  std::atomic_thread_fence(std::memory_order_release);
+  reinterpret_cast<volatile uint32_t *>(slot)[0] = seq;
+  ++ep.outstanding;
+  host::pio_write(reg(UZ_REG_DOORBELL), UZ_QUEUE_COMMANDS | (seq << 8));
+  return UZ_OK;
+}
+
+int take_completion(uz_completion *out, bool wait) {
+  uint32_t expect = ep.cq_taken + 1;
+  volatile uz_cqe *e = &ep.cq[(expect - 1) % ep.cq_entries];
+  if (e->seq != expect) {
+    if (!wait)
+      return 0;
+    host::wait_word(reinterpret_cast<volatile uint32_t *>(&e->seq), ~0u,
+                    expect);
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (out) {
+    out->cookie = e->cookie;
+    out->status = e->status;
+  }
+  ep.cq_taken = expect;
+  --ep.outstanding;
+  return 1;
+}
+
+// Runs a command and waits for its completion (set-up commands).
+int run_and_wait(const uz_cmd &c) {
+  if (int r = post(c))
+    return r;
+  uz_completion done{};
+  take_completion(&done, true);
+  if (done.status != UZ_S_OK)
+    return fail(UZ_EINVAL, "the card refused a set-up command (status " +
+                               std::to_string(done.status) + ")");
+  return UZ_OK;
+}
+
+// ---- Translation
+// ---------------------------------------------------------------
+
+uint64_t entry_for(uint64_t page, uint32_t bus_page, unsigned access) {
+  uint64_t e = UZ_TE_VALID;
+  if (access & UZ_REMOTE_WRITE)
+    e |= UZ_TE_WRITE;
+  if (access & UZ_REMOTE_READ)
+    e |= UZ_TE_READ;
+  e |= uint64_t((page >> 19) & ((1u << UZ_TE_TAG_BITS) - 1)) << UZ_TE_TAG_SHIFT;
+  e |= uint64_t(bus_page) << 32;
+  return e;
+}
+
+int overflow_insert(uint64_t page, uint64_t entry) {
+  if (!ep.overflow_entries)
+    return fail(UZ_ENOMEM, "the card's translation slot is taken and there "
+                           "is no overflow table");
+  uint32_t slot = UZ_OVERFLOW_SLOT(page, ep.overflow_entries);
+  for (uint32_t probe = 0; probe < UZ_OVERFLOW_PROBES; ++probe) {
+    uz_overflow_entry &o =
+        ep.overflow[(slot + probe) & (ep.overflow_entries - 1)];
+    if (o.page == 0 || o.page == page + 1) {
+      o.entry = entry;
+      std::atomic_thread_fence(std::memory_order_release);
+      o.page = page + 1;
+      return UZ_OK;
+    }
+  }
+  return fail(UZ_ENOMEM, "the overflow translation table has no free slot "
+                         "for this page (make it larger: uz_options)");
+}
+
+// Enters every page of [start, start + len): SRAM slots by MAP commands
+// (runs of consecutive slots), the rest into the overflow table.
+int map_range(uintptr_t start, size_t len, unsigned access) {
+  uint32_t bus = host::pinned::pin(reinterpret_cast<const void *>(start), len);
+  uint64_t first = start / UZ_PAGE_BYTES;
+  uint64_t last = (start + len - 1) / UZ_PAGE_BYTES;
+  uint32_t bus_first =
+      uint32_t((bus - (start % UZ_PAGE_BYTES)) / UZ_PAGE_BYTES);
+  uint32_t run_slot = 0, run = 0;
+  auto flush = [&]() -> int {
+    if (!run)
+      return UZ_OK;
+    uz_cmd c{};
+    c.op = UZ_OP_MAP;
+    c.local = host::bus_address(ep.map_staging);
+    c.remote = run_slot;
+    c.count = run;
+    run = 0;
+    return run_and_wait(c);
+  };
+  for (uint64_t page = first; page <= last; ++page) {
+    uint64_t entry =
+        entry_for(page, bus_first + uint32_t(page - first), access);
+    uint32_t slot = uint32_t(page) & (UZ_SRAM_ENTRIES - 1);
+    auto it = ep.sram.find(slot);
+    if (it != ep.sram.end() && it->second != page) {
+      if (int r = overflow_insert(page, entry))
+        return r;
+      continue;
+    }
+    ep.sram[slot] = page;
+    if (run && (slot != run_slot + run || run == kMapBatch)) {
+      if (int r = flush())
+        return r;
+    }
+    if (!run)
+      run_slot = slot;
+    ep.map_staging[run++] = entry;
+  }
+  return flush();
+}
+
+// ---- Arrivals
+// --------------------------------------------------------------------
+
+const uz_rx_header *slot_header(uint32_t seq) {
+  return reinterpret_cast<const uz_rx_header *>(
+      ep.rx + uint64_t((seq - 1) % ep.rx_entries) * UZ_RX_SLOT_BYTES);
+}
+
+int take_arrival(uz_arrival *out, bool wait) {
+  uint32_t expect = ep.rx_taken + 1;
+  const volatile uz_rx_header *h = slot_header(expect);
+  if (h->seq != expect) {
+    if (!wait)
+      return 0;
+    host::wait_word(&h->seq, ~0u, expect);
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);
+  ep.rx_taken = expect;
+  if (out) {
+    out->src = h->src;
+    out->tag = h->tag;
+    out->imm = h->imm;
+    out->len = h->len;
+    out->data =
+        reinterpret_cast<const uint8_t *>(const_cast<const uz_rx_header *>(h)) +
+        UZ_RX_HEADER_BYTES;
+    out->seq = expect;
+  }
+  return 1;
+}
+
+int check_open() {
+  if (!ep.open)
+    return fail(UZ_ENOCARD, "no endpoint: call uz_open first");
+  return UZ_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+int uz_open(const uz_options *options) {
+  return guarded([&]() -> int {
+    if (ep.open)
+      return UZ_OK;
+    uz_options o{32, 256, 64, 4096};
+    if (options) {
+      o = *options;
+      if (!power_of_two(o.commands) || o.commands > 64 ||
+          !power_of_two(o.completions) || !power_of_two(o.arrivals) ||
+          (o.overflow && !power_of_two(o.overflow)))
+        return fail(UZ_EINVAL, "ring sizes must be powers of two (commands "
+                               "at most 64)");
+    }
+    ep.cmd_entries = o.commands;
+    ep.cq_entries = o.completions;
+    ep.rx_entries = o.arrivals;
+    ep.overflow_entries = o.overflow;
+    ep.block = static_cast<uz_endpoint *>(host::alloc(UZ_ENDPOINT_BYTES));
+    ep.cmds = static_cast<uint8_t *>(host::alloc(o.commands * UZ_CMD_BYTES));
+    ep.cq = static_cast<uz_cqe *>(host::alloc(o.completions * UZ_CQE_BYTES));
+    ep.rx = static_cast<uint8_t *>(
+        host::alloc(size_t(o.arrivals) * UZ_RX_SLOT_BYTES));
+    if (o.overflow)
+      ep.overflow = static_cast<uz_overflow_entry *>(
+          host::alloc(o.overflow * sizeof(uz_overflow_entry)));
+    ep.map_staging = static_cast<uint64_t *>(host::alloc(kMapBatch * 8));
+    std::memset(ep.cmds, 0, o.commands * UZ_CMD_BYTES);
+    std::memset(ep.cq, 0, o.completions * UZ_CQE_BYTES);
+    std::memset(ep.rx, 0, size_t(o.arrivals) * UZ_RX_SLOT_BYTES);
+    if (ep.overflow)
+      std::memset(ep.overflow, 0, o.overflow * sizeof(uz_overflow_entry));
+    uz_endpoint &b = *ep.block;
+    b = {};
+    b.cmd_ring = host::bus_address(ep.cmds);
+    b.cmd_entries = o.commands;
+    b.cq_ring = host::bus_address(ep.cq);
+    b.cq_entries = o.completions;
+    b.rx_ring = host::bus_address(ep.rx);
+    b.rx_entries = o.arrivals;
+    b.overflow = ep.overflow ? host::bus_address(ep.overflow) : 0;
+    b.overflow_entries = o.overflow;
+    b.notify_in = UZ_NOTIFY_DOORBELL;
+    b.notify_out = UZ_NOTIFY_MEMORY;
+    b.eager_limit = UZ_EAGER_MAX;
+    // The firmware says it runs; then it takes the endpoint block.
+    uint64_t give_up = host::now_ps() + kOpenWaitPs;
+    auto wait_status = [&](uint32_t bit) {
+      while (!(host::pio_read(reg(UZ_REG_STATUS)) & bit)) {
+        if (host::now_ps() >= give_up)
+          return false;
+        host::compute(kOpenPollPs);
+      }
+      return true;
+    };
+    const char *no_card = "the card did not take the endpoint: run with "
+                          "--model uzura --firmware uzura.img";
+    if (!wait_status(UZ_STATUS_ALIVE))
+      return fail(UZ_ENOCARD, no_card);
+    host::pio_write(reg(UZ_REG_ENDPOINT), host::bus_address(ep.block));
+    host::pio_write(reg(UZ_REG_DOORBELL), UZ_QUEUE_SETUP);
+    if (!wait_status(UZ_STATUS_READY))
+      return fail(UZ_ENOCARD, no_card);
+    ep.open = true;
+    return UZ_OK;
+  });
+}
+
+int uz_close(void) {
+  ep.open = false;
+  return UZ_OK;
+}
+
+uint32_t uz_node(void) {
+  return host::rank();
+}
+
+uint32_t uz_nodes(void) {
+  return host::size();
+}
+
+int uz_register(const void *addr, size_t len, unsigned access) {
+  return guarded([&]() -> int {
+    if (int r = check_open())
+      return r;
+    if (!addr || len == 0 || (access & ~(UZ_REMOTE_WRITE | UZ_REMOTE_READ)))
+      return fail(UZ_EINVAL, "uz_register: a null address, no bytes or "
+                             "unknown access bits");
+    auto start = reinterpret_cast<uintptr_t>(addr);
+    if (int r = map_range(start, len, access))
+      return r;
+    ep.registered.push_back({start, len, access});
+    // Pinning may have moved pages pinned before: enter those again.
+    uint64_t now = host::pinned::epoch();
+    if (now != ep.epoch) {
+      ep.epoch = now;
+      for (const Registered &r : ep.registered)
+        if (int e = map_range(r.start, r.len, r.access))
+          return e;
+    }
+    return UZ_OK;
+  });
+}
+
+int uz_send(uint32_t node, const void *buf, size_t len, uint32_t tag,
+            uint32_t imm, uint64_t cookie) {
+  return guarded([&]() -> int {
+    if (int r = check_open())
+      return r;
+    if (len > UZ_SEND_MAX || (len && !buf))
+      return fail(UZ_EINVAL, "uz_send: at most UZ_SEND_MAX bytes");
+    uz_cmd c{};
+    c.op = UZ_OP_SEND;
+    c.node = node;
+    c.len = uint32_t(len);
+    c.local = reinterpret_cast<uintptr_t>(buf);
+    c.tag = tag;
+    c.imm = imm;
+    c.cookie = cookie;
+    return post(c);
+  });
+}
+
+int uz_write(uint32_t node, const void *local, uint64_t remote, size_t len,
+             uint64_t cookie) {
+  return guarded([&]() -> int {
+    if (int r = check_open())
+      return r;
+    if (!local || len == 0 || len > 0xFFFFFFFFu)
+      return fail(UZ_EINVAL, "uz_write: no data");
+    uz_cmd c{};
+    c.op = UZ_OP_WRITE;
+    c.node = node;
+    c.len = uint32_t(len);
+    c.local = reinterpret_cast<uintptr_t>(local);
+    c.remote = remote;
+    c.cookie = cookie;
+    return post(c);
+  });
+}
+
+int uz_read(uint32_t node, void *local, uint64_t remote, size_t len,
+            uint64_t cookie) {
+  return guarded([&]() -> int {
+    if (int r = check_open())
+      return r;
+    if (!local || len == 0 || len > 0xFFFFFFFFu)
+      return fail(UZ_EINVAL, "uz_read: no buffer");
+    uz_cmd c{};
+    c.op = UZ_OP_READ;
+    c.node = node;
+    c.len = uint32_t(len);
+    c.local = reinterpret_cast<uintptr_t>(local);
+    c.remote = remote;
+    c.cookie = cookie;
+    return post(c);
+  });
+}
+
+int uz_poll(uz_completion *out) {
+  return guarded([&]() -> int {
+    if (int r = check_open())
+      return r;
+    return take_completion(out, false);
+  });
+}
+
+int uz_wait(uz_completion *out) {
+  return guarded([&]() -> int {
+    if (int r = check_open())
+      return r;
+    if (ep.outstanding == 0)
+      return fail(UZ_EINVAL, "uz_wait: no operation is outstanding");
+    return take_completion(out, true);
+  });
+}
+
+int uz_poll_arrival(uz_arrival *out) {
+  return guarded([&]() -> int {
+    if (int r = check_open())
+      return r;
+    return take_arrival(out, false);
+  });
+}
+
+int uz_wait_arrival(uz_arrival *out) {
+  return guarded([&]() -> int {
+    if (int r = check_open())
+      return r;
+    return take_arrival(out, true);
+  });
+}
+
+int uz_release(const uz_arrival *arrival) {
+  return guarded([&]() -> int {
+    if (int r = check_open())
+      return r;
+    if (!arrival || arrival->seq != ep.rx_released + 1 ||
+        arrival->seq > ep.rx_taken)
+      return fail(UZ_EINVAL, "uz_release: arrivals are freed in order, each "
+                             "once");
+    ep.rx_released = arrival->seq;
+    host::pio_write(reg(UZ_REG_RX_FREED), ep.rx_released);
+    return UZ_OK;
+  });
+}
+
+const char *uz_strerror(int code) {
+  switch (code) {
+  case UZ_OK:
+    return "success";
+  case UZ_EINVAL:
+    return "invalid argument";
+  case UZ_ENOCARD:
+    return "no UZURA endpoint (not on a uzura card with its firmware?)";
+  case UZ_ESTOPPED:
+    return "the emulator is stopping";
+  case UZ_ENOMEM:
+    return "out of registered memory or translation slots";
+  case UZ_EBUSY:
+    return "too many operations outstanding";
+  default:
+    return "unknown error";
+  }
+}
+
+const char *uz_last_error(void) {
+  return last_error.c_str();
+}
+
+} // extern "C"

@@ -1,0 +1,249 @@
+// Host program of test_uzura.cpp: the UZURA endpoint on two nodes.
+//   uzura_basic_prog messages  messages of 0 to UZ_SEND_MAX bytes, in order,
+//                              with their tags and immediate words; a
+//                              ping-pong whose round trip rank 0 prints
+//   uzura_basic_prog rdma      RDMA write and read of 256 KiB to and from
+//                              the other rank's registered memory, from
+//                              memory of each kind (malloc, static, alloc)
+//   uzura_basic_prog refusals  what the card refuses, each with its status
+// Run with: nicemu run -n 2 --model uzura --firmware uzura.img -- ...
+#include <nicemu/host.hpp>
+#include <nicemu/uzura.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace host = nicemu::host;
+
+namespace {
+
+uint32_t me, peer;
+int failures;
+
+void expect(bool ok, const char *what, long long got, long long want) {
+  if (ok)
+    return;
+  ++failures;
+  std::printf("rank %u: FAILED %s: got %lld, want %lld (%s)\n", me, what, got,
+              want, uz_last_error());
+}
+
+void check(int r, const char *what) {
+  expect(r == UZ_OK, what, r, UZ_OK);
+}
+
+uint8_t pattern(uint32_t seed, size_t i) {
+  return uint8_t((i * 131 + seed * 7 + 1) & 0xFF);
+}
+
+uz_completion wait_one() {
+  uz_completion c{};
+  int r = uz_wait(&c);
+  expect(r == 1, "uz_wait", r, 1);
+  return c;
+}
+
+uz_arrival arrive() {
+  uz_arrival a{};
+  int r = uz_wait_arrival(&a);
+  expect(r == 1, "uz_wait_arrival", r, 1);
+  return a;
+}
+
+void send_word(uint32_t tag, uint64_t value) {
+  static uint64_t word;
+  static bool registered = false;
+  if (!registered) {
+    check(uz_register(&word, sizeof word, 0), "register word");
+    registered = true;
+  }
+  word = value;
+  check(uz_send(peer, &word, sizeof word, tag, 0, tag), "uz_send word");
+  uz_completion c = wait_one();
+  expect(c.status == UZ_STATUS_OK, "word sent", c.status, 0);
+}
+
+uint64_t receive_word(uint32_t tag) {
+  uz_arrival a = arrive();
+  expect(a.tag == tag && a.len == 8, "word's tag", a.tag, tag);
+  uint64_t v = 0;
+  std::memcpy(&v, a.data, sizeof v);
+  check(uz_release(&a), "uz_release");
+  return v;
+}
+
+void messages() {
+  static uint8_t buf[UZ_SEND_MAX];
+  check(uz_register(buf, sizeof buf, 0), "register send buffer");
+  const size_t sizes[] = {0, 1, 7, 64, 1000, 4000, UZ_SEND_MAX};
+  int n = 0;
+  if (me == 0) {
+    for (size_t s : sizes) {
+      for (size_t i = 0; i < s; ++i)
+        buf[i] = pattern(uint32_t(s), i);
+      check(uz_send(peer, buf, s, uint32_t(100 + n), uint32_t(s * 3), n),
+            "uz_send");
+      uz_completion c = wait_one();
+      expect(c.cookie == uint64_t(n) && c.status == UZ_STATUS_OK,
+             "send completion", long(c.status), 0);
+      ++n;
+    }
+  } else {
+    for (size_t s : sizes) {
+      uz_arrival a = arrive();
+      expect(a.src == peer, "source", a.src, peer);
+      expect(a.tag == uint32_t(100 + n), "tag", a.tag, 100 + n);
+      expect(a.len == s, "length", a.len, long(s));
+      expect(a.imm == uint32_t(s * 3), "immediate", a.imm, long(s * 3));
+      const auto *d = static_cast<const uint8_t *>(a.data);
+      size_t bad = 0;
+      for (size_t i = 0; i < a.len && i < s; ++i)
+        bad += d[i] != pattern(uint32_t(s), i);
+      expect(bad == 0, "payload bytes wrong", long(bad), 0);
+      check(uz_release(&a), "uz_release");
+      ++n;
+    }
+  }
+  // Ping-pong of 64-byte messages.
+  const int rounds = 20;
+  double start = host::now_us();
+  for (int i = 0; i < rounds; ++i) {
+    if (me == 0) {
+      check(uz_send(peer, buf, 64, 7, 0, 0), "ping");
+      uz_arrival a = arrive();
+      check(uz_release(&a), "uz_release");
+      wait_one();
+    } else {
+      uz_arrival a = arrive();
+      check(uz_release(&a), "uz_release");
+      check(uz_send(peer, buf, 64, 7, 0, 0), "pong");
+      wait_one();
+    }
+  }
+  if (me == 0)
+    std::printf("uzura 64-byte round trip %.3f us\n",
+                (host::now_us() - start) / rounds);
+}
+
+uint8_t static_buffer[256 << 10];
+
+void rdma() {
+  const size_t bytes = 256 << 10;
+  // The target: memory the other rank may write and read.
+  auto *target = static_cast<uint8_t *>(std::malloc(bytes + 8192));
+  target += 4096 - reinterpret_cast<uintptr_t>(target) % 4096 + 100;
+  std::memset(target, 0, bytes);
+  check(uz_register(target, bytes, UZ_REMOTE_WRITE | UZ_REMOTE_READ),
+        "register target");
+  send_word(1, reinterpret_cast<uintptr_t>(target));
+  uint64_t remote = receive_word(1);
+  if (me == 0) {
+    uint8_t *from = static_buffer;
+    for (size_t i = 0; i < bytes; ++i)
+      from[i] = pattern(5, i);
+    check(uz_register(from, bytes, 0), "register source");
+    double start = host::now_us();
+    check(uz_write(peer, from, remote, bytes, 11), "uz_write");
+    uz_completion c = wait_one();
+    double us = host::now_us() - start;
+    expect(c.cookie == 11 && c.status == UZ_STATUS_OK, "write completion",
+           long(c.status), 0);
+    std::printf("uzura 256 KiB write %.3f us, %.1f MB/s\n", us, bytes / us);
+    send_word(2, 0); // the data is there: look
+    // Read it back into memory from the arena.
+    auto *back = static_cast<uint8_t *>(host::alloc(bytes));
+    check(uz_register(back, bytes, 0), "register read buffer");
+    check(uz_read(peer, back, remote, bytes, 12), "uz_read");
+    c = wait_one();
+    expect(c.cookie == 12 && c.status == UZ_STATUS_OK, "read completion",
+           long(c.status), 0);
+    size_t bad = 0;
+    for (size_t i = 0; i < bytes; ++i)
+      bad += back[i] != pattern(5, i);
+    expect(bad == 0, "bytes read back wrong", long(bad), 0);
+    send_word(3, 0);
+  } else {
+    receive_word(2);
+    size_t bad = 0;
+    for (size_t i = 0; i < bytes; ++i)
+      bad += target[i] != pattern(5, i);
+    expect(bad == 0, "bytes written wrong", long(bad), 0);
+    receive_word(3);
+  }
+}
+
+void refusals() {
+  static uint8_t buf[8192];
+  check(uz_register(buf, sizeof buf, 0), "register");
+  // Memory this rank registered without remote access.
+  send_word(1, reinterpret_cast<uintptr_t>(buf));
+  uint64_t remote = receive_word(1);
+  if (me == 0) {
+    auto status_of = [](int r) {
+      expect(r == UZ_OK, "post", r, 0);
+      return wait_one().status;
+    };
+    uint32_t s = status_of(uz_write(peer, buf, remote, 64, 1));
+    expect(s == UZ_STATUS_REMOTE_PAGE,
+           "write to memory not registered for "
+           "remote writes",
+           s, UZ_STATUS_REMOTE_PAGE);
+    s = status_of(uz_read(peer, buf, remote, 64, 2));
+    expect(s == UZ_STATUS_REMOTE_PAGE,
+           "read of memory not registered for "
+           "remote reads",
+           s, UZ_STATUS_REMOTE_PAGE);
+    s = status_of(uz_write(peer, buf, 0x1000, 64, 3));
+    expect(s == UZ_STATUS_REMOTE_PAGE, "write to an unknown page", s,
+           UZ_STATUS_REMOTE_PAGE);
+    static uint8_t unregistered[4096 * 2];
+    s = status_of(uz_send(peer, unregistered + 4096, 16, 0, 0, 4));
+    expect(s == UZ_STATUS_LOCAL_PAGE, "send from an unregistered page", s,
+           UZ_STATUS_LOCAL_PAGE);
+    s = status_of(uz_send(9, buf, 16, 0, 0, 5));
+    expect(s == UZ_STATUS_BAD_NODE, "send to no such node", s,
+           UZ_STATUS_BAD_NODE);
+    int r = uz_send(peer, buf, UZ_SEND_MAX + 1, 0, 0, 6);
+    expect(r == UZ_EINVAL, "a message too long", r, UZ_EINVAL);
+  }
+  // Nothing reached the other rank's memory.
+  send_word(2, 0);
+  receive_word(2);
+  uint32_t bad = 0;
+  for (uint8_t b : buf)
+    bad += b != 0;
+  expect(bad == 0, "bytes changed by refused operations", bad, 0);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 2)
+    return 2;
+  me = uz_node();
+  peer = 1 - me;
+  if (uz_nodes() != 2) {
+    std::printf("needs 2 nodes\n");
+    return 2;
+  }
+  int r = uz_open(nullptr);
+  if (r != UZ_OK) {
+    std::printf("rank %u: uz_open: %s\n", me, uz_last_error());
+    return 1;
+  }
+  std::string mode = argv[1];
+  if (mode == "messages")
+    messages();
+  else if (mode == "rdma")
+    rdma();
+  else if (mode == "refusals")
+    refusals();
+  else
+    return 2;
+  std::printf("rank %u: %s: %s\n", me, mode.c_str(),
+              failures ? "FAILED" : "ok");
+  return failures ? 1 : 0;
+}
