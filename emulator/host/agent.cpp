@@ -45,6 +45,8 @@ const char *op_name(Op op) {
     return "WriteBlock";
   case Op::ReadBlock:
     return "ReadBlock";
+  case Op::WaitInterrupt:
+    return "WaitInterrupt";
   }
   return "?";
 }
@@ -57,7 +59,12 @@ HostCosts HostCosts::from(const Model &model) {
     throw Error("model " + model.name +
                 " cannot run host programs: [timing] host.poll_own_memory is "
                 "missing");
-  return HostCosts{it->second};
+  HostCosts costs{it->second};
+  // Models without a figure for it wake a sleeping host as a poll would.
+  auto irq = model.timing_ps.find("host.interrupt");
+  costs.interrupt =
+      irq == model.timing_ps.end() ? costs.poll_own_memory : irq->second;
+  return costs;
 }
 
 HostAgent::HostAgent(uint32_t rank, uint32_t size, uint64_t arena_bytes,
@@ -211,9 +218,11 @@ void HostAgent::handle(const Request &r) {
   case Op::Advance:
     return reply_at(now + r.arg64, Reply{});
   case Op::WaitWord:
+  case Op::WaitInterrupt:
     if (!word_in_arena(r.a))
       return reply_at(now, Reply{Status::BadArgument, 0, 0});
-    watch_ = Watch{r.a, r.b, r.c, std::nullopt, 0, false};
+    watch_ =
+        Watch{r.a, r.b, r.c, std::nullopt, 0, false, r.op == Op::WaitInterrupt};
     return check_watch();
   case Op::WaitEither:
     if (!word_in_arena(r.a) || !word_in_arena(r.b))
@@ -303,13 +312,13 @@ void HostAgent::check_watch() {
     value = 1;
   else
     return;
+  Time notice = watch_->interrupt ? costs_.interrupt : costs_.poll_own_memory;
   watch_.reset();
   if (deadline_) {
     scheduler_.cancel(*deadline_);
     deadline_.reset();
   }
-  reply_at(scheduler_.now() + costs_.poll_own_memory,
-           Reply{Status::Ok, value, 0, word});
+  reply_at(scheduler_.now() + notice, Reply{Status::Ok, value, 0, word});
 }
 
 // WaitWordUntil: if the word has not matched by `deadline`, the host gives

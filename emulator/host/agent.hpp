@@ -21,6 +21,7 @@ class Node;
 // card's windows charge their own bus costs (devices/host_port.hpp).
 struct HostCosts {
   Time poll_own_memory = 0;
+  Time interrupt = 0; // card -> a host sleeping until it is interrupted
   static HostCosts from(const Model &model);
 };
 
@@ -95,7 +96,8 @@ private:
     uint32_t mask, expected;
     std::optional<uint64_t> other_offset; // WaitEither: the second word
     uint32_t other_expected = 0;
-    bool until = false; // WaitWordUntil: reply.value says matched (0)
+    bool until = false;     // WaitWordUntil: reply.value says matched (0)
+    bool interrupt = false; // WaitInterrupt: woken by an interrupt
   };
   std::optional<Watch> watch_;
   std::optional<EventId> deadline_; // WaitWordUntil's timeout event

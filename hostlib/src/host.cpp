@@ -235,6 +235,18 @@ uint32_t wait_word(const volatile uint32_t *word, uint32_t mask,
   return rep.value;
 }
 
+uint32_t wait_interrupt(const volatile uint32_t *word, uint32_t mask,
+                        uint32_t expected) {
+  Request r;
+  r.op = Op::WaitInterrupt;
+  r.a = uint32_t(arena_offset(const_cast<const uint32_t *>(word), 4));
+  r.b = mask;
+  r.c = expected;
+  Reply rep = call(r);
+  check(rep.status, "waiting for an interrupt");
+  return rep.value;
+}
+
 bool wait_word_until(const volatile uint32_t *word, uint32_t mask,
                      uint32_t expected, uint64_t deadline_ps,
                      uint32_t *value_out) {

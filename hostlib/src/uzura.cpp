@@ -11,6 +11,7 @@
 #include "pinned.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -51,6 +52,7 @@ struct Endpoint {
   uint64_t *map_staging = nullptr;
   uint32_t cmd_entries = 0, cq_entries = 0, rx_entries = 0;
   uint32_t overflow_entries = 0;
+  unsigned notify_in = 0, notify_cq = 0, notify_rx = 0;
   uint32_t next_cmd = 0;    // the last command number used
   uint32_t fetched = 0;     // the card's UZ_REG_CMD_FETCHED, last read
   uint32_t cq_taken = 0;    // completions taken
@@ -103,8 +105,29 @@ int post(uz_cmd c) {
   std::atomic_thread_fence(std::memory_order_release);
   reinterpret_cast<volatile uint32_t *>(slot)[0] = seq;
   ++ep.outstanding;
-  host::pio_write(reg(UZ_REG_DOORBELL), UZ_QUEUE_COMMANDS | (seq << 8));
+  if (ep.notify_in == UZ_IN_CARD_POLLS)
+    host::pio_write(reg(UZ_REG_CMD_WRITTEN), seq); // free: for determinism
+  else
+    host::pio_write(reg(UZ_REG_DOORBELL), UZ_QUEUE_COMMANDS | (seq << 8));
   return UZ_OK;
+}
+
+// Waits until `*word` is `expect`, the way `mode` says: polling this
+// process's memory, sleeping until the card interrupts, or polling the
+// card's count register `count_reg` (each read holds the bus).
+void wait_for(volatile uint32_t *word, uint32_t expect, unsigned mode,
+              uint32_t count_reg) {
+  switch (mode) {
+  case UZ_OUT_INTERRUPT:
+    host::wait_interrupt(word, ~0u, expect);
+    return;
+  case UZ_OUT_REGISTER:
+    while (int32_t(host::pio_read(reg(count_reg)) - expect) < 0) {
+    }
+    return;
+  default:
+    host::wait_word(word, ~0u, expect);
+  }
 }
 
 int take_completion(uz_completion *out, bool wait) {
@@ -113,8 +136,8 @@ int take_completion(uz_completion *out, bool wait) {
   if (e->seq != expect) {
     if (!wait)
       return 0;
-    host::wait_word(reinterpret_cast<volatile uint32_t *>(&e->seq), ~0u,
-                    expect);
+    wait_for(reinterpret_cast<volatile uint32_t *>(&e->seq), expect,
+             ep.notify_cq, UZ_REG_CQ_COUNT);
   }
   std::atomic_thread_fence(std::memory_order_acquire);
   if (out) {
@@ -227,7 +250,8 @@ int take_arrival(uz_arrival *out, bool wait) {
   if (h->seq != expect) {
     if (!wait)
       return 0;
-    host::wait_word(&h->seq, ~0u, expect);
+    wait_for(const_cast<volatile uint32_t *>(&h->seq), expect, ep.notify_rx,
+             UZ_REG_RX_COUNT);
   }
   std::atomic_thread_fence(std::memory_order_acquire);
   ep.rx_taken = expect;
@@ -254,11 +278,27 @@ int check_open() {
 
 extern "C" {
 
+void uz_default_options(uz_options *out) {
+  uz_options o{32, 256, 64, 4096, UZ_IN_DOORBELL, UZ_OUT_MEMORY, UZ_OUT_MEMORY};
+  if (const char *in = std::getenv("NICEMU_UZURA_IN"))
+    o.notify_in =
+        std::strcmp(in, "card-polls") == 0 ? UZ_IN_CARD_POLLS : UZ_IN_DOORBELL;
+  if (const char *mode = std::getenv("NICEMU_UZURA_OUT")) {
+    unsigned m = std::strcmp(mode, "interrupt") == 0  ? UZ_OUT_INTERRUPT
+                 : std::strcmp(mode, "register") == 0 ? UZ_OUT_REGISTER
+                                                      : UZ_OUT_MEMORY;
+    o.notify_completions = o.notify_arrivals = m;
+  }
+  if (out)
+    *out = o;
+}
+
 int uz_open(const uz_options *options) {
   return guarded([&]() -> int {
     if (ep.open)
       return UZ_OK;
-    uz_options o{32, 256, 64, 4096};
+    uz_options o;
+    uz_default_options(&o);
     if (options) {
       o = *options;
       if (!power_of_two(o.commands) || o.commands > 64 ||
@@ -266,7 +306,14 @@ int uz_open(const uz_options *options) {
           (o.overflow && !power_of_two(o.overflow)))
         return fail(UZ_EINVAL, "ring sizes must be powers of two (commands "
                                "at most 64)");
+      if (o.notify_in > UZ_IN_CARD_POLLS ||
+          o.notify_completions > UZ_OUT_REGISTER ||
+          o.notify_arrivals > UZ_OUT_REGISTER)
+        return fail(UZ_EINVAL, "unknown notification mode");
     }
+    ep.notify_in = o.notify_in;
+    ep.notify_cq = o.notify_completions;
+    ep.notify_rx = o.notify_arrivals;
     ep.cmd_entries = o.commands;
     ep.cq_entries = o.completions;
     ep.rx_entries = o.arrivals;
@@ -295,8 +342,8 @@ int uz_open(const uz_options *options) {
     b.rx_entries = o.arrivals;
     b.overflow = ep.overflow ? host::bus_address(ep.overflow) : 0;
     b.overflow_entries = o.overflow;
-    b.notify_in = UZ_NOTIFY_DOORBELL;
-    b.notify_out = UZ_NOTIFY_MEMORY;
+    b.notify_in = o.notify_in; // the same numbers as UZ_NOTIFY_*
+    b.notify_out = o.notify_completions;
     b.eager_limit = UZ_EAGER_MAX;
     // The firmware says it runs; then it takes the endpoint block.
     uint64_t give_up = host::now_ps() + kOpenWaitPs;

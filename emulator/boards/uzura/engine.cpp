@@ -49,11 +49,20 @@ Engine::Engine(DeviceHost &card, const Figures &figures, uint32_t sram_base,
                [this](uint32_t i) { return uint64_t(rings_[i]); })
       .on_write(NICEMU_ENGINE_RINGS,
                 [this](uint32_t i, uint64_t v) { rings_[i] = uint32_t(v); })
-      .bind(NICEMU_ENGINE_NOTIFY, notify_)
+      .bind(NICEMU_ENGINE_NOTIFY, notify_,
+            [this] {
+              bus_.set_polling((notify_ & 0xFF) == UZ_NOTIFY_NIC_POLLS
+                                   ? figures_.nic_poll_host_memory
+                                   : 0);
+            })
       .bind(NICEMU_ENGINE_CMD_AREA, cmd_area_)
       .bind(NICEMU_ENGINE_DATATYPES, datatypes_)
       .bind(NICEMU_ENGINE_CMD_DONE, cmd_done_,
-            [this] { fetch_commands(rung_, card_.now()); })
+            [this] {
+              bool polls = (notify_ & 0xFF) == UZ_NOTIFY_NIC_POLLS;
+              Time at = card_.now();
+              fetch_commands(rung_, polls ? bus_.poll_seen(at) : at, polls);
+            })
       .on_read(NICEMU_ENGINE_FRAMES_OUT, value(frames_out_))
       .on_read(NICEMU_ENGINE_FRAMES_IN, value(frames_in_))
       .on_read(NICEMU_ENGINE_DROPPED, value(dropped_))
@@ -128,10 +137,18 @@ void Engine::host_doorbell(uint32_t word, Time at) {
     post_event(UZ_EV_DOORBELL, 0, UZ_S_OK, word, at);
 }
 
+void Engine::host_command_written(uint32_t seq, Time at) {
+  if ((notify_ & 0xFF) != UZ_NOTIFY_NIC_POLLS)
+    return; // a doorbell will come
+  if (int32_t(seq - rung_) > 0)
+    rung_ = seq;
+  fetch_commands(rung_, bus_.poll_seen(at), true);
+}
+
 // Each new command, one 64-byte DMA into the card's command area, as long
 // as the firmware has read the slot's last one; it hears of each when it
 // has landed.
-void Engine::fetch_commands(uint32_t upto, Time at) {
+void Engine::fetch_commands(uint32_t upto, Time at, bool polled) {
   uint32_t entries = ring(kCmdEntries);
   if (!entries || !cmd_area_)
     return;
@@ -140,13 +157,18 @@ void Engine::fetch_commands(uint32_t upto, Time at) {
     uint32_t slot = (seq - 1) % entries;
     uint64_t bus = ring(kCmd) + uint64_t(slot) * UZ_CMD_BYTES;
     uint32_t card = cmd_area_ + slot * UZ_CMD_BYTES;
-    dma(false, UZ_CMD_BYTES, at, [=, this](Time end) {
+    auto land = [=, this](Time end) {
       uint8_t cmd[UZ_CMD_BYTES] = {};
       HostMemory *host = card_.host_memory();
       if (host && host->read(bus, cmd, sizeof cmd))
         card_.card_write(card, cmd, sizeof cmd);
       post_event(UZ_EV_COMMAND, seq, UZ_S_OK, 0, end);
-    });
+    };
+    if (polled)
+      card_.scheduler().schedule(at, "uzura: polled command",
+                                 [land, at] { land(at); });
+    else
+      dma(false, UZ_CMD_BYTES, at, land);
   }
 }
 

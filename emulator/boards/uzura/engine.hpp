@@ -36,12 +36,22 @@ public:
   void host_doorbell(uint32_t word, Time at);
   void host_endpoint(uint32_t bus_address) { endpoint_ = bus_address; }
   void host_rx_freed(uint32_t freed) { rx_freed_ = freed; }
+  // UZ_NOTIFY_NIC_POLLS: the host stored command `seq` at `at`; the card's
+  // next poll finds it.
+  void host_command_written(uint32_t seq, Time at);
   uint32_t cq_count() const { return cq_count_; }
   uint32_t rx_count() const { return rx_count_; }
   uint32_t host_status() const { return host_status_; }
   uint32_t cmd_fetched() const { return fetched_; }
-  // The host polls a card register: the bus is busy for `duration`.
-  void bus_poll(Time at, Time duration) { bus_.occupy(at, duration); }
+  // The host polls a card register at `at`: it waits for the bus, holds it
+  // for `duration`, and has its answer when the poll ends (returned).
+  Time bus_poll(Time at, Time duration) {
+    return bus_.occupy(at, duration) + duration;
+  }
+  // Runs `fn` at `t` (a host access whose answer is read then).
+  void at_time(Time t, std::function<void()> fn) {
+    card_.scheduler().schedule(t, "uzura: host poll", std::move(fn));
+  }
   const Figures &figures() const { return figures_; }
 
   // ---- The link ----
@@ -94,7 +104,9 @@ private:
   void post_event(uint32_t kind, uint32_t msg, uint32_t status, uint32_t detail,
                   Time at);
   void complete_for_host(uint64_t cookie, uint32_t status, Time at);
-  void fetch_commands(uint32_t upto, Time at);
+  // `polled`: the card's poll of host memory has read them already (a poll
+  // reads a command slot, 64 bytes), so they land at `at` with no DMA.
+  void fetch_commands(uint32_t upto, Time at, bool polled = false);
 
   // A DMA of `bytes` over the bus, earliest at `at`; `then` runs when it
   // has ended, with the end time.

@@ -35,10 +35,14 @@ public:
     switch (offset) {
     case UZ_REG_CQ_COUNT:
     case UZ_REG_RX_COUNT: {
-      engine_.bus_poll(at, f.poll_nic_register);
-      uint32_t v =
-          offset == UZ_REG_CQ_COUNT ? engine_.cq_count() : engine_.rx_count();
-      return (void)done({true, v, at + f.poll_nic_register, {}});
+      // Read when the poll has had the bus (it may wait for a DMA).
+      Time end = engine_.bus_poll(at, f.poll_nic_register);
+      bool cq = offset == UZ_REG_CQ_COUNT;
+      engine_.at_time(end, [this, cq, end, done] {
+        uint32_t v = cq ? engine_.cq_count() : engine_.rx_count();
+        done({true, v, end, {}});
+      });
+      return;
     }
     case UZ_REG_STATUS:
       return (void)done({true, engine_.host_status(), at + f.pio_read, {}});
@@ -68,6 +72,9 @@ public:
       return (void)done({true, 0, at + f.pio_write, {}});
     case UZ_REG_IRQ_ACK:
       return (void)done({true, 0, at + f.pio_write, {}});
+    case UZ_REG_CMD_WRITTEN:
+      engine_.host_command_written(word, at);
+      return (void)done({true, 0, at, {}});
     default:
       return (void)done(refused(at, "this UZURA register is read-only"));
     }

@@ -48,18 +48,34 @@ struct Figures {
 class PcixBus {
 public:
   // Holds the bus for `duration` from `earliest` or as soon as it is free;
-  // returns when the use starts.
+  // returns when the use starts. While the card polls host memory, polls
+  // of `poll_` each fill the bus whenever nothing else holds it, back to
+  // back from when it went free: a transfer waits for the poll in progress.
   Time occupy(Time earliest, Time duration) {
     Time start = std::max(earliest, free_at_);
+    if (poll_ && earliest > free_at_) {
+      Time polls = (earliest - free_at_ + poll_ - 1) / poll_;
+      start = free_at_ + polls * poll_;
+      busy_ += polls * poll_;
+    }
     free_at_ = start + duration;
     busy_ += duration;
     return start;
+  }
+  // The card polls host memory for `period` at a time (0: it does not).
+  void set_polling(Time period) { poll_ = period; }
+  // When a poll that starts no earlier than `at` ends: what the card reads
+  // at `at` it has read by then.
+  Time poll_seen(Time at) const {
+    if (at <= free_at_)
+      return free_at_ + poll_;
+    return free_at_ + ((at - free_at_ + poll_ - 1) / poll_) * poll_ + poll_;
   }
   Time free_at() const { return free_at_; }
   Time busy_total() const { return busy_; }
 
 private:
-  Time free_at_ = 0, busy_ = 0;
+  Time free_at_ = 0, busy_ = 0, poll_ = 0;
 };
 
 } // namespace nicemu::uzura

@@ -26,7 +26,8 @@ constexpr uint32_t kMagic = 0x4E4D4348; // 'NMCH'
 // 6: Reply::stable_until (DIMMnet's LLCM loads).
 // 7: Op::ReadBlock; bursts of up to 4 KiB.
 // 8: ControlBlock::node, local, per_node (several processes per node).
-constexpr uint32_t kVersion = 8;
+// 9: Op::WaitInterrupt.
+constexpr uint32_t kVersion = 9;
 // Bus address of arena offset 0 as the NIC's DMA engines see it (0 is never
 // a valid host address).
 constexpr uint64_t kArenaBusBase = 0x10000000;
@@ -60,6 +61,9 @@ enum class Op : uint32_t {
                  //   BOTF windows and SO-DIMM banks)
   ReadBlock,     // a = host bus address, b = bytes (1-4096), c = arena
                  //   offset: a burst from the card into the arena
+  WaitInterrupt, // as WaitWord, but the host sleeps until the card
+                 //   interrupts it: it wakes the model's host.interrupt
+                 //   after the word matched, not one poll later
 };
 
 enum class Status : int32_t {

@@ -41,7 +41,13 @@ extern "C" {
 #define UZ_REG_RX_COUNT 0x14u /* R: messages written to the receive ring */
 #define UZ_REG_STATUS 0x18u   /* R: UZ_STATUS_* */
 #define UZ_REG_RX_FREED 0x1Cu /* W: receive-ring slots the host consumed */
-#define UZ_HOST_REGS_BYTES 0x20u
+/* W, costs nothing: with UZ_NOTIFY_NIC_POLLS the library records here the
+ * number of each command it writes into the ring. It is no bus access: it
+ * tells the emulator when the host's store happened, so that the card's
+ * polls see the command at a time that does not depend on how fast the
+ * host process runs (the card still finds it by polling). */
+#define UZ_REG_CMD_WRITTEN 0x20u
+#define UZ_HOST_REGS_BYTES 0x24u
 
 #define UZ_STATUS_READY 1u /* the firmware took the endpoint block */
 #define UZ_STATUS_ALIVE 2u /* the firmware runs: the host may set up */

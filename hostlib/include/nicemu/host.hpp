@@ -84,6 +84,11 @@ uint32_t wait_word(const volatile uint32_t *word, uint32_t mask,
 bool wait_word_until(const volatile uint32_t *word, uint32_t mask,
                      uint32_t expected, uint64_t deadline_ps,
                      uint32_t *value_out = nullptr);
+// As wait_word, but the host sleeps until the card interrupts it (a card
+// that writes the word and raises an interrupt, as UZURA can): it wakes the
+// model's host.interrupt after the write lands instead of one poll later.
+uint32_t wait_interrupt(const volatile uint32_t *word, uint32_t mask,
+                        uint32_t expected);
 
 // Rings doorbell FIFO `fifo` of the NIC with `value` (on comet, the
 // physical address of a posted descriptor; the firmware pops it), charged

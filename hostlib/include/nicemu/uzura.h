@@ -57,12 +57,29 @@ extern "C" {
 #define UZ_REMOTE_WRITE 1u
 #define UZ_REMOTE_READ 2u
 
+/* How the card learns of a command, and how the program learns of a
+ * completion or an arrival (docs/uzura.md, "Notification"). */
+#define UZ_IN_DOORBELL 0   /* the program writes the doorbell register */
+#define UZ_IN_CARD_POLLS 1 /* the card polls the command ring (bus busy) */
+#define UZ_OUT_MEMORY 0    /* the program polls its own memory */
+#define UZ_OUT_INTERRUPT 1 /* the card interrupts the waiting program */
+#define UZ_OUT_REGISTER 2  /* the program polls a card register (bus busy) */
+
 typedef struct uz_options {
-  unsigned commands;    /* command ring entries (power of two, <= 64) */
-  unsigned completions; /* completion ring entries (power of two) */
-  unsigned arrivals;    /* arrival ring slots (power of two) */
-  unsigned overflow;    /* overflow translation entries (power of two) */
+  unsigned commands;           /* command ring entries (power of two, <= 64) */
+  unsigned completions;        /* completion ring entries (power of two) */
+  unsigned arrivals;           /* arrival ring slots (power of two) */
+  unsigned overflow;           /* overflow translation entries (power of two) */
+  unsigned notify_in;          /* UZ_IN_* */
+  unsigned notify_completions; /* UZ_OUT_* for the completion ring */
+  unsigned notify_arrivals;    /* UZ_OUT_* for the arrival ring */
 } uz_options;
+
+/* The defaults (uz_open with NULL): 32 commands, 256 completions, 64
+ * arrivals, 4096 overflow entries, UZ_IN_DOORBELL, UZ_OUT_MEMORY, or what
+ * the environment says: NICEMU_UZURA_IN=doorbell|card-polls and
+ * NICEMU_UZURA_OUT=memory|interrupt|register (both queues). */
+void uz_default_options(uz_options *out);
 
 typedef struct uz_completion {
   uint64_t cookie; /* the one the operation was given */
