@@ -35,7 +35,7 @@ install(TARGETS nicemu_clock LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/nicemu)
 # next to nicemu).
 install(TARGETS niam_bench_barrier niam_bench_bcopy niam_bench_am niam_bench_logp
                 vipl_pingpong fm_pingpong aotf_pingpong dimmnet_bench
-                dimm_collectives dimm_sendrecv ring_stream
+                dimm_collectives dimm_sendrecv ring_stream uzura_bench
   RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR}/nicemu/examples)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/emulator/include/nicemu/

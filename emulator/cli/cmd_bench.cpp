@@ -413,6 +413,7 @@ void add_bench_command(CLI::App &app, ExitStatus &) {
   add_logp_bench(*bench);
   add_via_bench(*bench);
   add_dimmnet_bench(*bench);
+  add_uzura_bench(*bench);
 }
 
 } // namespace nicemu::cli

@@ -22,5 +22,6 @@ void add_regs_command(CLI::App &app, ExitStatus &status);
 void add_plot_command(CLI::App &app, ExitStatus &status);
 // `nicemu bench dimmnet` (cmd_bench_dimmnet.cpp), under `nicemu bench`.
 void add_dimmnet_bench(CLI::App &bench);
+void add_uzura_bench(CLI::App &bench);
 
 } // namespace nicemu::cli

@@ -5,6 +5,7 @@
 #include "cli_helpers.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -118,4 +119,43 @@ TEST_CASE("uzura: the five notification modes, and what polling costs the "
   CHECK(polls.rtt > memory.rtt - 2 * 0.78);
   CHECK(polls.rtt < memory.rtt + 2 * 1.6);
   CHECK(polls.mbps <= memory.mbps);
+}
+
+TEST_CASE("nicemu bench uzura: stages that add up, the bus's bound, the "
+          "modes") {
+  CommandResult r = nicemu({"bench", "uzura", "--quick", "--json"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["bench"] == "uzura");
+  CHECK(j["model"] == "uzura");
+  // The stages are the cards' own record of one message: they add up to
+  // its doorbell-to-slot time exactly, and the fixed ones are the model's.
+  double sum = 0;
+  for (const auto &s : j["stages"])
+    sum += s["ns"].get<double>();
+  CHECK(sum == doctest::Approx(j["doorbell_to_placed_ns"].get<double>()));
+  CHECK(j["stages"][0]["ns"].get<double>() == doctest::Approx(780.0));
+  CHECK(j["stages"][4]["ns"].get<double>() == doctest::Approx(250.0));
+  CHECK(j["stages"][7]["ns"].get<double>() == doctest::Approx(1280.0));
+  CHECK(j["doorbell_to_placed_ns"].get<double>() / 1000 <
+        j["one_way_us"].get<double>());
+  // Throughput grows with the size toward the bound of the source bus.
+  double last = 0;
+  for (const auto &w : j["rdma_write"]) {
+    CHECK(w["mb_per_s"].get<double>() > last);
+    last = w["mb_per_s"].get<double>();
+  }
+  double bound = j["bus_bound_mb_per_s"].get<double>();
+  CHECK(bound == doctest::Approx(4096 / 4.02).epsilon(0.001));
+  CHECK(last < bound);
+  CHECK(last > 0.7 * bound); // 64 KiB in --quick
+  // The modes: an interrupt costs the most time, register polling the
+  // most bus, the card polling its ring all of it.
+  const auto &m = j["notification_modes"];
+  REQUIRE(m.size() == 5);
+  CHECK(m[2]["rtt_us"].get<double>() > m[0]["rtt_us"].get<double>() + 9);
+  CHECK(m[3]["bus_busy_percent"].get<double>() >
+        2 * m[0]["bus_busy_percent"].get<double>());
+  CHECK(m[1]["bus_busy_percent"].get<double>() == 100.0);
 }

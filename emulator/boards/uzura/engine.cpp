@@ -126,8 +126,10 @@ void Engine::dma(bool to_host, uint32_t bytes, Time at,
 
 // ---- Commands: the host rings, the engine fetches ---------------------------
 
-void Engine::host_doorbell(uint32_t word, Time at) {
+void Engine::host_doorbell(uint32_t word, Time at, Time started) {
   doorbell_ = word;
+  doorbell_host_ = started;
+  doorbell_at_ = at;
   uint32_t queue = word & 0xFF, upto = word >> 8;
   if (queue == UZ_QUEUE_COMMANDS) {
     if (int32_t(upto - rung_) > 0)
@@ -163,6 +165,9 @@ void Engine::fetch_commands(uint32_t upto, Time at, bool polled) {
       if (host && host->read(bus, cmd, sizeof cmd))
         card_.card_write(card, cmd, sizeof cmd);
       post_event(UZ_EV_COMMAND, seq, UZ_S_OK, 0, end);
+      command_landed_[seq] = end;
+      if (command_landed_.size() > 64)
+        command_landed_.erase(command_landed_.begin());
     };
     if (polled)
       card_.scheduler().schedule(at, "uzura: polled command",
@@ -229,6 +234,14 @@ void Engine::run_wr(const uz_wr &wr, Time at) {
     out.remote = wr.remote;
     out.source = std::move(t.pieces);
     out.silent = wr.flags & UZ_F_SILENT;
+    if (wr.op == UZ_WR_SEND) {
+      pending_ = {};
+      pending_.host = doorbell_host_;
+      pending_.doorbell = doorbell_at_;
+      auto landed = command_landed_.find(wr.msg);
+      pending_.command = landed == command_landed_.end() ? at : landed->second;
+      pending_.submit = at;
+    }
     start_outgoing(std::move(out), at + t.cost);
     return;
   }
@@ -410,7 +423,14 @@ void Engine::next_frame(uint32_t id, Time at) {
     h.tag = o.tag;
     h.imm = o.imm;
     Time ready = end + figures_.send_non_pl4 + figures_.send_pl4;
-    send_frame_to(o.node, h, std::move(data), ready);
+    uint64_t packet = send_frame_to(o.node, h, std::move(data), ready);
+    if (o.op == UZ_WR_SEND && packet) {
+      pending_.packet = packet;
+      pending_.data = end;
+      pending_.ready = ready;
+      pending_.head = ready + figures_.mac_send;
+      last_sent_ = pending_;
+    }
     if (!last) {
       next_frame(id, end); // the bus is free for the next block now
       return;
@@ -423,12 +443,12 @@ void Engine::next_frame(uint32_t id, Time at) {
   });
 }
 
-void Engine::send_frame_to(uint32_t node, const uz_wire_header &h,
-                           std::vector<uint8_t> data, Time ready) {
+uint64_t Engine::send_frame_to(uint32_t node, const uz_wire_header &h,
+                               std::vector<uint8_t> data, Time ready) {
   Fabric *fabric = card_.fabric();
   if (!fabric || node >= fabric->topology().nodes || node == card_.node_id()) {
     ++dropped_;
-    return;
+    return 0;
   }
   Packet p;
   p.source = card_.node_id();
@@ -451,7 +471,9 @@ void Engine::send_frame_to(uint32_t node, const uz_wire_header &h,
   p.route = fabric->route(p.source, node);
   p.source_ps_per_byte = figures_.link_ps_per_byte;
   ++frames_out_;
+  uint64_t id = p.id;
   fabric->send(std::move(p), ready + figures_.mac_send, [](Time) {});
+  return id;
 }
 
 void Engine::send_small(uint32_t node, uint8_t type, uint32_t msg,
@@ -498,6 +520,8 @@ void Engine::packet_arrived(Packet p, Time now) {
                             p.payload.begin() + long(head + expect));
   Time parsed = now + figures_.mac_receive + figures_.receive_pl4 +
                 figures_.receive_non_pl4;
+  if (h.type == UZ_PKT_EAGER)
+    receiving_ = {p.id, now, parsed, 0};
   on_frame(h, std::move(data), parsed);
 }
 
@@ -548,11 +572,14 @@ void Engine::place_eager(const uz_wire_header &h, std::vector<uint8_t> data,
   std::vector<uint8_t> slot(UZ_RX_HEADER_BYTES + data.size());
   std::memcpy(slot.data(), &rh, sizeof rh);
   std::copy(data.begin(), data.end(), slot.begin() + UZ_RX_HEADER_BYTES);
+  ReceiveTimes times = receiving_;
   dma(true, uint32_t(slot.size()), at,
-      [this, bus, seq, slot = std::move(slot)](Time) {
+      [this, bus, seq, times, slot = std::move(slot)](Time end) {
         if (HostMemory *host = card_.host_memory())
           host->write(bus, slot.data(), slot.size());
         rx_count_ = seq;
+        last_received_ = times;
+        last_received_.placed = end;
       });
 }
 

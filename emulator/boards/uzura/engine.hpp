@@ -33,7 +33,8 @@ public:
   static const RegisterLayout &layout();
 
   // ---- The host's registers (the card's host window calls these) ----
-  void host_doorbell(uint32_t word, Time at);
+  // The doorbell write landed at `at`; the program started it at `started`.
+  void host_doorbell(uint32_t word, Time at, Time started);
   void host_endpoint(uint32_t bus_address) { endpoint_ = bus_address; }
   void host_rx_freed(uint32_t freed) { rx_freed_ = freed; }
   // UZ_NOTIFY_NIC_POLLS: the host stored command `seq` at `at`; the card's
@@ -53,6 +54,29 @@ public:
     card_.scheduler().schedule(t, "uzura: host poll", std::move(fn));
   }
   const Figures &figures() const { return figures_; }
+
+  // When the last eager message this card sent passed each stage, and when
+  // the last one it received did (for `nicemu bench uzura`'s breakdown);
+  // `packet` is the fabric's packet id (0 before any).
+  struct SendTimes {
+    uint64_t packet = 0;
+    Time host = 0;     // the program starts its doorbell write
+    Time doorbell = 0; // the doorbell has landed
+    Time command = 0;  // the command is in the card (its DMA ended)
+    Time submit = 0;   // the firmware handed the engine the WR
+    Time data = 0;     // the data's DMA ended
+    Time ready = 0;    // through the sending FPGA
+    Time head = 0;     // through the MAC: the frame leaves
+  };
+  struct ReceiveTimes {
+    uint64_t packet = 0;
+    Time tail = 0;   // the frame is in
+    Time parsed = 0; // through the MAC and the receiving FPGA
+    Time placed = 0; // in the program's arrival ring
+  };
+  const SendTimes &last_sent() const { return last_sent_; }
+  const ReceiveTimes &last_received() const { return last_received_; }
+  Time bus_busy() const { return bus_.busy_total(); }
 
   // ---- The link ----
   bool accept_head(const Packet &p, Time now) override;
@@ -119,8 +143,9 @@ private:
 
   void start_outgoing(Outgoing out, Time at);
   void next_frame(uint32_t id, Time at);
-  void send_frame_to(uint32_t node, const uz_wire_header &h,
-                     std::vector<uint8_t> data, Time ready);
+  // Returns the frame's packet id (0: not sent).
+  uint64_t send_frame_to(uint32_t node, const uz_wire_header &h,
+                         std::vector<uint8_t> data, Time ready);
   void send_small(uint32_t node, uint8_t type, uint32_t msg, uint32_t status,
                   Time ready);
 
@@ -159,6 +184,10 @@ private:
   uint32_t next_outgoing_ = 1;
   std::map<std::pair<uint32_t, uint32_t>, Incoming> incoming_;
   uint64_t packet_sequence_ = 0;
+  SendTimes last_sent_, pending_; // pending_: the message in progress
+  ReceiveTimes last_received_, receiving_;
+  Time doorbell_host_ = 0, doorbell_at_ = 0;
+  std::map<uint32_t, Time> command_landed_; // recent commands, by number
 };
 
 } // namespace nicemu::uzura

@@ -62,7 +62,7 @@ public:
     switch (offset) {
     case UZ_REG_DOORBELL:
       done({true, 0, at + f.doorbell, {}});
-      engine_.host_doorbell(word, at + f.doorbell);
+      engine_.host_doorbell(word, at + f.doorbell, at);
       return;
     case UZ_REG_ENDPOINT:
       engine_.host_endpoint(word);
