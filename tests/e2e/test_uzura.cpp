@@ -159,3 +159,36 @@ TEST_CASE("nicemu bench uzura: stages that add up, the bus's bound, the "
         2 * m[0]["bus_busy_percent"].get<double>());
   CHECK(m[1]["bus_busy_percent"].get<double>() == 100.0);
 }
+
+// `--pcap` on the uzura card: Ethernet captures whose UZURA frames
+// tools/wireshark/nicemu.lua decodes.
+TEST_CASE("uzura: packet captures decode in Wireshark") {
+  TempDir dir;
+  fs::path caps = dir.path() / "caps";
+  CommandResult r = nicemu({"run", "-n", "2", "--model", "uzura", "--firmware",
+                            NICEMU_UZURA_IMAGE, "--pcap", caps.string(), "--",
+                            NICEMU_UZURA_BASIC, "messages"});
+  check_ok(r, "messages");
+  fs::path file = caps / "link-node0-switch0.p0.pcap";
+  REQUIRE(fs::exists(file));
+  auto tshark = [&](std::vector<std::string> args) {
+    std::vector<std::string> all = {"-r", file.string(), "-X",
+                                    "lua_script:" NICEMU_WIRESHARK_LUA};
+    all.insert(all.end(), args.begin(), args.end());
+    CommandResult t = run_command(find_tshark(), all);
+    CHECK_MESSAGE(!contains(t.err, "Lua"), "tshark:\n" << t);
+    return t;
+  };
+  CommandResult bad =
+      tshark({"-Y", "_ws.malformed || _ws.expert.severity >= error"});
+  CHECK(bad.status == 0);
+  CHECK(bad.out.empty());
+  CommandResult fields = tshark({"-T", "fields", "-E", "separator=,", "-e",
+                                 "uzura.type", "-e", "uzura.len"});
+  REQUIRE(fields.status == 0);
+  // Node 0's messages of every size the program sends, as EAGER frames.
+  for (const char *size : {"0", "1", "7", "1000", "4000", "4064"})
+    CHECK_MESSAGE(contains(fields.out, std::string("1,") + size + "\n"),
+                  "no EAGER frame of " << size << " bytes:\n"
+                                       << fields.out);
+}

@@ -341,3 +341,68 @@ end
 local encaps = wtap_encaps or wtap
 DissectorTable.get("wtap_encap"):add(encaps.USER0, nicemu)
 DissectorTable.get("wtap_encap"):add(encaps.USER1, nicemu_rhinet)
+
+-- UZURA frames (the `uzura` card, docs/uzura.md): Ethernet II of type
+-- 0x88B6 (IEEE 802 local experimental 2), then the card's 48-byte header
+-- (emulator/contracts/nicemu/uzura_card.h, struct uz_wire_header), then the
+-- data. Wireshark's Ethernet dissector hands them over by their type.
+local UZ_ETHERTYPE = 0x88B6
+local UZ_HEADER_BYTES = 48
+local uz_type_names = {
+  [1] = "EAGER",
+  [2] = "PUT",
+  [3] = "GET",
+  [4] = "ACK",
+  [5] = "NACK",
+}
+local uzura = Proto("uzura", "UZURA frame")
+local u = uzura.fields
+u.type = ProtoField.uint8("uzura.type", "Type", base.DEC, uz_type_names)
+u.flags = ProtoField.uint8("uzura.flags", "Flags", base.HEX)
+u.last = ProtoField.bool("uzura.last", "Last frame of the message", 8, nil,
+                         0x01)
+u.answer = ProtoField.bool("uzura.answer", "Answer to a GET", 8, nil, 0x02)
+u.src = ProtoField.uint16("uzura.src", "Source node")
+u.msg = ProtoField.uint32("uzura.msg", "Message")
+u.len = ProtoField.uint32("uzura.len", "Message bytes")
+u.offset = ProtoField.uint32("uzura.offset", "Offset")
+u.addr = ProtoField.uint64("uzura.addr", "Remote address", base.HEX)
+u.tag = ProtoField.uint32("uzura.tag", "Tag", base.HEX)
+u.imm = ProtoField.uint32("uzura.imm", "Immediate", base.HEX)
+u.type_id = ProtoField.uint16("uzura.type_id", "Remote datatype")
+u.status = ProtoField.uint16("uzura.status", "Status")
+u.data = ProtoField.bytes("uzura.data", "Data")
+
+function uzura.dissector(tvb, pinfo, tree)
+  if tvb:len() < UZ_HEADER_BYTES then
+    return 0
+  end
+  pinfo.cols.protocol = "UZURA"
+  local t = tree:add(uzura, tvb(0, UZ_HEADER_BYTES))
+  local kind = tvb(0, 1):uint()
+  t:add(u.type, tvb(0, 1))
+  local flags = t:add(u.flags, tvb(1, 1))
+  flags:add(u.last, tvb(1, 1))
+  flags:add(u.answer, tvb(1, 1))
+  t:add_le(u.src, tvb(2, 2))
+  t:add_le(u.msg, tvb(4, 4))
+  t:add_le(u.len, tvb(8, 4))
+  t:add_le(u.offset, tvb(12, 4))
+  t:add_le(u.addr, tvb(16, 8))
+  t:add_le(u.tag, tvb(24, 4))
+  t:add_le(u.imm, tvb(28, 4))
+  t:add_le(u.type_id, tvb(32, 2))
+  t:add_le(u.status, tvb(34, 2))
+  local len, offset = tvb(8, 4):le_uint(), tvb(12, 4):le_uint()
+  local data = math.min(len - offset, tvb:len() - UZ_HEADER_BYTES)
+  if (kind == 1 or kind == 2) and data > 0 then
+    t:add(u.data, tvb(UZ_HEADER_BYTES, data))
+  end
+  pinfo.cols.info = string.format("%s from node %d, message %d, %d of %d bytes at %d",
+                                  uz_type_names[kind] or ("type " .. kind),
+                                  tvb(2, 2):le_uint(), tvb(4, 4):le_uint(),
+                                  math.max(data, 0), len, offset)
+  return tvb:len()
+end
+
+DissectorTable.get("ethertype"):add(UZ_ETHERTYPE, uzura)
