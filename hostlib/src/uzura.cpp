@@ -50,6 +50,7 @@ struct Endpoint {
   uint8_t *rx = nullptr;
   uz_overflow_entry *overflow = nullptr;
   uint64_t *map_staging = nullptr;
+  uz_sge *sg_lists = nullptr; // one list per command slot
   uint32_t cmd_entries = 0, cq_entries = 0, rx_entries = 0;
   uint32_t overflow_entries = 0;
   unsigned notify_in = 0, notify_cq = 0, notify_rx = 0;
@@ -327,6 +328,8 @@ int uz_open(const uz_options *options) {
       ep.overflow = static_cast<uz_overflow_entry *>(
           host::alloc(o.overflow * sizeof(uz_overflow_entry)));
     ep.map_staging = static_cast<uint64_t *>(host::alloc(kMapBatch * 8));
+    ep.sg_lists = static_cast<uz_sge *>(
+        host::alloc(size_t(o.commands) * UZ_MAX_SGE * sizeof(uz_sge)));
     std::memset(ep.cmds, 0, o.commands * UZ_CMD_BYTES);
     std::memset(ep.cq, 0, o.completions * UZ_CQE_BYTES);
     std::memset(ep.rx, 0, size_t(o.arrivals) * UZ_RX_SLOT_BYTES);
@@ -364,6 +367,13 @@ int uz_open(const uz_options *options) {
     if (!wait_status(UZ_STATUS_READY))
       return fail(UZ_ENOCARD, no_card);
     ep.open = true;
+    // The card reads gather lists from this process's memory: enter them.
+    if (int r =
+            map_range(reinterpret_cast<uintptr_t>(ep.sg_lists),
+                      size_t(o.commands) * UZ_MAX_SGE * sizeof(uz_sge), 0)) {
+      ep.open = false;
+      return r;
+    }
     return UZ_OK;
   });
 }
@@ -456,6 +466,61 @@ int uz_read(uint32_t node, void *local, uint64_t remote, size_t len,
     c.remote = remote;
     c.cookie = cookie;
     return post(c);
+  });
+}
+
+namespace {
+
+// A SEND or WRITE whose data is gathered: the list goes into the slot's
+// own list area, which the card reads with the command.
+static_assert(UZ_MAX_IOV == UZ_MAX_SGE, "one gather list per command slot");
+
+int post_gathered(uint16_t op, uint32_t node, const uz_iov *iov, unsigned count,
+                  uint64_t remote, uint32_t tag, uint32_t imm,
+                  uint64_t cookie) {
+  if (int r = check_open())
+    return r;
+  if (!iov || count == 0 || count > UZ_MAX_SGE)
+    return fail(UZ_EINVAL, "a gather list of 1 to UZ_MAX_IOV pieces");
+  uint64_t total = 0;
+  uz_sge *list =
+      ep.sg_lists + size_t(ep.next_cmd % ep.cmd_entries) * UZ_MAX_SGE;
+  for (unsigned i = 0; i < count; ++i) {
+    if (!iov[i].base || iov[i].len == 0 || iov[i].len > 0xFFFFFFFFu)
+      return fail(UZ_EINVAL, "a gather piece with no memory or no bytes");
+    list[i] = {reinterpret_cast<uintptr_t>(iov[i].base), uint32_t(iov[i].len),
+               0};
+    total += iov[i].len;
+  }
+  if (total > 0xFFFFFFFFu || (op == UZ_OP_SEND && total > UZ_SEND_MAX))
+    return fail(UZ_EINVAL, "the pieces add up to too many bytes");
+  uz_cmd c{};
+  c.op = op;
+  c.flags = UZ_F_SG;
+  c.node = node;
+  c.len = uint32_t(total);
+  c.count = count;
+  c.local = reinterpret_cast<uintptr_t>(list);
+  c.remote = remote;
+  c.tag = tag;
+  c.imm = imm;
+  c.cookie = cookie;
+  return post(c);
+}
+
+} // namespace
+
+int uz_sendv(uint32_t node, const uz_iov *iov, unsigned count, uint32_t tag,
+             uint32_t imm, uint64_t cookie) {
+  return guarded([&]() -> int {
+    return post_gathered(UZ_OP_SEND, node, iov, count, 0, tag, imm, cookie);
+  });
+}
+
+int uz_writev(uint32_t node, const uz_iov *iov, unsigned count, uint64_t remote,
+              uint64_t cookie) {
+  return guarded([&]() -> int {
+    return post_gathered(UZ_OP_WRITE, node, iov, count, remote, 0, 0, cookie);
   });
 }
 

@@ -77,6 +77,10 @@ TEST_CASE("uzura: RDMA write and read of 256 KiB, through the translation "
   CHECK(mbps < 4096 / 4.02);
 }
 
+TEST_CASE("uzura: uz_sendv and uz_writev gather pieces of any memory") {
+  check_ok(uzura_run("gather"), "gather");
+}
+
 TEST_CASE("uzura: refusals: remote pages not registered for the access, "
           "unknown pages, unregistered local pages, bad nodes") {
   check_ok(uzura_run("refusals"), "refusals");

@@ -112,6 +112,18 @@ int uz_write(uint32_t node, const void *local, uint64_t remote, size_t len,
 int uz_read(uint32_t node, void *local, uint64_t remote, size_t len,
             uint64_t cookie);
 
+/* Gathered from up to UZ_MAX_IOV pieces of registered memory, in order:
+ * the card reads the list and the pieces itself. */
+#define UZ_MAX_IOV 64
+typedef struct uz_iov {
+  const void *base;
+  size_t len;
+} uz_iov;
+int uz_sendv(uint32_t node, const uz_iov *iov, unsigned count, uint32_t tag,
+             uint32_t imm, uint64_t cookie);
+int uz_writev(uint32_t node, const uz_iov *iov, unsigned count, uint64_t remote,
+              uint64_t cookie);
+
 /* 1 and the next completion, or 0 if there is none yet. */
 int uz_poll(uz_completion *out);
 int uz_wait(uz_completion *out);

@@ -6,6 +6,8 @@
 //                              the other rank's registered memory, from
 //                              memory of each kind (malloc, static, alloc)
 //   uzura_basic_prog refusals  what the card refuses, each with its status
+//   uzura_basic_prog gather    uz_sendv and uz_writev from pieces of three
+//                              kinds of memory
 // Run with: nicemu run -n 2 --model uzura --firmware uzura.img -- ...
 #include <nicemu/host.hpp>
 #include <nicemu/uzura.h>
@@ -218,6 +220,55 @@ void refusals() {
   expect(bad == 0, "bytes changed by refused operations", bad, 0);
 }
 
+void gather() {
+  // Three pieces: static, malloc'd and arena memory, odd sizes.
+  static uint8_t a[1000];
+  auto *b = static_cast<uint8_t *>(std::malloc(3000));
+  auto *c = static_cast<uint8_t *>(host::alloc(64));
+  for (size_t i = 0; i < sizeof a; ++i)
+    a[i] = pattern(1, i);
+  for (size_t i = 0; i < 3000; ++i)
+    b[i] = pattern(2, i);
+  for (size_t i = 0; i < 64; ++i)
+    c[i] = pattern(3, i);
+  check(uz_register(a, sizeof a, 0), "register a");
+  check(uz_register(b, 3000, 0), "register b");
+  check(uz_register(c, 64, 0), "register c");
+  const uz_iov iov[3] = {{a, 999}, {b + 1, 2999}, {c, 64}};
+  auto expected = [&](size_t i) {
+    return i < 999 ? a[i] : i < 999 + 2999 ? b[i - 999 + 1] : c[i - 3998];
+  };
+  const size_t total = 999 + 2999 + 64;
+  auto *target = static_cast<uint8_t *>(host::alloc(8192));
+  std::memset(target, 0, 8192);
+  check(uz_register(target, 8192, UZ_REMOTE_WRITE), "register target");
+  send_word(1, reinterpret_cast<uintptr_t>(target));
+  uint64_t remote = receive_word(1);
+  if (me == 0) {
+    check(uz_sendv(peer, iov, 3, 42, 0, 1), "uz_sendv");
+    expect(wait_one().status == UZ_STATUS_OK, "sendv completion", 1, 0);
+    check(uz_writev(peer, iov, 3, remote + 10, 2), "uz_writev");
+    expect(wait_one().status == UZ_STATUS_OK, "writev completion", 1, 0);
+    send_word(2, 0);
+  } else {
+    uz_arrival m = arrive();
+    expect(m.tag == 42 && m.len == total, "gathered length", m.len,
+           long(total));
+    const auto *d = static_cast<const uint8_t *>(m.data);
+    size_t bad = 0;
+    for (size_t i = 0; i < total && i < m.len; ++i)
+      bad += d[i] != expected(i);
+    expect(bad == 0, "gathered message bytes wrong", long(bad), 0);
+    check(uz_release(&m), "uz_release");
+    receive_word(2);
+    bad = 0;
+    for (size_t i = 0; i < total; ++i)
+      bad += target[10 + i] != expected(i);
+    expect(bad == 0, "gathered write bytes wrong", long(bad), 0);
+    expect(target[9] == 0 && target[10 + total] == 0, "bytes around", 1, 0);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -241,6 +292,8 @@ int main(int argc, char **argv) {
     rdma();
   else if (mode == "refusals")
     refusals();
+  else if (mode == "gather")
+    gather();
   else
     return 2;
   std::printf("rank %u: %s: %s\n", me, mode.c_str(),
