@@ -125,6 +125,17 @@ void run_command(uint32_t seq) {
             : c.op == UZ_OP_WRITE ? UZ_WR_WRITE
                                   : UZ_WR_READ;
     break;
+  case UZ_OP_DATATYPE:
+    // A layout for later commands: fetched into the engine's table.
+    if (c.tag == 0 || c.tag >= UZ_MAX_DATATYPES || c.local >> 32) {
+      status = UZ_S_BAD_COMMAND;
+      break;
+    }
+    wr.op = UZ_WR_FETCH;
+    wr.host = uint32_t(c.local);
+    wr.card = uint32_t(reinterpret_cast<uintptr_t>(&datatypes[c.tag]));
+    wr.len = sizeof(uz_datatype);
+    break;
   case UZ_OP_MAP:
     // Translation entries into the SRAM, by DMA from the host's table.
     if (c.count == 0 || c.remote >= UZ_SRAM_ENTRIES ||

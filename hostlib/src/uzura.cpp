@@ -50,7 +50,9 @@ struct Endpoint {
   uint8_t *rx = nullptr;
   uz_overflow_entry *overflow = nullptr;
   uint64_t *map_staging = nullptr;
-  uz_sge *sg_lists = nullptr; // one list per command slot
+  uz_sge *sg_lists = nullptr;   // one list per command slot
+  uz_datatype *types = nullptr; // the layouts given to the card, by id
+  uint32_t type_bytes[UZ_MAX_DATATYPES] = {}; // bytes of one item, 0: free
   uint32_t cmd_entries = 0, cq_entries = 0, rx_entries = 0;
   uint32_t overflow_entries = 0;
   unsigned notify_in = 0, notify_cq = 0, notify_rx = 0;
@@ -328,6 +330,8 @@ int uz_open(const uz_options *options) {
       ep.overflow = static_cast<uz_overflow_entry *>(
           host::alloc(o.overflow * sizeof(uz_overflow_entry)));
     ep.map_staging = static_cast<uint64_t *>(host::alloc(kMapBatch * 8));
+    ep.types = static_cast<uz_datatype *>(
+        host::alloc(UZ_MAX_DATATYPES * sizeof(uz_datatype)));
     ep.sg_lists = static_cast<uz_sge *>(
         host::alloc(size_t(o.commands) * UZ_MAX_SGE * sizeof(uz_sge)));
     std::memset(ep.cmds, 0, o.commands * UZ_CMD_BYTES);
@@ -509,6 +513,87 @@ int post_gathered(uint16_t op, uint32_t node, const uz_iov *iov, unsigned count,
 }
 
 } // namespace
+
+int uz_type_create(uint32_t count, uint32_t block, int32_t stride,
+                   uint32_t extent, uint16_t *id) {
+  return guarded([&]() -> int {
+    if (int r = check_open())
+      return r;
+    if (!id || count == 0 || block == 0 ||
+        uint64_t(count) * block > 0xFFFFFFFFu)
+      return fail(UZ_EINVAL, "uz_type_create: no blocks, or too many bytes");
+    uint16_t free_id = 0;
+    for (uint16_t i = 1; i < UZ_MAX_DATATYPES && !free_id; ++i)
+      if (!ep.type_bytes[i])
+        free_id = i;
+    if (!free_id)
+      return fail(UZ_ENOMEM, "the card holds 63 datatypes at most");
+    ep.types[free_id] = {count, block, stride, extent};
+    uz_cmd c{};
+    c.op = UZ_OP_DATATYPE;
+    c.local = host::bus_address(&ep.types[free_id]);
+    c.tag = free_id;
+    if (int r = run_and_wait(c))
+      return r;
+    ep.type_bytes[free_id] = count * block;
+    *id = free_id;
+    return UZ_OK;
+  });
+}
+
+int uz_send_typed(uint32_t node, const void *base, uint16_t type,
+                  uint32_t items, uint32_t tag, uint32_t imm, uint64_t cookie) {
+  return guarded([&]() -> int {
+    if (int r = check_open())
+      return r;
+    if (type == 0 || type >= UZ_MAX_DATATYPES || !ep.type_bytes[type] ||
+        !base || items == 0)
+      return fail(UZ_EINVAL, "uz_send_typed: no such type, or no items");
+    uint64_t len = uint64_t(ep.type_bytes[type]) * items;
+    if (len > UZ_SEND_MAX)
+      return fail(UZ_EINVAL, "uz_send_typed: at most UZ_SEND_MAX bytes");
+    uz_cmd c{};
+    c.op = UZ_OP_SEND;
+    c.node = node;
+    c.len = uint32_t(len);
+    c.local = reinterpret_cast<uintptr_t>(base);
+    c.local_type = type;
+    c.count = items;
+    c.tag = tag;
+    c.imm = imm;
+    c.cookie = cookie;
+    return post(c);
+  });
+}
+
+int uz_write_typed(uint32_t node, const void *local, uint16_t local_type,
+                   uint32_t count, uint64_t remote, uint16_t remote_type,
+                   uint64_t cookie) {
+  return guarded([&]() -> int {
+    if (int r = check_open())
+      return r;
+    auto known = [](uint16_t t) {
+      return t == 0 || (t < UZ_MAX_DATATYPES && ep.type_bytes[t]);
+    };
+    if (!local || count == 0 || !known(local_type) || !known(remote_type))
+      return fail(UZ_EINVAL, "uz_write_typed: no data, or no such type");
+    uint64_t len =
+        local_type ? uint64_t(ep.type_bytes[local_type]) * count : count;
+    if (len > 0xFFFFFFFFu)
+      return fail(UZ_EINVAL, "uz_write_typed: too many bytes");
+    uz_cmd c{};
+    c.op = UZ_OP_WRITE;
+    c.node = node;
+    c.len = uint32_t(len);
+    c.local = reinterpret_cast<uintptr_t>(local);
+    c.local_type = local_type;
+    c.count = local_type ? count : 0;
+    c.remote = remote;
+    c.remote_type = remote_type;
+    c.cookie = cookie;
+    return post(c);
+  });
+}
 
 int uz_sendv(uint32_t node, const uz_iov *iov, unsigned count, uint32_t tag,
              uint32_t imm, uint64_t cookie) {

@@ -81,6 +81,21 @@ TEST_CASE("uzura: uz_sendv and uz_writev gather pieces of any memory") {
   check_ok(uzura_run("gather"), "gather");
 }
 
+TEST_CASE("uzura: datatypes on the card: a column sent as one vector, a "
+          "matrix transposed by one typed write") {
+  CommandResult r = uzura_run("types");
+  check_ok(r, "types");
+  // 40 KB in 10000 pieces of 4 bytes at the target: slower than one
+  // contiguous 40 KB write (well under 100 us), and deterministic.
+  double us = figure(r.out, "uzura transpose of 100x100 floats by one typed "
+                            "write %lf us");
+  MESSAGE("transpose by one typed write: " << us << " us");
+  CHECK(us > 100);
+  CHECK(figure(uzura_run("types").out,
+               "uzura transpose of 100x100 floats by one typed write %lf us") ==
+        us);
+}
+
 TEST_CASE("uzura: refusals: remote pages not registered for the access, "
           "unknown pages, unregistered local pages, bad nodes") {
   check_ok(uzura_run("refusals"), "refusals");

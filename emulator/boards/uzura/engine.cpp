@@ -117,8 +117,9 @@ void Engine::complete_for_host(uint64_t cookie, uint32_t status, Time at) {
 // ---- DMA over PCI-X --------------------------------------------------------
 
 void Engine::dma(bool to_host, uint32_t bytes, Time at,
-                 std::function<void(Time)> then) {
-  Time duration = to_host ? figures_.to_host(bytes) : figures_.to_card(bytes);
+                 std::function<void(Time)> then, uint32_t pieces) {
+  Time duration = to_host ? figures_.to_host(bytes, pieces)
+                          : figures_.to_card(bytes, pieces);
   Time end = bus_.occupy(at, duration) + duration;
   card_.scheduler().schedule(end, "uzura: dma",
                              [then = std::move(then), end] { then(end); });
@@ -232,6 +233,15 @@ void Engine::run_wr(const uz_wr &wr, Time at) {
     out.tag = wr.tag;
     out.imm = wr.imm;
     out.remote = wr.remote;
+    if (wr.remote_type) {
+      std::optional<uz_datatype> rt = datatype(wr.remote_type);
+      if (!rt || wr.op != UZ_WR_WRITE) {
+        finish_wr(wr.msg, UZ_S_BAD_COMMAND, at + t.cost);
+        return;
+      }
+      out.remote_type = *rt;
+      out.typed = true;
+    }
     out.source = std::move(t.pieces);
     out.silent = wr.flags & UZ_F_SILENT;
     if (wr.op == UZ_WR_SEND) {
@@ -274,6 +284,21 @@ void Engine::run_wr(const uz_wr &wr, Time at) {
 // ---- Translation -----------------------------------------------------------
 
 std::optional<uint64_t> Engine::look_up(uint64_t page, Time &cost) const {
+  // While a layout is walked (translate_ranges), the translation unit keeps
+  // the last page it translated: coming back to it costs no second lookup.
+  if (last_page_valid_ && page == last_page_)
+    return last_entry_;
+  std::optional<uint64_t> e = look_up_tables(page, cost);
+  if (e) {
+    last_page_ = page;
+    last_entry_ = *e;
+    last_page_valid_ = true;
+  }
+  return e;
+}
+
+std::optional<uint64_t> Engine::look_up_tables(uint64_t page,
+                                               Time &cost) const {
   cost += figures_.sram_lookup;
   uint32_t index = uint32_t(page) & (UZ_SRAM_ENTRIES - 1);
   uint64_t entry = 0;
@@ -336,9 +361,74 @@ Engine::Translation Engine::translate(uint64_t va, uint32_t len,
   return t;
 }
 
-// The local data of a SEND or WRITE: one range, or an SG list in host
-// memory (read over the bus, then each entry translated).
+std::optional<uz_datatype> Engine::datatype(uint16_t id) const {
+  uz_datatype t{};
+  if (id == 0 || id >= UZ_MAX_DATATYPES || !datatypes_ ||
+      !card_.card_read(datatypes_ + id * sizeof t, &t, sizeof t) ||
+      t.count == 0 || t.block == 0 || uint64_t(t.count) * t.block > 0xFFFFFFFFu)
+    return std::nullopt;
+  return t;
+}
+
+void Engine::layout(const uz_datatype &type, uint64_t base, uint64_t from,
+                    uint32_t n,
+                    std::vector<std::pair<uint64_t, uint32_t>> &out) {
+  uint64_t item_bytes = uint64_t(type.count) * type.block;
+  while (n) {
+    uint64_t item = from / item_bytes, in_item = from % item_bytes;
+    uint64_t block = in_item / type.block, in_block = in_item % type.block;
+    uint64_t va = base + item * type.extent +
+                  uint64_t(int64_t(block) * type.stride) + in_block;
+    uint32_t take = uint32_t(std::min<uint64_t>(type.block - in_block, n));
+    if (!out.empty() && out.back().first + out.back().second == va)
+      out.back().second += take;
+    else
+      out.push_back({va, take});
+    from += take;
+    n -= take;
+  }
+}
+
+Engine::Translation Engine::translate_ranges(
+    const std::vector<std::pair<uint64_t, uint32_t>> &ranges,
+    uint32_t need) const {
+  // The last page is kept only while one layout is walked: the host may
+  // change its tables between operations.
+  last_page_valid_ = false;
+  Translation all;
+  for (const auto &[va, len] : ranges) {
+    Translation one = translate(va, len, need);
+    all.cost += one.cost;
+    if (one.status != UZ_S_OK) {
+      all.status = one.status;
+      last_page_valid_ = false;
+      return all;
+    }
+    for (const Piece &p : one.pieces)
+      if (!all.pieces.empty() &&
+          all.pieces.back().bus + all.pieces.back().len == p.bus)
+        all.pieces.back().len += p.len;
+      else
+        all.pieces.push_back(p);
+  }
+  last_page_valid_ = false;
+  return all;
+}
+
+// The local data of a SEND or WRITE: one range, an SG list in host memory
+// (read over the bus, then each entry translated), or items of a datatype.
 Engine::Translation Engine::gather_list(const uz_wr &wr) const {
+  if (wr.local_type) {
+    Translation bad;
+    std::optional<uz_datatype> type = datatype(wr.local_type);
+    if (!type || uint64_t(type->count) * type->block * wr.count != wr.len) {
+      bad.status = UZ_S_BAD_COMMAND;
+      return bad;
+    }
+    std::vector<std::pair<uint64_t, uint32_t>> ranges;
+    layout(*type, wr.local, 0, wr.len, ranges);
+    return translate_ranges(ranges, UZ_TE_VALID);
+  }
   if (!(wr.flags & UZ_F_SG))
     return translate(wr.local, wr.len, UZ_TE_VALID);
   Translation all;
@@ -393,54 +483,82 @@ void Engine::next_frame(uint32_t id, Time at) {
   uint32_t offset = out.sent;
   out.sent += n;
   bool last = out.sent == out.len;
-  // The frame's data, read from host memory when its DMA has ended.
-  dma(false, std::max(n, 1u), at, [=, this](Time end) {
-    Outgoing &o = outgoing_.at(id);
-    std::vector<uint8_t> data(n);
-    uint32_t skip = offset, filled = 0;
-    HostMemory *host = card_.host_memory();
-    for (const Piece &p : o.source) {
-      if (filled == n)
+  // The frame's pieces (a gathered or typed source may have several).
+  uint32_t pieces = 0;
+  {
+    uint32_t skip = offset, left = n;
+    for (const Piece &p : out.source) {
+      if (!left)
         break;
       if (skip >= p.len) {
         skip -= p.len;
         continue;
       }
-      uint32_t take = std::min(p.len - skip, n - filled);
-      if (host)
-        host->read(p.bus + skip, data.data() + filled, take);
-      filled += take;
+      uint32_t take = std::min(p.len - skip, left);
+      ++pieces;
+      left -= take;
       skip = 0;
     }
-    uz_wire_header h{};
-    h.type = o.op == UZ_WR_SEND ? UZ_PKT_EAGER : UZ_PKT_PUT;
-    h.flags = uint8_t((last ? UZ_W_LAST : 0) | (o.op == 0 ? UZ_W_ANSWER : 0));
-    h.src = uint16_t(card_.node_id());
-    h.msg = o.msg;
-    h.len = o.len;
-    h.offset = offset;
-    h.addr = o.remote;
-    h.tag = o.tag;
-    h.imm = o.imm;
-    Time ready = end + figures_.send_non_pl4 + figures_.send_pl4;
-    uint64_t packet = send_frame_to(o.node, h, std::move(data), ready);
-    if (o.op == UZ_WR_SEND && packet) {
-      pending_.packet = packet;
-      pending_.data = end;
-      pending_.ready = ready;
-      pending_.head = ready + figures_.mac_send;
-      last_sent_ = pending_;
-    }
-    if (!last) {
-      next_frame(id, end); // the bus is free for the next block now
-      return;
-    }
-    // A SEND is done when its frame has left; a WRITE when the target
-    // answers; a GET's answer when it has left.
-    if (o.op == UZ_WR_SEND && !o.silent)
-      finish_wr(o.msg, UZ_S_OK, ready + figures_.mac_send);
-    outgoing_.erase(id);
-  });
+  }
+  // The frame's data, read from host memory when its DMA has ended.
+  dma(
+      false, std::max(n, 1u), at,
+      [=, this](Time end) {
+        Outgoing &o = outgoing_.at(id);
+        std::vector<uint8_t> data(n);
+        uint32_t skip = offset, filled = 0;
+        HostMemory *host = card_.host_memory();
+        for (const Piece &p : o.source) {
+          if (filled == n)
+            break;
+          if (skip >= p.len) {
+            skip -= p.len;
+            continue;
+          }
+          uint32_t take = std::min(p.len - skip, n - filled);
+          if (host)
+            host->read(p.bus + skip, data.data() + filled, take);
+          filled += take;
+          skip = 0;
+        }
+        uz_wire_header h{};
+        h.type = o.op == UZ_WR_SEND ? UZ_PKT_EAGER : UZ_PKT_PUT;
+        h.flags =
+            uint8_t((last ? UZ_W_LAST : 0) | (o.op == 0 ? UZ_W_ANSWER : 0));
+        h.src = uint16_t(card_.node_id());
+        h.msg = o.msg;
+        h.len = o.len;
+        h.offset = offset;
+        h.addr = o.remote;
+        h.tag = o.tag;
+        h.imm = o.imm;
+        if (o.typed) { // the remote layout travels with every frame
+          h.type_id = 1;
+          h.dt_count = o.remote_type.count;
+          h.dt_block = o.remote_type.block;
+          h.dt_stride = o.remote_type.stride;
+          h.tag = o.remote_type.extent;
+        }
+        Time ready = end + figures_.send_non_pl4 + figures_.send_pl4;
+        uint64_t packet = send_frame_to(o.node, h, std::move(data), ready);
+        if (o.op == UZ_WR_SEND && packet) {
+          pending_.packet = packet;
+          pending_.data = end;
+          pending_.ready = ready;
+          pending_.head = ready + figures_.mac_send;
+          last_sent_ = pending_;
+        }
+        if (!last) {
+          next_frame(id, end); // the bus is free for the next block now
+          return;
+        }
+        // A SEND is done when its frame has left; a WRITE when the target
+        // answers; a GET's answer when it has left.
+        if (o.op == UZ_WR_SEND && !o.silent)
+          finish_wr(o.msg, UZ_S_OK, ready + figures_.mac_send);
+        outgoing_.erase(id);
+      },
+      std::max(pieces, 1u));
 }
 
 uint64_t Engine::send_frame_to(uint32_t node, const uz_wire_header &h,
@@ -593,9 +711,21 @@ void Engine::place_put(const uz_wire_header &h, std::vector<uint8_t> data,
   bool last = h.flags & UZ_W_LAST;
   bool answer = h.flags & UZ_W_ANSWER;
   if (in.status == UZ_S_OK && !data.empty()) {
-    Translation t =
-        translate(h.addr + h.offset, uint32_t(data.size()),
-                  answer ? UZ_TE_VALID : (UZ_TE_VALID | UZ_TE_WRITE));
+    uint32_t need = answer ? UZ_TE_VALID : (UZ_TE_VALID | UZ_TE_WRITE);
+    Translation t;
+    if (h.type_id && !answer) {
+      // Only the origin knew the layout: the frame carries it.
+      uz_datatype type{h.dt_count, h.dt_block, h.dt_stride, h.tag};
+      std::vector<std::pair<uint64_t, uint32_t>> ranges;
+      if (type.count == 0 || type.block == 0)
+        t.status = UZ_S_BAD_COMMAND;
+      else {
+        layout(type, h.addr, h.offset, uint32_t(data.size()), ranges);
+        t = translate_ranges(ranges, need);
+      }
+    } else {
+      t = translate(h.addr + h.offset, uint32_t(data.size()), need);
+    }
     if (t.status != UZ_S_OK) {
       in.status = answer ? UZ_S_TRANSLATION : UZ_S_REMOTE_TRANSLATION;
       ++dropped_;
@@ -603,7 +733,9 @@ void Engine::place_put(const uz_wire_header &h, std::vector<uint8_t> data,
       Time start = at + t.cost;
       uint32_t bytes = uint32_t(data.size());
       auto pieces = std::move(t.pieces);
-      dma(true, bytes, start,
+      uint32_t count = uint32_t(pieces.size());
+      dma(
+          true, bytes, start,
           [this, pieces = std::move(pieces), data = std::move(data)](Time) {
             HostMemory *host = card_.host_memory();
             uint32_t done = 0;
@@ -612,7 +744,8 @@ void Engine::place_put(const uz_wire_header &h, std::vector<uint8_t> data,
                 host->write(p.bus, data.data() + done, p.len);
               done += p.len;
             }
-          });
+          },
+          count);
       at = bus_.free_at(); // the answer goes out once the data has landed
     }
   }

@@ -114,6 +114,8 @@ private:
     uint32_t tag = 0, imm = 0;
     uint64_t remote = 0;       // the destination's virtual address (PUT)
     std::vector<Piece> source; // the data, translated (host bus)
+    bool typed = false;        // the destination has a layout:
+    uz_datatype remote_type{}; // this one
     uint32_t sent = 0;         // bytes handed to frames so far
     bool silent = false;       // UZ_F_SILENT
   };
@@ -135,10 +137,21 @@ private:
   // A DMA of `bytes` over the bus, earliest at `at`; `then` runs when it
   // has ended, with the end time.
   void dma(bool to_host, uint32_t bytes, Time at,
-           std::function<void(Time)> then);
+           std::function<void(Time)> then, uint32_t pieces = 1);
 
   Translation translate(uint64_t va, uint32_t len, uint32_t need) const;
+  // Datatype `id` from the firmware's table (nullopt: none, or not sane).
+  std::optional<uz_datatype> datatype(uint16_t id) const;
+  // The bytes [from, from + n) of `items` items of `type` laid out from
+  // `base`, as virtual ranges in order (pieces of at most one block).
+  static void layout(const uz_datatype &type, uint64_t base, uint64_t from,
+                     uint32_t n,
+                     std::vector<std::pair<uint64_t, uint32_t>> &out);
+  Translation
+  translate_ranges(const std::vector<std::pair<uint64_t, uint32_t>> &ranges,
+                   uint32_t need) const;
   std::optional<uint64_t> look_up(uint64_t page, Time &cost) const;
+  std::optional<uint64_t> look_up_tables(uint64_t page, Time &cost) const;
   Translation gather_list(const uz_wr &wr) const;
 
   void start_outgoing(Outgoing out, Time at);
@@ -169,6 +182,8 @@ private:
   uint32_t notify_ = 0, cmd_area_ = 0, datatypes_ = 0, cmd_done_ = 0;
   uint32_t frames_out_ = 0, frames_in_ = 0, dropped_ = 0;
   mutable uint32_t sram_hits_ = 0, overflow_hits_ = 0, misses_ = 0;
+  mutable uint64_t last_page_ = 0, last_entry_ = 0;
+  mutable bool last_page_valid_ = false;
   uint32_t events_lost_ = 0;
 
   // The host side

@@ -17,7 +17,8 @@ std::vector<ModelKey> Figures::model_keys() {
         "timing.block_4k.destination_pcix", "timing.translation.sram_lookup",
         "timing.translation.host_lookup", "timing.fpga.send_non_pl4",
         "timing.fpga.send_pl4", "timing.fpga.receive_pl4",
-        "timing.fpga.receive_non_pl4", "timing.mac.send_receive"})
+        "timing.fpga.receive_non_pl4", "timing.mac.send_receive",
+        "params.host_bus.clock_hz"})
     keys.push_back({key, KeyUse::Required, kReader});
   // Published figures the blocks do not read: the wire time of a 4 KB
   // block follows from the link's rate, the bus and PL4 peaks from the
@@ -25,9 +26,9 @@ std::vector<ModelKey> Figures::model_keys() {
   // network declare the host's and the link's keys.)
   for (const char *key :
        {"timing.sram.read_latency", "timing.block_4k.wire",
-        "params.host_bus.clock_hz", "params.host_bus.peak_MBps",
-        "params.translation.entry_bytes", "params.translation.table_bytes",
-        "params.translation.coverage_bytes", "params.pl4.peak_MBps"})
+        "params.host_bus.peak_MBps", "params.translation.entry_bytes",
+        "params.translation.table_bytes", "params.translation.coverage_bytes",
+        "params.pl4.peak_MBps"})
     keys.push_back({key, KeyUse::Reference, kReader});
   return keys;
 }
@@ -53,6 +54,11 @@ Figures Figures::from(const Model &model) {
   f.to_card_fixed = small - Time(f.to_card_ps_per_byte * 64 + 0.5);
   f.to_host_fixed = f.to_card_fixed;
   f.to_host_ps_per_byte = double(block_out - f.to_host_fixed) / 4096;
+  double bus_hz = model.param("host_bus.clock_hz");
+  if (!(bus_hz > 0))
+    throw Error(model.source.string() +
+                ": params.host_bus.clock_hz must be positive");
+  f.extra_piece = Time(2e12 / bus_hz + 0.5);
   f.sram_lookup = model.timing("translation.sram_lookup");
   f.host_lookup = model.timing("translation.host_lookup");
   f.send_non_pl4 = model.timing("fpga.send_non_pl4");

@@ -24,6 +24,10 @@ struct Figures {
   Time to_card_fixed = 0, to_host_fixed = 0;
   double to_card_ps_per_byte = 0, to_host_ps_per_byte = 0;
   Time dma_after_doorbell = 0;
+  // Each discontiguous piece of a transfer beyond the first is a bus
+  // transaction of its own: its address and attribute phases, two PCI-X
+  // clocks (nicemu's choice: the spec measures contiguous blocks only).
+  Time extra_piece = 0;
   // Translation: one lookup in the card SRAM, one probe of the host table.
   Time sram_lookup = 0, host_lookup = 0;
   // The packet path's stages (spec), and the link's rate.
@@ -34,11 +38,13 @@ struct Figures {
   static Figures from(const Model &model);
   static std::vector<ModelKey> model_keys();
 
-  Time to_card(uint32_t bytes) const {
-    return to_card_fixed + Time(to_card_ps_per_byte * bytes + 0.5);
+  Time to_card(uint32_t bytes, uint32_t pieces = 1) const {
+    return to_card_fixed + Time(to_card_ps_per_byte * bytes + 0.5) +
+           (pieces > 1 ? (pieces - 1) * extra_piece : 0);
   }
-  Time to_host(uint32_t bytes) const {
-    return to_host_fixed + Time(to_host_ps_per_byte * bytes + 0.5);
+  Time to_host(uint32_t bytes, uint32_t pieces = 1) const {
+    return to_host_fixed + Time(to_host_ps_per_byte * bytes + 0.5) +
+           (pieces > 1 ? (pieces - 1) * extra_piece : 0);
   }
 };
 

@@ -124,6 +124,24 @@ int uz_sendv(uint32_t node, const uz_iov *iov, unsigned count, uint32_t tag,
 int uz_writev(uint32_t node, const uz_iov *iov, unsigned count, uint64_t remote,
               uint64_t cookie);
 
+/* Datatypes, described to the card once and executed by it: `count`
+ * blocks of `block` bytes, block i at i x `stride` bytes (MPI's vector and
+ * hvector, in bytes), one item every `extent` bytes. Up to
+ * UZ_MAX_TYPES - 1 at once; *id gets the type's number (1..63). */
+#define UZ_MAX_TYPES 64
+int uz_type_create(uint32_t count, uint32_t block, int32_t stride,
+                   uint32_t extent, uint16_t *id);
+/* A message of `items` items of `type` gathered from `base`. */
+int uz_send_typed(uint32_t node, const void *base, uint16_t type,
+                  uint32_t items, uint32_t tag, uint32_t imm, uint64_t cookie);
+/* An RDMA write: the data of `local` (`count` items of `local_type`, or
+ * `count` contiguous bytes when it is 0), placed at `remote` in the layout
+ * `remote_type` (0: contiguous). Only this process knows the remote layout:
+ * every frame carries it, and the target card scatters by it. */
+int uz_write_typed(uint32_t node, const void *local, uint16_t local_type,
+                   uint32_t count, uint64_t remote, uint16_t remote_type,
+                   uint64_t cookie);
+
 /* 1 and the next completion, or 0 if there is none yet. */
 int uz_poll(uz_completion *out);
 int uz_wait(uz_completion *out);

@@ -8,6 +8,9 @@
 //   uzura_basic_prog refusals  what the card refuses, each with its status
 //   uzura_basic_prog gather    uz_sendv and uz_writev from pieces of three
 //                              kinds of memory
+//   uzura_basic_prog types     datatypes on the card: a column sent as one
+//                              vector, a 100 x 100 matrix transposed by one
+//                              typed RDMA write
 // Run with: nicemu run -n 2 --model uzura --firmware uzura.img -- ...
 #include <nicemu/host.hpp>
 #include <nicemu/uzura.h>
@@ -269,6 +272,50 @@ void gather() {
   }
 }
 
+void types() {
+  const int n = 100;
+  static float m[n * n];
+  for (int i = 0; i < n * n; ++i)
+    m[i] = float(i) + 0.25f;
+  check(uz_register(m, sizeof m, 0), "register matrix");
+  auto *target = static_cast<float *>(host::alloc(sizeof m));
+  std::memset(target, 0, sizeof m);
+  check(uz_register(target, sizeof m, UZ_REMOTE_WRITE), "register target");
+  send_word(1, reinterpret_cast<uintptr_t>(target));
+  uint64_t remote = receive_word(1);
+  // Column 7: 100 floats, one every row. The transpose: each source row
+  // goes down a column of the target, the next row one float further.
+  uint16_t column = 0, transpose = 0;
+  check(uz_type_create(n, 4, n * 4, n * 4, &column), "column type");
+  check(uz_type_create(n, 4, n * 4, 4, &transpose), "transpose type");
+  if (me == 0) {
+    check(uz_send_typed(peer, m + 7, column, 1, 9, 0, 1), "uz_send_typed");
+    expect(wait_one().status == UZ_STATUS_OK, "typed send", 1, 0);
+    double t0 = host::now_us();
+    check(uz_write_typed(peer, m, 0, sizeof m, remote, transpose, 2),
+          "uz_write_typed");
+    expect(wait_one().status == UZ_STATUS_OK, "typed write", 1, 0);
+    std::printf("uzura transpose of %dx%d floats by one typed write %.3f us\n",
+                n, n, host::now_us() - t0);
+    send_word(2, 0);
+  } else {
+    uz_arrival a = arrive();
+    expect(a.len == n * 4, "column bytes", a.len, n * 4);
+    const auto *col = static_cast<const float *>(a.data);
+    int bad = 0;
+    for (int i = 0; i < n && i * 4 < int(a.len); ++i)
+      bad += col[i] != m[i * n + 7];
+    expect(bad == 0, "column values wrong", bad, 0);
+    check(uz_release(&a), "uz_release");
+    receive_word(2);
+    bad = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        bad += target[j * n + i] != m[i * n + j];
+    expect(bad == 0, "transposed values wrong", bad, 0);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -294,6 +341,8 @@ int main(int argc, char **argv) {
     refusals();
   else if (mode == "gather")
     gather();
+  else if (mode == "types")
+    types();
   else
     return 2;
   std::printf("rank %u: %s: %s\n", me, mode.c_str(),
