@@ -138,8 +138,9 @@ uint8_t static_buffer[256 << 10];
 void rdma() {
   const size_t bytes = 256 << 10;
   // The target: memory the other rank may write and read.
-  auto *target = static_cast<uint8_t *>(std::malloc(bytes + 8192));
-  target += 4096 - reinterpret_cast<uintptr_t>(target) % 4096 + 100;
+  auto *block = static_cast<uint8_t *>(std::malloc(bytes + 8192));
+  uint8_t *target =
+      block + 4096 - reinterpret_cast<uintptr_t>(block) % 4096 + 100;
   std::memset(target, 0, bytes);
   check(uz_register(target, bytes, UZ_REMOTE_WRITE | UZ_REMOTE_READ),
         "register target");
@@ -178,6 +179,7 @@ void rdma() {
     expect(bad == 0, "bytes written wrong", long(bad), 0);
     receive_word(3);
   }
+  std::free(block);
 }
 
 void refusals() {
@@ -270,6 +272,7 @@ void gather() {
     expect(bad == 0, "gathered write bytes wrong", long(bad), 0);
     expect(target[9] == 0 && target[10 + total] == 0, "bytes around", 1, 0);
   }
+  std::free(b);
 }
 
 void types() {
