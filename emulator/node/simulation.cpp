@@ -72,6 +72,16 @@ Time Simulation::present() const {
   return t;
 }
 
+// The latest time any node has reached, asleep or halted included: where a
+// run that can go no further ended (a lone core that went to sleep with
+// nothing scheduled never moved the scheduler's clock).
+Time Simulation::latest_node_time() const {
+  Time t = scheduler_.now();
+  for (const auto &n : nodes_)
+    t = std::max(t, n->time());
+  return t;
+}
+
 // Whether the run is over: a fault, a failed host, everything finished.
 bool Simulation::finished(RunResult &result) const {
   for (const auto &n : nodes_)
@@ -176,7 +186,7 @@ RunResult Simulation::run(Time max_time) {
     }
     if (t == kTimeNever && !input_) {
       result.outcome = RunOutcome::Deadlock;
-      result.end_time = scheduler_.now();
+      result.end_time = latest_node_time();
       result.message =
           external_ ? "every host waits for its NIC and no NIC has anything "
                       "left to do"

@@ -95,6 +95,7 @@ private:
   bool finished(RunResult &result) const;
   void note_core_times();
   Time present() const;
+  Time latest_node_time() const;
 
   Scheduler scheduler_;
   std::unique_ptr<Fabric> fabric_;

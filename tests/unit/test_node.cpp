@@ -244,8 +244,12 @@ TEST_CASE("max time stops a run that never ends, at exactly that time") {
 }
 
 TEST_CASE("a core asleep with nothing to wake it is a deadlock") {
-  Run r(flash_with({{kEntry, {wait(), nop()}}}));
+  Run r(flash_with({{kEntry, {nop(), nop(), nop(), wait(), nop()}}}));
   CHECK(r.result.outcome == RunOutcome::Deadlock);
+  // Regression: the run ended at the scheduler's time, which nothing had
+  // moved (0), not at the time the core reached.
+  CHECK(r.node->time() > 0);
+  CHECK(r.result.end_time == r.node->time());
 }
 
 TEST_CASE("console bytes become lines of the node's output") {
