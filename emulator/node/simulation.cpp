@@ -27,8 +27,8 @@ Node &Simulation::add_node(const Model &model, NodeConfig config) {
 // that each core's bound is O(1). So is the hosts' earliest action: hosts
 // change it only between rounds, so it is taken once per round.
 Time Simulation::slice_end(const Node &node, Time max_time) const {
-  Time end =
-      std::min({scheduler_.next_time(), max_time, wall_limit_, host_action_});
+  Time end = std::min({scheduler_.next_time(), max_time, wall_limit_,
+                       host_action_, node.time() + kLongestSlice});
   if (lookahead_ == kTimeNever)
     return end;
   Time others = &node == earliest_node_ ? second_earliest_ : earliest_;
@@ -62,8 +62,6 @@ Time Simulation::earliest_core_time() const {
   return t;
 }
 
-// The virtual time the run has reached: the scheduler's, or the latest
-// running core's (no core is past it).
 Time Simulation::present() const {
   Time t = scheduler_.now();
   for (const auto &n : nodes_)
@@ -80,6 +78,16 @@ Time Simulation::latest_node_time() const {
   for (const auto &n : nodes_)
     t = std::max(t, n->time());
   return t;
+}
+
+// Whether a stop was requested: the run ends where it stands.
+bool Simulation::stopped(RunResult &result) const {
+  if (!stop_requested())
+    return false;
+  result.outcome = RunOutcome::Stopped;
+  result.end_time = latest_node_time();
+  result.message = "stopped on request";
+  return true;
 }
 
 // Whether the run is over: a fault, a failed host, everything finished.
@@ -122,6 +130,10 @@ RunResult Simulation::run(Time max_time) {
            1000;
   };
   for (;;) {
+    if (stopped(result))
+      break;
+    if (monitor_)
+      monitor_->between_rounds(*this);
     if (debugger_) {
       debugger_->between_slices();
       if (debugger_->killed()) {
@@ -130,6 +142,8 @@ RunResult Simulation::run(Time max_time) {
         result.message = "killed by the debugger";
         break;
       }
+      if (stopped(result)) // asked while the debugger held the run
+        break;
     }
     if (external_) {
       external_->poll();
