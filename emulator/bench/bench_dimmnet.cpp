@@ -116,7 +116,7 @@ DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &o) {
   BenchContext base = bench_context(
       o.firmware.empty() ? shipped_image("dimmnet.img") : o.firmware,
       o.programs_dir.empty() ? shipped_programs_dir() : o.programs_dir,
-      "dimmnet_bench");
+      "dimmnet_bench", o.hooks);
   DimmnetBenchFigures f;
   f.model = base.model_name;
   std::vector<std::string> names = o.setups;

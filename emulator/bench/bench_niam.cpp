@@ -197,7 +197,7 @@ BenchContext niam_context(const NiamBenchOptions &o, std::string &model) {
   BenchContext c = bench_context(
       o.firmware.empty() ? shipped_image("niam.img") : o.firmware,
       o.programs_dir.empty() ? shipped_programs_dir() : o.programs_dir,
-      "niam_bench_barrier");
+      "niam_bench_barrier", o.hooks);
   model = c.model_name;
   return c;
 }

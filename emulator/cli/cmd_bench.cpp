@@ -6,6 +6,7 @@
 #include "bench/bench_niam.hpp"
 #include "bench/bench_via.hpp"
 #include "bench/shipped_files.hpp"
+#include "cli/bench_run.hpp"
 #include "cli/commands.hpp"
 
 #include <nlohmann/json.hpp>
@@ -183,7 +184,7 @@ void add_niam_bench(CLI::App &bench) {
   niam->add_option("--programs-dir", opts->programs_dir,
                    "directory with the niam_bench_* host programs");
   niam->callback([opts, json] {
-    NiamBenchFigures f = run_niam_bench(*opts);
+    NiamBenchFigures f = run_bench(*opts, run_niam_bench);
     if (*json)
       std::cout << to_json(f).dump(2) << "\n";
     else
@@ -260,7 +261,7 @@ void add_logp_bench(CLI::App &bench) {
   logp->add_option("--programs-dir", opts->programs_dir,
                    "directory with the niam_bench_* host programs");
   logp->callback([opts, json] {
-    LogpFigures f = run_logp_bench(*opts);
+    LogpFigures f = run_bench(*opts, run_logp_bench);
     if (*json)
       std::cout << to_json(f).dump(2) << "\n";
     else
@@ -375,7 +376,7 @@ void add_via_bench(CLI::App &bench) {
   via->callback([opts, json, only] {
     opts->vipl = *only != "fm";
     opts->fm = *only != "vipl";
-    ViaBenchFigures f = run_via_bench(*opts);
+    ViaBenchFigures f = run_bench(*opts, run_via_bench);
     if (*json)
       std::cout << to_json(f).dump(2) << "\n";
     else

@@ -1,6 +1,7 @@
 // nicemu bench dimmnet [--json] [--quick] [--setup A ...]: DIMMnet-1 in the
 // reference set-ups (bench/bench_dimmnet.hpp, docs/benchmarks.md).
 #include "bench/bench_dimmnet.hpp"
+#include "cli/bench_run.hpp"
 #include "commands.hpp"
 
 #include <nlohmann/json.hpp>
@@ -253,7 +254,7 @@ void add_dimmnet_bench(CLI::App &bench) {
     opts->interrupt = !*no_interrupt;
     opts->collectives = !*no_collectives;
     opts->sendrecv = !*no_sendrecv;
-    DimmnetBenchFigures f = run_dimmnet_bench(*opts);
+    DimmnetBenchFigures f = run_bench(*opts, run_dimmnet_bench);
     if (*json)
       std::cout << to_json(f).dump(2) << "\n";
     else

@@ -1,6 +1,7 @@
 // nicemu run --model M (--flash F | --firmware IMG) [--max-time T]
 #include "cli/commands.hpp"
 #include "cli/run_setup.hpp"
+#include "cli/stop_signals.hpp"
 #include "debug/fault_report.hpp"
 #include "debug/gdb_target.hpp"
 #include "fabric/tap_bridge.hpp"
@@ -79,7 +80,17 @@ ReportRequest report_request(const RunOptions &o, const Image &image) {
   return r;
 }
 
+// A run that ended by itself, other than by halting: why, for people.
+void say_why_stopped(const RunResult &r, const RunOptions &o) {
+  if (r.outcome == RunOutcome::Deadlock || r.outcome == RunOutcome::HostFailed)
+    std::cerr << "nicemu: stopped: " << r.message << "\n";
+  else if (r.outcome == RunOutcome::MaxTime)
+    std::cerr << "nicemu: stopped at --max-time " << o.max_time << "\n";
+}
+
 int run(const RunOptions &o) {
+  // SIGINT, SIGTERM: a clean stop from here on (cli/stop_signals.hpp).
+  StopSignals signals;
   Model model = load_model(o.model);
   std::vector<uint8_t> flash = boot_flash(o, model);
   // Traces and captures: their files are opened before anything starts.
@@ -129,9 +140,11 @@ int run(const RunOptions &o) {
   spec.link_faults = o.link_faults;
   if (o.watchdog >= 0)
     spec.watchdog_cycles = uint64_t(o.watchdog);
+  const bool gdb = !o.gdb.empty() || !o.gdb_listen.empty();
   spec.console = [](uint32_t node, const std::string &line) {
     std::cout << "[node" << node << "] " << line << "\n" << std::flush;
   };
+  spec.stop = &signals.request();
   std::unique_ptr<Cluster> cluster = start_cluster(
       model, std::make_shared<const std::vector<uint8_t>>(std::move(flash)),
       spec);
@@ -146,15 +159,20 @@ int run(const RunOptions &o) {
     profiling->attach(sim);
   std::unique_ptr<gdb::Server> gdb_server; // --gdb: halted at reset
   std::unique_ptr<GdbTarget> gdb_target;
-  if (!o.gdb.empty() || !o.gdb_listen.empty()) {
+  if (gdb) {
     gdb_server = std::make_unique<gdb::Server>(
         o.gdb_listen.empty() ? o.gdb : o.gdb_listen);
     std::cerr << "gdb: listening on " << gdb_server->address() << std::endl;
     gdb_target = std::make_unique<GdbTarget>(sim, *gdb_server);
   }
   RunResult r = sim.run(max_time);
+  const bool stopped = signals.requested();
+  if (stopped)
+    std::cerr << "nicemu: stopped by " << signals.name()
+              << " (a second one ends nicemu at once)\n";
   if (gdb_target)
-    gdb_target->run_ended(r, outcome_exit_code(sim, r));
+    gdb_target->run_ended(r, stopped ? signals.exit_code()
+                                     : outcome_exit_code(sim, r));
   if (profiling)
     profiling->finish(sim);
   if (hosts)
@@ -166,12 +184,8 @@ int run(const RunOptions &o) {
   for (auto &n : sim.nodes())
     if (n->state() == NodeState::Faulted)
       std::cerr << "nicemu: " << fault_report(*n);
-  if (r.outcome == RunOutcome::Deadlock)
-    std::cerr << "nicemu: stopped: " << r.message << "\n";
-  if (r.outcome == RunOutcome::MaxTime)
-    std::cerr << "nicemu: stopped at --max-time " << o.max_time << "\n";
-  if (r.outcome == RunOutcome::HostFailed)
-    std::cerr << "nicemu: stopped: " << r.message << "\n";
+  if (!stopped)
+    say_why_stopped(r, o);
   if (!o.quiet)
     print_summary(sim, r, model);
   if (tap && !o.quiet) {
@@ -197,10 +211,13 @@ int run(const RunOptions &o) {
       budget_code = kExitBudget;
     }
   }
+  if (hosts && !o.quiet)
+    for (uint32_t i = 0; i < hosts->ranks(); ++i)
+      std::fprintf(stderr, "host %u: %s\n", i, hosts->outcomes()[i].c_str());
+  // Asked to stop: 128 + the signal, whatever the run had come to.
+  if (signals.requested())
+    return signals.exit_code();
   if (hosts) {
-    if (!o.quiet)
-      for (uint32_t i = 0; i < hosts->ranks(); ++i)
-        std::fprintf(stderr, "host %u: %s\n", i, hosts->outcomes()[i].c_str());
     if (r.outcome == RunOutcome::Halted || r.outcome == RunOutcome::HostFailed)
       return hosts->exit_code()
                  ? hosts->exit_code()
