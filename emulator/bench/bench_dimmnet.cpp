@@ -122,6 +122,13 @@ DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &o) {
   std::vector<std::string> names = o.setups;
   if (names.empty())
     names = {"A", "B", "C", "D", "E", "F"};
+  std::vector<uint32_t> curve = {2, 4, 8, 16, 32, 64};
+  if (o.quick)
+    curve = {2, 8, 64};
+  plan_runs(base,
+            int(2 * names.size()) + (o.interrupt ? 2 : 0) +
+                (o.collectives ? int(2 * names.size() + curve.size()) : 0) +
+                (o.sendrecv ? 2 : 0));
   for (const std::string &name : names) {
     DimmnetSetup s;
     s.name = name;
@@ -181,9 +188,6 @@ DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &o) {
       for (uint32_t nodes : {2u, 8u})
         f.collectives.push_back(
             collectives(base, name, nodes, rounds, f.protocols_wall_seconds));
-    std::vector<uint32_t> curve = {2, 4, 8, 16, 32, 64};
-    if (o.quick)
-      curve = {2, 8, 64};
     for (uint32_t nodes : curve)
       f.collective_curve.push_back(collectives(
           base, "D", nodes, o.quick ? 5 : 20, f.protocols_wall_seconds));

@@ -99,7 +99,7 @@ struct DimmnetBenchOptions {
   bool interrupt = true;           // AOTF vs interrupt-AOTF in set-up SR
   bool collectives = true;         // barrier and global sums
   bool sendrecv = true;            // DIMM_Send/DIMM_Recv
-  BenchHooks hooks;                // stop request (SIGINT, SIGTERM)
+  BenchHooks hooks;                // stop request, progress line
 };
 
 DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &options);

@@ -73,12 +73,24 @@ BenchContext bench_context(const std::string &image,
   return c;
 }
 
+void plan_runs(const BenchContext &c, int runs) {
+  if (c.hooks.progress)
+    c.hooks.progress->plan(runs);
+}
+
 HostRun run_hosts(const BenchContext &c, uint32_t nodes,
                   std::vector<std::string> program,
                   const std::function<void(Cluster &)> &inspect) {
   const StopRequest *stop = c.hooks.stop;
   if (stop && stop->requested()) // asked between two runs
     throw Stopped(stop->signal());
+  if (c.hooks.progress) { // "niam_bench_barrier 100, 64 nodes"
+    std::string what;
+    for (const std::string &word : program)
+      if (word.rfind("--", 0) != 0)
+        what += (what.empty() ? "" : " ") + word;
+    c.hooks.progress->starting(what + ", " + std::to_string(nodes) + " nodes");
+  }
   CapturedOutput out;
   ClusterSpec spec;
   spec.nodes = nodes;
@@ -86,6 +98,7 @@ HostRun run_hosts(const BenchContext &c, uint32_t nodes,
   spec.program[0] = c.programs_dir + "/" + spec.program[0];
   spec.host_options.stdout_fd = out.fd();
   spec.stop = stop;
+  spec.monitor = c.hooks.progress;
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Cluster> cluster = start_cluster(c.model, c.flash, spec);
   RunResult r = cluster->sim.run();

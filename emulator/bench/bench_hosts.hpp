@@ -32,6 +32,9 @@ BenchContext bench_context(const std::string &image,
                            const std::string &probe,
                            const BenchHooks &hooks = {});
 
+// Tells the progress line how many runs are coming (if there is one).
+void plan_runs(const BenchContext &c, int runs);
+
 struct HostRun {
   std::string output; // the hosts' stdout
   Time virtual_time = 0;

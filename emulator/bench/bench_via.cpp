@@ -102,6 +102,7 @@ ViaBenchFigures run_via_bench(const ViaBenchOptions &o) {
       o.programs_dir.empty() ? shipped_programs_dir() : o.programs_dir, probe,
       o.hooks);
   f.model = c.model_name;
+  plan_runs(c, int(o.vipl) + int(o.fm));
   read_framing(c.model, f);
   if (o.vipl) {
     f.vipl = measure(c, o.quick, "vipl_pingpong", "vipl");

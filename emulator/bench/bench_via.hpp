@@ -53,7 +53,7 @@ struct ViaBenchOptions {
   std::string programs_dir; // vipl_pingpong, fm_pingpong; empty: next to nicemu
   bool quick = false;       // every fourth size, fewer rounds
   bool vipl = true, fm = true;
-  BenchHooks hooks; // stop request (SIGINT, SIGTERM)
+  BenchHooks hooks; // stop request, progress line
 };
 
 ViaBenchFigures run_via_bench(const ViaBenchOptions &options);

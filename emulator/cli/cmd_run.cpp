@@ -1,5 +1,6 @@
 // nicemu run --model M (--flash F | --firmware IMG) [--max-time T]
 #include "cli/commands.hpp"
+#include "cli/progress.hpp"
 #include "cli/run_setup.hpp"
 #include "cli/stop_signals.hpp"
 #include "debug/fault_report.hpp"
@@ -37,6 +38,7 @@ struct RunOptions : ClusterOptions {
   size_t top = 15;
   std::string gdb, gdb_listen; // docs/debugging.md
   std::string tap;             // docs/fm.md, "Bridging to Linux (--tap)"
+  ProgressMode progress = ProgressMode::Auto;
   bool profiling() const {
     return !report.empty() || !report_json.empty() || !measure.empty() ||
            !budget.empty();
@@ -140,11 +142,17 @@ int run(const RunOptions &o) {
   spec.link_faults = o.link_faults;
   if (o.watchdog >= 0)
     spec.watchdog_cycles = uint64_t(o.watchdog);
+  // The progress line; not by default while a debugger drives the run.
   const bool gdb = !o.gdb.empty() || !o.gdb_listen.empty();
-  spec.console = [](uint32_t node, const std::string &line) {
+  ProgressLine progress(progress_wanted(o.progress) &&
+                        (o.progress == ProgressMode::On || !gdb));
+  RunProgress run_progress(progress, max_time);
+  spec.console = [&progress](uint32_t node, const std::string &line) {
+    progress.clear(); // stdout may be the same terminal
     std::cout << "[node" << node << "] " << line << "\n" << std::flush;
   };
   spec.stop = &signals.request();
+  spec.monitor = progress.enabled() ? &run_progress : nullptr;
   std::unique_ptr<Cluster> cluster = start_cluster(
       model, std::make_shared<const std::vector<uint8_t>>(std::move(flash)),
       spec);
@@ -166,6 +174,7 @@ int run(const RunOptions &o) {
     gdb_target = std::make_unique<GdbTarget>(sim, *gdb_server);
   }
   RunResult r = sim.run(max_time);
+  progress.clear();
   const bool stopped = signals.requested();
   if (stopped)
     std::cerr << "nicemu: stopped by " << signals.name()
@@ -275,6 +284,7 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
                   "(created if missing; needs CAP_NET_ADMIN or a device you "
                   "own): FM node N (N = -n) is the outside. Virtual time then "
                   "follows wall time: the run is no longer deterministic");
+  add_progress_options(*cmd, opts->progress);
   add_program_option(*cmd, *opts);
   cmd->callback([opts, &status] { status.code = run(*opts); });
 }
