@@ -142,10 +142,11 @@ int run(const RunOptions &o) {
   spec.link_faults = o.link_faults;
   if (o.watchdog >= 0)
     spec.watchdog_cycles = uint64_t(o.watchdog);
-  // The progress line; not by default while a debugger drives the run.
+  // The progress line; not by default while a debugger drives the run,
+  // nor with --quiet.
   const bool gdb = !o.gdb.empty() || !o.gdb_listen.empty();
   ProgressLine progress(progress_wanted(o.progress) &&
-                        (o.progress == ProgressMode::On || !gdb));
+                        (o.progress == ProgressMode::On || !(gdb || o.quiet)));
   RunProgress run_progress(progress, max_time);
   spec.console = [&progress](uint32_t node, const std::string &line) {
     progress.clear(); // stdout may be the same terminal
