@@ -116,12 +116,19 @@ DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &o) {
   BenchContext base = bench_context(
       o.firmware.empty() ? shipped_image("dimmnet.img") : o.firmware,
       o.programs_dir.empty() ? shipped_programs_dir() : o.programs_dir,
-      "dimmnet_bench");
+      "dimmnet_bench", o.hooks);
   DimmnetBenchFigures f;
   f.model = base.model_name;
   std::vector<std::string> names = o.setups;
   if (names.empty())
     names = {"A", "B", "C", "D", "E", "F"};
+  std::vector<uint32_t> curve = {2, 4, 8, 16, 32, 64};
+  if (o.quick)
+    curve = {2, 8, 64};
+  plan_runs(base,
+            int(2 * names.size()) + (o.interrupt ? 2 : 0) +
+                (o.collectives ? int(2 * names.size() + curve.size()) : 0) +
+                (o.sendrecv ? 2 : 0));
   for (const std::string &name : names) {
     DimmnetSetup s;
     s.name = name;
@@ -181,9 +188,6 @@ DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &o) {
       for (uint32_t nodes : {2u, 8u})
         f.collectives.push_back(
             collectives(base, name, nodes, rounds, f.protocols_wall_seconds));
-    std::vector<uint32_t> curve = {2, 4, 8, 16, 32, 64};
-    if (o.quick)
-      curve = {2, 8, 64};
     for (uint32_t nodes : curve)
       f.collective_curve.push_back(collectives(
           base, "D", nodes, o.quick ? 5 : 20, f.protocols_wall_seconds));

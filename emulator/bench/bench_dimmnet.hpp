@@ -9,6 +9,8 @@
 // (dimm_sendrecv) against the message size in both arrival orders.
 #pragma once
 
+#include "bench/bench_hooks.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -97,6 +99,7 @@ struct DimmnetBenchOptions {
   bool interrupt = true;           // AOTF vs interrupt-AOTF in set-up SR
   bool collectives = true;         // barrier and global sums
   bool sendrecv = true;            // DIMM_Send/DIMM_Recv
+  BenchHooks hooks;                // stop request, progress line
 };
 
 DimmnetBenchFigures run_dimmnet_bench(const DimmnetBenchOptions &options);

@@ -55,13 +55,14 @@ std::string describe_failure(const RunResult &r, const HostGroup &hosts,
 
 BenchContext bench_context(const std::string &image,
                            const std::string &programs_dir,
-                           const std::string &probe) {
+                           const std::string &probe, const BenchHooks &hooks) {
   if (!fs::exists(image))
     throw Error("bench: " + image +
                 " not found (build the firmware, or give --firmware)");
   std::vector<uint8_t> bytes = read_file_bytes(image);
   std::string model_name = decode_image(bytes).model;
-  BenchContext c{load_model(model_name), nullptr, programs_dir, model_name};
+  BenchContext c{load_model(model_name), nullptr, programs_dir, model_name,
+                 hooks};
   if (bytes.size() > c.model.flash_size)
     throw Error("bench: " + image + " is larger than the flash");
   bytes.resize(c.model.flash_size, 0xFF);
@@ -72,19 +73,40 @@ BenchContext bench_context(const std::string &image,
   return c;
 }
 
+void plan_runs(const BenchContext &c, int runs) {
+  if (c.hooks.progress)
+    c.hooks.progress->plan(runs);
+}
+
 HostRun run_hosts(const BenchContext &c, uint32_t nodes,
                   std::vector<std::string> program,
                   const std::function<void(Cluster &)> &inspect) {
+  const StopRequest *stop = c.hooks.stop;
+  if (stop && stop->requested()) // asked between two runs
+    throw Stopped(stop->signal());
+  if (c.hooks.progress) { // "niam_bench_barrier 100, 64 nodes"
+    std::string what;
+    for (const std::string &word : program)
+      if (word.rfind("--", 0) != 0)
+        what += (what.empty() ? "" : " ") + word;
+    c.hooks.progress->starting(what + ", " + std::to_string(nodes) + " nodes");
+  }
   CapturedOutput out;
   ClusterSpec spec;
   spec.nodes = nodes;
   spec.program = std::move(program);
   spec.program[0] = c.programs_dir + "/" + spec.program[0];
   spec.host_options.stdout_fd = out.fd();
+  spec.stop = stop;
+  spec.monitor = c.hooks.progress;
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Cluster> cluster = start_cluster(c.model, c.flash, spec);
   RunResult r = cluster->sim.run();
   cluster->hosts->stop();
+  // Whatever else ended the run (hosts that the terminal's Ctrl-C reached
+  // too), a stopped benchmark gives no figures.
+  if (stop && stop->requested())
+    throw Stopped(stop->signal());
   std::chrono::duration<double> total =
       std::chrono::steady_clock::now() - start;
   HostRun run{out.text(), r.end_time, r.wall_seconds, total.count()};

@@ -4,6 +4,7 @@
 // parsing.
 #pragma once
 
+#include "bench/bench_hooks.hpp"
 #include "nicemu/model.hpp"
 #include "sim/time.hpp"
 
@@ -21,13 +22,18 @@ struct BenchContext {
   std::shared_ptr<const std::vector<uint8_t>> flash; // padded to the flash
   std::string programs_dir;
   std::string model_name; // as the image names it
+  BenchHooks hooks;
 };
 
 // Reads `image` (a path; "not found" says to give --firmware) and loads its
 // model; checks that `programs_dir` holds `probe`. Throws nicemu::Error.
 BenchContext bench_context(const std::string &image,
                            const std::string &programs_dir,
-                           const std::string &probe);
+                           const std::string &probe,
+                           const BenchHooks &hooks = {});
+
+// Tells the progress line how many runs are coming (if there is one).
+void plan_runs(const BenchContext &c, int runs);
 
 struct HostRun {
   std::string output; // the hosts' stdout
@@ -40,7 +46,8 @@ struct HostRun {
 
 // Runs `program` (its name in the programs directory, then its arguments)
 // on `nodes` nodes. Throws nicemu::Error, with the hosts' output, unless
-// the run halts with every host exiting 0.
+// the run halts with every host exiting 0; Stopped once a stop was
+// requested (its hosts stopped and reaped first).
 // `inspect`, if given, looks at the cluster after the run, before it goes.
 struct Cluster;
 HostRun run_hosts(const BenchContext &c, uint32_t nodes,

@@ -197,7 +197,7 @@ BenchContext niam_context(const NiamBenchOptions &o, std::string &model) {
   BenchContext c = bench_context(
       o.firmware.empty() ? shipped_image("niam.img") : o.firmware,
       o.programs_dir.empty() ? shipped_programs_dir() : o.programs_dir,
-      "niam_bench_barrier");
+      "niam_bench_barrier", o.hooks);
   model = c.model_name;
   return c;
 }
@@ -208,6 +208,7 @@ NiamBenchFigures run_niam_bench(const NiamBenchOptions &o) {
   NiamBenchFigures f;
   BenchContext c = niam_context(o, f.model);
   f.barrier_rounds = o.quick ? 20 : 100;
+  plan_runs(c, 3 + int(barrier_node_counts(o).size()));
   measure_am(c, o, f);
   measure_bcopy(c, o, f);
   measure_speed(c, o, f);
@@ -219,6 +220,7 @@ LogpFigures run_logp_bench(const NiamBenchOptions &o) {
   LogpFigures f;
   BenchContext c = niam_context(o, f.model);
   f.rounds = o.quick ? 20 : 100;
+  plan_runs(c, 1);
   HostRun run = run_hosts(c, 2, {"niam_bench_logp", std::to_string(f.rounds)});
   f.rtt_us = single_value(run, "logp_rtt_us");
   f.L_us = single_value(run, "logp_L_us");

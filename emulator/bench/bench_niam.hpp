@@ -4,6 +4,8 @@
 // against size, virtual against wall time, and what a large run costs.
 #pragma once
 
+#include "bench/bench_hooks.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -57,6 +59,7 @@ struct NiamBenchOptions {
   bool quick = false;       // 2 and 4 nodes, sizes up to 4 KiB, fewer rounds
   // Barrier runs go 2, 4, .. 64, 256, 1024 nodes, up to this many.
   uint32_t max_nodes = 1024;
+  BenchHooks hooks; // stop request, progress line
 };
 
 NiamBenchFigures run_niam_bench(const NiamBenchOptions &options);

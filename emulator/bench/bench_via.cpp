@@ -99,8 +99,10 @@ ViaBenchFigures run_via_bench(const ViaBenchOptions &o) {
   std::string probe = o.vipl ? "vipl_pingpong" : "fm_pingpong";
   BenchContext c = bench_context(
       o.firmware.empty() ? shipped_image("via.img") : o.firmware,
-      o.programs_dir.empty() ? shipped_programs_dir() : o.programs_dir, probe);
+      o.programs_dir.empty() ? shipped_programs_dir() : o.programs_dir, probe,
+      o.hooks);
   f.model = c.model_name;
+  plan_runs(c, int(o.vipl) + int(o.fm));
   read_framing(c.model, f);
   if (o.vipl) {
     f.vipl = measure(c, o.quick, "vipl_pingpong", "vipl");

@@ -5,6 +5,8 @@
 // best goodput Ethernet framing allows for each size.
 #pragma once
 
+#include "bench/bench_hooks.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,6 +53,7 @@ struct ViaBenchOptions {
   std::string programs_dir; // vipl_pingpong, fm_pingpong; empty: next to nicemu
   bool quick = false;       // every fourth size, fewer rounds
   bool vipl = true, fm = true;
+  BenchHooks hooks; // stop request, progress line
 };
 
 ViaBenchFigures run_via_bench(const ViaBenchOptions &options);

@@ -6,6 +6,7 @@
 #include "bench/bench_niam.hpp"
 #include "bench/bench_via.hpp"
 #include "bench/shipped_files.hpp"
+#include "cli/bench_run.hpp"
 #include "cli/commands.hpp"
 
 #include <nlohmann/json.hpp>
@@ -182,8 +183,11 @@ void add_niam_bench(CLI::App &bench) {
                    "the niam image (default: the one shipped)");
   niam->add_option("--programs-dir", opts->programs_dir,
                    "directory with the niam_bench_* host programs");
-  niam->callback([opts, json] {
-    NiamBenchFigures f = run_niam_bench(*opts);
+  auto progress = std::make_shared<ProgressMode>(ProgressMode::Auto);
+  add_progress_options(*niam, *progress);
+  niam->callback([opts, json, progress] {
+    NiamBenchFigures f =
+        run_bench(*opts, *progress, "bench niam", run_niam_bench);
     if (*json)
       std::cout << to_json(f).dump(2) << "\n";
     else
@@ -259,8 +263,10 @@ void add_logp_bench(CLI::App &bench) {
                    "the one measured)");
   logp->add_option("--programs-dir", opts->programs_dir,
                    "directory with the niam_bench_* host programs");
-  logp->callback([opts, json] {
-    LogpFigures f = run_logp_bench(*opts);
+  auto progress = std::make_shared<ProgressMode>(ProgressMode::Auto);
+  add_progress_options(*logp, *progress);
+  logp->callback([opts, json, progress] {
+    LogpFigures f = run_bench(*opts, *progress, "bench logp", run_logp_bench);
     if (*json)
       std::cout << to_json(f).dump(2) << "\n";
     else
@@ -372,10 +378,12 @@ void add_via_bench(CLI::App &bench) {
                   "the via image (default: the one shipped)");
   via->add_option("--programs-dir", opts->programs_dir,
                   "directory with vipl_pingpong and fm_pingpong");
-  via->callback([opts, json, only] {
+  auto progress = std::make_shared<ProgressMode>(ProgressMode::Auto);
+  add_progress_options(*via, *progress);
+  via->callback([opts, json, only, progress] {
     opts->vipl = *only != "fm";
     opts->fm = *only != "vipl";
-    ViaBenchFigures f = run_via_bench(*opts);
+    ViaBenchFigures f = run_bench(*opts, *progress, "bench via", run_via_bench);
     if (*json)
       std::cout << to_json(f).dump(2) << "\n";
     else

@@ -1,6 +1,7 @@
 // nicemu bench dimmnet [--json] [--quick] [--setup A ...]: DIMMnet-1 in the
 // reference set-ups (bench/bench_dimmnet.hpp, docs/benchmarks.md).
 #include "bench/bench_dimmnet.hpp"
+#include "cli/bench_run.hpp"
 #include "commands.hpp"
 
 #include <nlohmann/json.hpp>
@@ -249,16 +250,20 @@ void add_dimmnet_bench(CLI::App &bench) {
   cmd->add_option("--programs-dir", opts->programs_dir,
                   "directory with dimmnet_bench, aotf_pingpong, "
                   "dimm_collectives and dimm_sendrecv");
-  cmd->callback([opts, json, no_interrupt, no_collectives, no_sendrecv] {
-    opts->interrupt = !*no_interrupt;
-    opts->collectives = !*no_collectives;
-    opts->sendrecv = !*no_sendrecv;
-    DimmnetBenchFigures f = run_dimmnet_bench(*opts);
-    if (*json)
-      std::cout << to_json(f).dump(2) << "\n";
-    else
-      print_table(f);
-  });
+  auto progress = std::make_shared<ProgressMode>(ProgressMode::Auto);
+  add_progress_options(*cmd, *progress);
+  cmd->callback(
+      [opts, json, no_interrupt, no_collectives, no_sendrecv, progress] {
+        opts->interrupt = !*no_interrupt;
+        opts->collectives = !*no_collectives;
+        opts->sendrecv = !*no_sendrecv;
+        DimmnetBenchFigures f =
+            run_bench(*opts, *progress, "bench dimmnet", run_dimmnet_bench);
+        if (*json)
+          std::cout << to_json(f).dump(2) << "\n";
+        else
+          print_table(f);
+      });
 }
 
 } // namespace nicemu::cli

@@ -1,6 +1,8 @@
 // nicemu run --model M (--flash F | --firmware IMG) [--max-time T]
 #include "cli/commands.hpp"
+#include "cli/progress.hpp"
 #include "cli/run_setup.hpp"
+#include "cli/stop_signals.hpp"
 #include "debug/fault_report.hpp"
 #include "debug/gdb_target.hpp"
 #include "fabric/tap_bridge.hpp"
@@ -36,6 +38,7 @@ struct RunOptions : ClusterOptions {
   size_t top = 15;
   std::string gdb, gdb_listen; // docs/debugging.md
   std::string tap;             // docs/fm.md, "Bridging to Linux (--tap)"
+  ProgressMode progress = ProgressMode::Auto;
   bool profiling() const {
     return !report.empty() || !report_json.empty() || !measure.empty() ||
            !budget.empty();
@@ -79,7 +82,17 @@ ReportRequest report_request(const RunOptions &o, const Image &image) {
   return r;
 }
 
+// A run that ended by itself, other than by halting: why, for people.
+void say_why_stopped(const RunResult &r, const RunOptions &o) {
+  if (r.outcome == RunOutcome::Deadlock || r.outcome == RunOutcome::HostFailed)
+    std::cerr << "nicemu: stopped: " << r.message << "\n";
+  else if (r.outcome == RunOutcome::MaxTime)
+    std::cerr << "nicemu: stopped at --max-time " << o.max_time << "\n";
+}
+
 int run(const RunOptions &o) {
+  // SIGINT, SIGTERM: a clean stop from here on (cli/stop_signals.hpp).
+  StopSignals signals;
   Model model = load_model(o.model);
   std::vector<uint8_t> flash = boot_flash(o, model);
   // Traces and captures: their files are opened before anything starts.
@@ -129,9 +142,18 @@ int run(const RunOptions &o) {
   spec.link_faults = o.link_faults;
   if (o.watchdog >= 0)
     spec.watchdog_cycles = uint64_t(o.watchdog);
-  spec.console = [](uint32_t node, const std::string &line) {
+  // The progress line; not by default while a debugger drives the run,
+  // nor with --quiet.
+  const bool gdb = !o.gdb.empty() || !o.gdb_listen.empty();
+  ProgressLine progress(progress_wanted(o.progress) &&
+                        (o.progress == ProgressMode::On || !(gdb || o.quiet)));
+  RunProgress run_progress(progress, max_time);
+  spec.console = [&progress](uint32_t node, const std::string &line) {
+    progress.clear(); // stdout may be the same terminal
     std::cout << "[node" << node << "] " << line << "\n" << std::flush;
   };
+  spec.stop = &signals.request();
+  spec.monitor = progress.enabled() ? &run_progress : nullptr;
   std::unique_ptr<Cluster> cluster = start_cluster(
       model, std::make_shared<const std::vector<uint8_t>>(std::move(flash)),
       spec);
@@ -146,15 +168,21 @@ int run(const RunOptions &o) {
     profiling->attach(sim);
   std::unique_ptr<gdb::Server> gdb_server; // --gdb: halted at reset
   std::unique_ptr<GdbTarget> gdb_target;
-  if (!o.gdb.empty() || !o.gdb_listen.empty()) {
+  if (gdb) {
     gdb_server = std::make_unique<gdb::Server>(
         o.gdb_listen.empty() ? o.gdb : o.gdb_listen);
     std::cerr << "gdb: listening on " << gdb_server->address() << std::endl;
     gdb_target = std::make_unique<GdbTarget>(sim, *gdb_server);
   }
   RunResult r = sim.run(max_time);
+  progress.clear();
+  const bool stopped = signals.requested();
+  if (stopped)
+    std::cerr << "nicemu: stopped by " << signals.name()
+              << " (a second one ends nicemu at once)\n";
   if (gdb_target)
-    gdb_target->run_ended(r, outcome_exit_code(sim, r));
+    gdb_target->run_ended(r, stopped ? signals.exit_code()
+                                     : outcome_exit_code(sim, r));
   if (profiling)
     profiling->finish(sim);
   if (hosts)
@@ -166,12 +194,8 @@ int run(const RunOptions &o) {
   for (auto &n : sim.nodes())
     if (n->state() == NodeState::Faulted)
       std::cerr << "nicemu: " << fault_report(*n);
-  if (r.outcome == RunOutcome::Deadlock)
-    std::cerr << "nicemu: stopped: " << r.message << "\n";
-  if (r.outcome == RunOutcome::MaxTime)
-    std::cerr << "nicemu: stopped at --max-time " << o.max_time << "\n";
-  if (r.outcome == RunOutcome::HostFailed)
-    std::cerr << "nicemu: stopped: " << r.message << "\n";
+  if (!stopped)
+    say_why_stopped(r, o);
   if (!o.quiet)
     print_summary(sim, r, model);
   if (tap && !o.quiet) {
@@ -197,10 +221,13 @@ int run(const RunOptions &o) {
       budget_code = kExitBudget;
     }
   }
+  if (hosts && !o.quiet)
+    for (uint32_t i = 0; i < hosts->ranks(); ++i)
+      std::fprintf(stderr, "host %u: %s\n", i, hosts->outcomes()[i].c_str());
+  // Asked to stop: 128 + the signal, whatever the run had come to.
+  if (signals.requested())
+    return signals.exit_code();
   if (hosts) {
-    if (!o.quiet)
-      for (uint32_t i = 0; i < hosts->ranks(); ++i)
-        std::fprintf(stderr, "host %u: %s\n", i, hosts->outcomes()[i].c_str());
     if (r.outcome == RunOutcome::Halted || r.outcome == RunOutcome::HostFailed)
       return hosts->exit_code()
                  ? hosts->exit_code()
@@ -258,6 +285,7 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
                   "(created if missing; needs CAP_NET_ADMIN or a device you "
                   "own): FM node N (N = -n) is the outside. Virtual time then "
                   "follows wall time: the run is no longer deterministic");
+  add_progress_options(*cmd, opts->progress);
   add_program_option(*cmd, *opts);
   cmd->callback([opts, &status] { status.code = run(*opts); });
 }

@@ -1,6 +1,8 @@
 // nicemu: build, flash, run and measure firmware for emulated NICs.
 #include "cli/commands.hpp"
+#include "cli/stop_signals.hpp"
 #include "nicemu/error.hpp"
+#include "sim/stop_request.hpp"
 
 #include <exception>
 #include <iostream>
@@ -26,6 +28,12 @@ int main(int argc, char **argv) {
     // --help and --version are 0; a bad argument is 1, like every other
     // bad input (CLI11's own codes would be 100 and up).
     return app.exit(e) == 0 ? 0 : 1;
+  } catch (const nicemu::Stopped &e) {
+    // A benchmark stopped by SIGINT or SIGTERM: its hosts are gone, and it
+    // gives no figures.
+    std::cerr << "nicemu: stopped by "
+              << nicemu::cli::StopSignals::signal_name(e.signal()) << "\n";
+    return 128 + e.signal();
   } catch (const nicemu::Error &e) {
     std::cerr << "nicemu: error: " << e.what() << "\n";
     return 1;

@@ -162,6 +162,7 @@ int outcome_exit_code(Simulation &sim, const RunResult &r) {
     return kExitDeadlock;
   case RunOutcome::HostFailed:
   case RunOutcome::Killed:
+  case RunOutcome::Stopped: // the command knows which signal asked
     return 1;
   case RunOutcome::Halted:
     break;

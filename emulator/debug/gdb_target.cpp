@@ -102,20 +102,24 @@ public:
   StubFrontend(GdbTarget &target, gdb::Server &server)
       : target_(target), server_(server),
         stub_(target, [this](std::string_view b) { server_.send(b); }) {}
+  // Waiting for GDB (to connect, resume, or leave), a stop request of the
+  // run (SIGINT, SIGTERM) is looked at every kStopCheckMs.
   void stopped(const gdb::StopEvent &event) override {
     stub_.on_stop(event);
-    while (!stub_.running() && !target_.killed())
-      gdb::pump(server_, stub_, -1); // also waits for a debugger to connect
+    while (!stub_.running() && !target_.killed() && !target_.stop_requested())
+      gdb::pump(server_, stub_, kStopCheckMs); // also waits for a connection
   }
   void poll() override { gdb::pump(server_, stub_, 0); }
   bool attached() const override { return stub_.has_client(); }
   void ended(const gdb::StopEvent &event) override {
     stub_.on_stop(event);
-    while (server_.has_client() && !target_.killed())
-      gdb::pump(server_, stub_, -1);
+    while (server_.has_client() && !target_.killed() &&
+           !target_.stop_requested())
+      gdb::pump(server_, stub_, kStopCheckMs);
   }
 
 private:
+  static constexpr int kStopCheckMs = 100;
   GdbTarget &target_;
   gdb::Server &server_;
   gdb::Stub stub_;
@@ -326,7 +330,7 @@ void GdbTarget::hold_in_hook(size_t node, uint32_t pc,
   hook_pc_ = pc;
   hold(event);
   in_hook_ = false;
-  if (killed_ || reset_pending_) // the slice ends after this block
+  if (killed_ || reset_pending_ || stop_requested()) // the slice ends here
     sim_.nodes()[node]->cpu().request_stop();
 }
 

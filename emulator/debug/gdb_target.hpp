@@ -88,6 +88,8 @@ public:
   // RunDebugger
   void between_slices() override;
   bool killed() const override { return killed_; }
+  // The run was asked to stop from outside (Simulation::set_stop_request).
+  bool stop_requested() const { return sim_.stop_requested(); }
   Time max_slice() const override;
 
   // For the cores' hooks (one CpuDebugger per node forwards here).

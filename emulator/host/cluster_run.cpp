@@ -17,6 +17,8 @@ start_cluster(const Model &model,
                 "more, or --topology)");
   auto cluster = std::make_unique<Cluster>();
   Simulation &sim = cluster->sim;
+  sim.set_stop_request(spec.stop);
+  sim.set_monitor(spec.monitor);
   if (spec.nodes > 1 || !spec.topology.empty() || spec.network) {
     auto fabric =
         make_fabric(sim.scheduler(), model, spec.nodes, spec.topology);
@@ -39,6 +41,7 @@ start_cluster(const Model &model,
     cluster->hosts =
         std::make_unique<HostGroup>(spec.nodes, sim.scheduler(), model,
                                     spec.host_options, spec.procs_per_node);
+    cluster->hosts->set_stop_request(spec.stop);
     sim.set_external(cluster->hosts.get());
   }
   for (uint32_t i = 0; i < spec.nodes; ++i) {

@@ -33,6 +33,11 @@ struct ClusterSpec {
   // Observers of the run (traces, packet captures); must outlive the
   // cluster. Null: none.
   RunEvents *events = nullptr;
+  // A request to stop (SIGINT, SIGTERM) that the run and the wait for the
+  // hosts honour, and who watches the run go (progress); both must outlive
+  // the cluster. Null: none.
+  const StopRequest *stop = nullptr;
+  RunMonitor *monitor = nullptr;
 };
 
 // The hosts are declared after the simulation so they are stopped before the

@@ -282,12 +282,14 @@ Time HostGroup::earliest_action() const {
 }
 
 // A host that computes for a long time holds the run: say so, once, and
-// give up after the timeout instead of hanging.
+// give up after the timeout instead of hanging. A stop request ends the
+// wait too (within 100 ms): the run loop then stops.
 void HostGroup::wait() {
   auto start = std::chrono::steady_clock::now();
   while (!wake_.wait(100)) {
     reap(false);
-    if (!failure_.empty() || finished())
+    if (!failure_.empty() || finished() ||
+        (stop_request_ && stop_request_->requested()))
       return;
     auto waited = std::chrono::steady_clock::now() - start;
     if (waited > std::chrono::milliseconds(options_.host_timeout_ms)) {

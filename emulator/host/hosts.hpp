@@ -37,6 +37,8 @@ public:
   void launch(const std::vector<std::string> &argv);
   // Stops what is still running (after the run ended), reaps every process.
   void stop();
+  // wait() returns early once this is requested (null: nothing to honour).
+  void set_stop_request(const StopRequest *stop) { stop_request_ = stop; }
   // Per rank: "exited with status 0", "killed by signal 11 (...)".
   std::vector<std::string> outcomes() const;
   // 0 if every host exited 0, else the first failing status (or 128+signal).
@@ -64,6 +66,7 @@ private:
   std::vector<pid_t> pids_;
   std::vector<int> statuses_; // waitpid status, -1 while running
   std::string failure_;
+  const StopRequest *stop_request_ = nullptr;
 };
 
 } // namespace nicemu

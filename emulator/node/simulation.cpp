@@ -27,8 +27,8 @@ Node &Simulation::add_node(const Model &model, NodeConfig config) {
 // that each core's bound is O(1). So is the hosts' earliest action: hosts
 // change it only between rounds, so it is taken once per round.
 Time Simulation::slice_end(const Node &node, Time max_time) const {
-  Time end =
-      std::min({scheduler_.next_time(), max_time, wall_limit_, host_action_});
+  Time end = std::min({scheduler_.next_time(), max_time, wall_limit_,
+                       host_action_, node.time() + kLongestSlice});
   if (lookahead_ == kTimeNever)
     return end;
   Time others = &node == earliest_node_ ? second_earliest_ : earliest_;
@@ -62,14 +62,32 @@ Time Simulation::earliest_core_time() const {
   return t;
 }
 
-// The virtual time the run has reached: the scheduler's, or the latest
-// running core's (no core is past it).
 Time Simulation::present() const {
   Time t = scheduler_.now();
   for (const auto &n : nodes_)
     if (n->state() == NodeState::Running)
       t = std::max(t, n->time());
   return t;
+}
+
+// The latest time any node has reached, asleep or halted included: where a
+// run that can go no further ended (a lone core that went to sleep with
+// nothing scheduled never moved the scheduler's clock).
+Time Simulation::latest_node_time() const {
+  Time t = scheduler_.now();
+  for (const auto &n : nodes_)
+    t = std::max(t, n->time());
+  return t;
+}
+
+// Whether a stop was requested: the run ends where it stands.
+bool Simulation::stopped(RunResult &result) const {
+  if (!stop_requested())
+    return false;
+  result.outcome = RunOutcome::Stopped;
+  result.end_time = latest_node_time();
+  result.message = "stopped on request";
+  return true;
 }
 
 // Whether the run is over: a fault, a failed host, everything finished.
@@ -112,6 +130,10 @@ RunResult Simulation::run(Time max_time) {
            1000;
   };
   for (;;) {
+    if (stopped(result))
+      break;
+    if (monitor_)
+      monitor_->between_rounds(*this);
     if (debugger_) {
       debugger_->between_slices();
       if (debugger_->killed()) {
@@ -120,6 +142,8 @@ RunResult Simulation::run(Time max_time) {
         result.message = "killed by the debugger";
         break;
       }
+      if (stopped(result)) // asked while the debugger held the run
+        break;
     }
     if (external_) {
       external_->poll();
@@ -176,7 +200,7 @@ RunResult Simulation::run(Time max_time) {
     }
     if (t == kTimeNever && !input_) {
       result.outcome = RunOutcome::Deadlock;
-      result.end_time = scheduler_.now();
+      result.end_time = latest_node_time();
       result.message =
           external_ ? "every host waits for its NIC and no NIC has anything "
                       "left to do"

@@ -9,6 +9,7 @@
 #include "fabric/fabric.hpp"
 #include "node/node.hpp"
 #include "sim/scheduler.hpp"
+#include "sim/stop_request.hpp"
 #include "sim/wall_clock_input.hpp"
 
 #include <memory>
@@ -52,6 +53,17 @@ public:
   virtual Time max_slice() const = 0;
 };
 
+class Simulation;
+
+// Watches a run go, for people (the progress line of the command line). It
+// is told between two rounds of slices and may read the run, never change
+// it; what it does in wall time never reaches virtual time.
+class RunMonitor {
+public:
+  virtual ~RunMonitor() = default;
+  virtual void between_rounds(const Simulation &sim) = 0;
+};
+
 enum class RunOutcome {
   Halted,     // every node halted
   Faulted,    // a node faulted (the run stops at the first fault)
@@ -59,6 +71,7 @@ enum class RunOutcome {
   Deadlock,   // every live node sleeps and no event is pending
   HostFailed, // a host process failed
   Killed,     // the debugger ended the run
+  Stopped,    // a stop was requested from outside (SIGINT, SIGTERM)
 };
 
 struct RunResult {
@@ -84,17 +97,35 @@ public:
   void set_debugger(RunDebugger *debugger) { debugger_ = debugger; }
   // Input from outside in wall time (nicemu run --tap); paces the run.
   void set_wall_clock_input(WallClockInput *input) { input_ = input; }
+  // A request to stop from outside (a signal): the run ends, as Stopped,
+  // before its next round of slices. Null: none.
+  void set_stop_request(const StopRequest *stop) { stop_ = stop; }
+  bool stop_requested() const { return stop_ && stop_->requested(); }
+  // Who watches the run go (progress). Null: nobody.
+  void set_monitor(RunMonitor *monitor) { monitor_ = monitor; }
   Node &add_node(const Model &model, NodeConfig config);
   std::vector<std::unique_ptr<Node>> &nodes() { return nodes_; }
+  const std::vector<std::unique_ptr<Node>> &nodes() const { return nodes_; }
 
   RunResult run(Time max_time = kTimeNever);
+
+  // The virtual time the run has reached: the scheduler's, or the latest
+  // running core's (no core is past it).
+  Time present() const;
+
+  // No slice is longer than this, so that a stop request and the progress
+  // line are seen at least that often in virtual time, even by a core that
+  // runs alone with nothing scheduled. How slices are cut changes no result
+  // (docs/architecture.md, "Time").
+  static constexpr Time kLongestSlice = 1'000'000'000; // 1 ms
 
 private:
   Time earliest_core_time() const;
   Time slice_end(const Node &node, Time max_time) const;
   bool finished(RunResult &result) const;
+  bool stopped(RunResult &result) const;
   void note_core_times();
-  Time present() const;
+  Time latest_node_time() const;
 
   Scheduler scheduler_;
   std::unique_ptr<Fabric> fabric_;
@@ -104,6 +135,8 @@ private:
   ExternalActor *external_ = nullptr;
   RunDebugger *debugger_ = nullptr;
   WallClockInput *input_ = nullptr;
+  const StopRequest *stop_ = nullptr;
+  RunMonitor *monitor_ = nullptr;
   // With input_: the wall-clock time since the run started, as virtual
   // time, at the start of the round; no slice ends later.
   Time wall_limit_ = kTimeNever;

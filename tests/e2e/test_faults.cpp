@@ -1,6 +1,7 @@
 // End-to-end: firmware that misbehaves is stopped and reported (exit 125
 // and a fault report on stderr), never a crash of the emulator; a firmware
-// that hangs is stopped by the watchdog or by --max-time.
+// that hangs is stopped by the watchdog or by --max-time; one that sleeps
+// with nothing to wake it ends as a deadlock at the time its core reached.
 #include "cli_helpers.hpp"
 
 #include <doctest/doctest.h>
@@ -114,4 +115,18 @@ TEST_CASE("hang: --max-time stops the run at exactly that virtual time") {
   CHECK(contains(s.deterministic_lines.back(), "virtual time 1000.000 us"));
   // 1 ms at 33 MHz.
   CHECK(s.cycles == doctest::Approx(33000).epsilon(0.001));
+}
+
+// Regression: the summary said "virtual time 0.000 us". The lone core
+// went to sleep with nothing scheduled, so the scheduler's clock never
+// moved; the run reached the core's time.
+TEST_CASE("a one-node deadlock reports the virtual time the core reached") {
+  CommandResult r = nicemu({"run", "--firmware", firmware("host_echo.img")});
+  INFO(r);
+  CHECK(r.status == 126); // deadlock
+  RunSummary s = parse_summary(r.err);
+  CHECK(s.state == "sleeping");
+  REQUIRE(s.cycles > 0);
+  // lanai4 runs at 33 MHz: the time of the core's last cycle.
+  CHECK(s.virtual_us == doctest::Approx(double(s.cycles) / 33.0).epsilon(1e-4));
 }

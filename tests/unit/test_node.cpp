@@ -244,8 +244,52 @@ TEST_CASE("max time stops a run that never ends, at exactly that time") {
 }
 
 TEST_CASE("a core asleep with nothing to wake it is a deadlock") {
-  Run r(flash_with({{kEntry, {wait(), nop()}}}));
+  Run r(flash_with({{kEntry, {nop(), nop(), nop(), wait(), nop()}}}));
   CHECK(r.result.outcome == RunOutcome::Deadlock);
+  // Regression: the run ended at the scheduler's time, which nothing had
+  // moved (0), not at the time the core reached.
+  CHECK(r.node->time() > 0);
+  CHECK(r.result.end_time == r.node->time());
+}
+
+namespace {
+
+// Asks for a stop once the run has passed `at` (as a signal handler
+// would, at any moment), counting the rounds it was shown.
+struct StopAt final : RunMonitor {
+  StopRequest &stop;
+  Time at;
+  int rounds = 0;
+  StopAt(StopRequest &s, Time t) : stop(s), at(t) {}
+  void between_rounds(const Simulation &sim) override {
+    ++rounds;
+    if (sim.present() >= at)
+      stop.request(2);
+  }
+};
+
+} // namespace
+
+TEST_CASE("a stop request ends a lone spinning core's run between slices") {
+  Simulation sim;
+  NodeConfig config = config_for(test_model());
+  config.watchdog_cycles = 0;
+  Node &node = sim.add_node(test_model(), config);
+  node.boot(flash_with({{kEntry, {nop(), beq(zero, zero, -1), nop()}}}));
+  StopRequest stop;
+  StopAt monitor(stop, 5 * Simulation::kLongestSlice);
+  sim.set_stop_request(&stop);
+  sim.set_monitor(&monitor);
+  RunResult r = sim.run();
+  CHECK(r.outcome == RunOutcome::Stopped);
+  CHECK(stop.signal() == 2);
+  // Nothing is scheduled, yet the core's slices end every kLongestSlice:
+  // asked before the sixth round's slices, the run ends before the
+  // seventh's.
+  CHECK(monitor.rounds == 6);
+  CHECK(r.end_time >= 6 * Simulation::kLongestSlice);
+  CHECK(r.end_time < 6 * Simulation::kLongestSlice + 100'000); // a block
+  CHECK(r.end_time == node.time());
 }
 
 TEST_CASE("console bytes become lines of the node's output") {
