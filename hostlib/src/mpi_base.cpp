@@ -132,11 +132,16 @@ const char *error_name(int code) {
 
 void abort_job(int status, const std::string &message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "nicemu MPI: rank %d: %s\n", my_rank(), message.c_str());
+  int rank = my_rank();
+  if (rank >= 0)
+    std::fprintf(stderr, "nicemu MPI: rank %d: %s\n", rank, message.c_str());
+  else
+    std::fprintf(stderr, "nicemu MPI: %s\n", message.c_str());
   std::fflush(stderr);
-  // exit, not _exit: the host library tells the emulator this rank ends,
-  // and the emulator stops the others (its exit status is the run's).
-  std::exit(status);
+  // _exit, not exit: the process ends without telling the emulator it
+  // leaves, as a crash would, so the emulator stops the other ranks and
+  // the run's exit status is this one.
+  _exit(status);
 }
 
 int handle_failure(const char *name, int errhandler,

@@ -31,11 +31,10 @@ void init(int required) {
                             : "MPI cannot be initialized after MPI_Finalize");
   try {
     nicemu::host::rank();
-  } catch (const nicemu::host::Error &e) {
-    fail(MPI_ERR_OTHER,
-         std::string(e.what()) +
-             ": run MPI programs with nicemu run -n N --model uzura "
-             "--firmware uzura.img -- ./program");
+  } catch (const nicemu::host::Error &) {
+    fail(MPI_ERR_OTHER, "not started by nicemu run: run MPI programs with "
+                        "`nicemu run -n N --model uzura --firmware "
+                        "uzura.img -- ./program`");
   }
   // Handlers first: a faster rank's messages may come during start-up.
   datatypes_init();

@@ -177,8 +177,15 @@ void resync_completions() {
 
 // ---- Sending ----------------------------------------------------------------
 
+// Operations outstanding at once. The card reports a command as fetched
+// (UZ_REG_CMD_FETCHED) when its fetch starts, before its DMA has read the
+// ring slot, so uz_send may write a slot the card has yet to read once the
+// command ring wraps: commands whose completion has come are certainly
+// read, and fewer of them than the ring has slots never wrap onto one.
+constexpr uint32_t kMaxInFlight = kCommands - 1;
+
 bool card_has_room() {
-  return st.hold == 0 && st.in_flight < kCompletions - 1;
+  return st.hold == 0 && st.in_flight < kMaxInFlight;
 }
 
 uint32_t credits_for(Peer &p) {
