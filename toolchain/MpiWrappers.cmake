@@ -10,8 +10,9 @@ set(NICEMU_MPI_LINK_FLAGS "${CMAKE_EXE_LINKER_FLAGS}")
 set(_nicemu_mpi_permissions OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ
     GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 
-function(_nicemu_mpi_wrapper name language variable compiler)
+function(_nicemu_mpi_wrapper name language source variable compiler)
   set(NICEMU_MPI_WRAPPER ${name})
+  set(NICEMU_MPI_SOURCE ${source})
   set(NICEMU_MPI_LANGUAGE ${language})
   set(NICEMU_MPI_CC_VARIABLE ${variable})
   set(NICEMU_MPI_COMPILER ${compiler})
@@ -34,6 +35,8 @@ prefix=$(cd "$(dirname "$self")/.." && pwd)]=])
                  ${CMAKE_CURRENT_BINARY_DIR}/installed/${name} @ONLY)
 endfunction()
 
-_nicemu_mpi_wrapper(nicemu-mpicc C NICEMU_MPICC_CC "${CMAKE_C_COMPILER}")
-_nicemu_mpi_wrapper(nicemu-mpicxx C++ NICEMU_MPICXX_CXX "${CMAKE_CXX_COMPILER}")
+_nicemu_mpi_wrapper(nicemu-mpicc C prog.c NICEMU_MPICC_CC
+                    "${CMAKE_C_COMPILER}")
+_nicemu_mpi_wrapper(nicemu-mpicxx C++ prog.cpp NICEMU_MPICXX_CXX
+                    "${CMAKE_CXX_COMPILER}")
 unset(_nicemu_mpi_permissions)

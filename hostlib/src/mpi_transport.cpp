@@ -8,6 +8,7 @@
 #include "nicemu/uzura_card.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -525,6 +526,10 @@ void open() {
          std::string("cannot open the UZURA card: ") + uz_last_error());
   auto *after = static_cast<uint8_t *>(host::alloc(64));
   st.rings_found = locate_rings(before, after, o);
+  if (!st.rings_found && host::rank() == 0)
+    std::fprintf(stderr, "nicemu MPI: the card's rings were not found (has "
+                         "uz_open changed?): polling them instead, which is "
+                         "slower in wall time\n");
   st.peers.assign(st.n, Peer{});
   st.bounce =
       static_cast<uint8_t *>(host::alloc(size_t(kBounceSlots) * UZ_SEND_MAX));
