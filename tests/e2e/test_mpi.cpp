@@ -135,6 +135,11 @@ TEST_CASE("mpi: nicemu-mpicc builds a program as mpicc does, -show says "
       run_command(NICEMU_MPICC, {"--showme", "-c", "x.c"});
   CHECK(!contains(compile_only.out, "-lnicemu_host"));
   CHECK(run_command(NICEMU_MPICC, {"--showme:compile"}).out.find("-I") == 0);
+  std::string mpicxx = NICEMU_MPICC; // .../nicemu-mpicc -> nicemu-mpicxx
+  mpicxx.replace(mpicxx.size() - 2, 2, "cxx");
+  CommandResult cxx = run_command(mpicxx, {"-show", "y.cpp"});
+  CHECK(contains(cxx.out, "/nicemu/mpi "));
+  CHECK(contains(cxx.out, " y.cpp "));
 
   std::string exe = dir.file("latency");
   CommandResult build =

@@ -24,6 +24,9 @@ struct window {
   MPI_Aint remote[64]; /* dynamic: every rank's attached memory */
 };
 
+static int next(void);
+static int prev(void);
+
 static struct window open_window(enum flavor f) {
   struct window w;
   int i;
@@ -31,10 +34,20 @@ static struct window open_window(enum flavor f) {
   w.flavor = f;
   w.base = NULL;
   switch (f) {
-  case CREATE:
+  case CREATE: {
+    /* Memory the card reaches already (a rendezvous message landed in
+     * it) gains remote access for the window. */
+    static unsigned char half[WSIZE / 2];
     w.base = malloc(WSIZE);
+    fill(half, WSIZE / 2, 90 + me);
+    OK(MPI_Sendrecv(half, WSIZE / 2, MPI_BYTE, next(), 1, w.base + WSIZE / 4,
+                    WSIZE / 2, MPI_BYTE, prev(), 1, MPI_COMM_WORLD,
+                    MPI_STATUS_IGNORE));
+    EXPECT(check(w.base + WSIZE / 4, WSIZE / 2, 90 + prev()) < 0,
+           "a rendezvous message into the window's memory");
     OK(MPI_Win_create(w.base, WSIZE, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w.win));
     break;
+  }
   case ALLOC_MEM:
     OK(MPI_Alloc_mem(WSIZE, MPI_INFO_NULL, &w.base));
     OK(MPI_Win_create(w.base, WSIZE, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &w.win));
