@@ -48,9 +48,26 @@ bool counted(Msg kind) {
 
 // Cookies: the owner in the top byte (0 is never used: uz_register's own
 // commands have cookie 0), an id below.
-constexpr uint8_t kBounceOwner = 3;
+constexpr uint8_t kMessageOwner = 3;
 uint64_t cookie(uint8_t owner, uint64_t id) {
   return (uint64_t(owner) << 56) | id;
+}
+
+// A message's id: enough to free its send buffer and, should the card
+// refuse it, to send it again or take back the credits it carried.
+struct SentMessage {
+  uint16_t slot; // send buffer + 1 (0: none)
+  Msg kind;
+  uint16_t credits;
+  uint16_t node;
+};
+uint64_t message_id(const SentMessage &m) {
+  return uint64_t(m.slot) | uint64_t(m.kind) << 16 | uint64_t(m.credits) << 24 |
+         uint64_t(m.node) << 40;
+}
+SentMessage sent_message(uint64_t id) {
+  return {uint16_t(id), Msg(uint8_t(id >> 16)), uint16_t(id >> 24),
+          uint16_t(id >> 40)};
 }
 
 struct Queued {
@@ -209,7 +226,7 @@ bool post_message(uint32_t node, Msg kind, uint32_t tag, uint16_t ctx,
   if (!card_has_room() || (total && st.bounce_free.empty()) ||
       (counted(kind) && !within_quota(p)))
     return false;
-  uint64_t id = 0;
+  SentMessage m{0, kind, 0, uint16_t(node)};
   uint8_t *buf = nullptr;
   if (total) {
     uint16_t slot = st.bounce_free.back();
@@ -219,10 +236,14 @@ bool post_message(uint32_t node, Msg kind, uint32_t tag, uint16_t ctx,
       std::memcpy(buf, head, head_len);
     if (len)
       std::memcpy(buf + head_len, data, len);
-    id = uint64_t(slot) + 1;
+    m.slot = uint16_t(slot + 1);
   }
+  // Start-up messages carry no credits (they may be refused).
+  if (kind != Msg::Hello && kind != Msg::HelloAck)
+    m.credits = uint16_t(credits_for(p));
   if (int r = uz_send(node, buf, total, tag_word(kind, tag),
-                      imm_word(ctx, credits_for(p)), cookie(kBounceOwner, id)))
+                      imm_word(ctx, m.credits),
+                      cookie(kMessageOwner, message_id(m))))
     card_failure("uz_send", r);
   ++st.in_flight;
   if (counted(kind))
@@ -384,18 +405,37 @@ bool take_arrivals() {
   return any;
 }
 
+// A message left the card. The card refuses one when the receiver's ring
+// is full or its endpoint not open yet (UZ_STATUS_NO_ROOM); the credits
+// keep counted messages from that, so only start-up and Credit messages
+// can meet it: they are sent again, and a Credit message's credits are
+// owed again. (Today's card completes a message when it leaves and drops
+// a refusal; a card that reports it is ready for.)
+void message_done(const SentMessage &m, uint32_t status) {
+  if (m.slot)
+    st.bounce_free.push_back(uint16_t(m.slot - 1));
+  if (status == UZ_STATUS_OK || m.node >= st.n)
+    return;
+  Peer &p = st.peers[m.node];
+  if (status == UZ_STATUS_NO_ROOM && !counted(m.kind)) {
+    if (m.kind == Msg::HelloAck)
+      p.ack_pending = true; // (a Hello is sent again on its timer)
+    p.reported -= m.credits;
+    return;
+  }
+  throw std::runtime_error("the card refused a message to rank " +
+                           std::to_string(m.node) + " (status " +
+                           std::to_string(status) + ")");
+}
+
 void on_completion(const uz_completion &c) {
   if (c.cookie == 0)
     return; // a command of uz_register's (its completions are its own)
   --st.in_flight;
   uint8_t owner = uint8_t(c.cookie >> 56);
   uint64_t id = c.cookie & ((uint64_t(1) << 56) - 1);
-  if (owner == kBounceOwner) {
-    if (id)
-      st.bounce_free.push_back(uint16_t(id - 1));
-    if (c.status != UZ_STATUS_OK)
-      throw std::runtime_error("the card refused a message (status " +
-                               std::to_string(c.status) + ")");
+  if (owner == kMessageOwner) {
+    message_done(sent_message(id), c.status);
     return;
   }
   if (owner >= 4 || !st.owners[owner])
