@@ -112,8 +112,13 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
       fail(MPI_ERR_NO_MEM,
            "cannot allocate " + std::to_string(size) + " bytes");
     // Ready for the card, as a window's memory.
-    memory::ensure_registered(p, size_t(size ? size : 1),
-                              UZ_REMOTE_WRITE | UZ_REMOTE_READ);
+    try {
+      memory::ensure_registered(p, size_t(size ? size : 1),
+                                UZ_REMOTE_WRITE | UZ_REMOTE_READ);
+    } catch (...) {
+      std::free(p);
+      throw;
+    }
     *static_cast<void **>(baseptr) = p;
   });
 }

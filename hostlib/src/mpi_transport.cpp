@@ -686,9 +686,15 @@ void register_now(const void *p, size_t len, unsigned access) {
   int r = uz_register(p, len, access);
   resync_completions();
   --st.hold;
-  if (r == UZ_ENOMEM)
-    fail(MPI_ERR_NO_MEM, std::string("cannot register memory for the card: ") +
-                             uz_last_error());
+  // uz_register reports the arena full as the emulator stopping
+  // (UZ_ESTOPPED, with the host library's message): it is not.
+  if (r == UZ_ENOMEM ||
+      (r == UZ_ESTOPPED &&
+       std::strstr(uz_last_error(), "out of registered memory")))
+    fail(MPI_ERR_NO_MEM,
+         "cannot register " + std::to_string(len) +
+             " bytes for the card (the arena of 64 MiB a rank is full?): " +
+             uz_last_error());
   if (r)
     card_failure("uz_register", r);
 }

@@ -65,6 +65,8 @@ static void bad_arguments(void) {
   FAILS(MPI_ERR_INFO,
         MPI_Win_create_dynamic((MPI_Info)0x38000005, MPI_COMM_WORLD, &x));
   FAILS(MPI_ERR_SIZE, MPI_Alloc_mem(-1, MPI_INFO_NULL, &t));
+  /* More than the card can reach (the arena is 64 MiB a rank). */
+  FAILS(MPI_ERR_NO_MEM, MPI_Alloc_mem(100 << 20, MPI_INFO_NULL, &t));
   FAILS(MPI_ERR_ARG, MPI_Error_string(1000, NULL, &x));
   FAILS(MPI_ERR_OTHER, MPI_Init(NULL, NULL));
   /* The self communicator is still fatal: a returned error there would
