@@ -35,8 +35,13 @@ extern "C" {
 
 /* ---- Integer types ------------------------------------------------------- */
 typedef ptrdiff_t MPI_Aint; /* signed, as wide as a pointer */
+#if defined(__GNUC__) && !defined(__cplusplus)
+__extension__ typedef long long MPI_Offset; /* quiet under C89 -pedantic */
+__extension__ typedef long long MPI_Count;
+#else
 typedef long long MPI_Offset;
 typedef long long MPI_Count;
+#endif
 
 /* ---- Handles ------------------------------------------------------------- */
 typedef int MPI_Comm;
