@@ -67,6 +67,11 @@ TEST_CASE("mpi: point to point with other eager limits (NICEMU_MPI_EAGER_"
     check_all_ok(mpirun(2, program("mpi_p2p"), {"--eager", limit}), 2);
 }
 
+TEST_CASE("mpi: point to point with a small arrival ring (NICEMU_MPI_"
+          "ARRIVALS): messages wait for credits, none is lost") {
+  check_all_ok(mpirun(4, program("mpi_p2p"), {"--arrivals", "64"}), 4);
+}
+
 TEST_CASE("mpi: collectives, communicators and groups on 2, 3 and 4 ranks") {
   for (unsigned n : {2u, 3u, 4u})
     check_all_ok(mpirun(n, program("mpi_coll")), n);

@@ -3,10 +3,14 @@
  * and MPI_Get_count, zero bytes, the eager limit and sizes around it, 1 MiB,
  * truncation, many requests in flight on one buffer, every wait and test,
  * probes, synchronous sends, MPI_Sendrecv, MPI_PROC_NULL, messages to
- * oneself, MPI_Request_free.
+ * oneself, MPI_Request_free, and more messages than the receiver's ring
+ * takes while it computes.
  *
- *   mpi_p2p [--eager BYTES]   (sets NICEMU_MPI_EAGER_LIMIT before MPI_Init) */
+ *   mpi_p2p [--eager BYTES] [--arrivals SLOTS]
+ *     (set NICEMU_MPI_EAGER_LIMIT and NICEMU_MPI_ARRIVALS before MPI_Init) */
 #include "mpi_test.h"
+
+#include <unistd.h>
 
 static long limit = 8192; /* the eager limit */
 static char *sbuf, *rbuf;
@@ -388,10 +392,40 @@ static void request_free(void) {
   }
 }
 
+/* More messages than the receiver's ring takes from one sender, while the
+ * receiver computes: they wait in the sender, and arrive all, in order,
+ * as the receiver's consumption comes back as credits. */
+static void flood(void) {
+  enum { COUNT = 3000 };
+  static MPI_Request req[COUNT];
+  static int values[COUNT];
+  int i;
+  if (me == 0) {
+    for (i = 0; i < COUNT; ++i) {
+      values[i] = i * 3;
+      OK(MPI_Isend(&values[i], 1, MPI_INT, 1, 170, MPI_COMM_WORLD, &req[i]));
+    }
+    OK(MPI_Waitall(COUNT, req, MPI_STATUSES_IGNORE));
+  } else if (me == 1) {
+    usleep(2000); /* 2 ms of virtual time without an MPI call */
+    for (i = 0; i < COUNT; ++i) {
+      int v = -1;
+      OK(MPI_Recv(&v, 1, MPI_INT, 0, 170, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+      if (v != i * 3) {
+        EXPECT(0, "message %d: %d", i, v);
+        break;
+      }
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   const char *eager = test_option(argc, argv, "--eager");
+  const char *arrivals = test_option(argc, argv, "--arrivals");
   if (eager)
     setenv("NICEMU_MPI_EAGER_LIMIT", eager, 1);
+  if (arrivals)
+    setenv("NICEMU_MPI_ARRIVALS", arrivals, 1);
   test_init(&argc, &argv);
   if (eager)
     limit = atol(eager);
@@ -413,6 +447,7 @@ int main(int argc, char **argv) {
   sendrecv_ring();
   proc_null_and_self();
   request_free();
+  flood();
   free(sbuf);
   free(rbuf);
   return test_finish();
