@@ -89,9 +89,9 @@ void note_arrival(Request &r, uint32_t src, int tag, size_t len) {
 void receive_eager(Request &r, uint32_t src, int tag, const uint8_t *data,
                    size_t len) {
   note_arrival(r, src, tag, len);
-  if (r.type->contiguous())
+  if (r.bytes && r.type->contiguous()) // (with no bytes, buf may be null)
     std::memcpy(r.buf, data, r.bytes);
-  else
+  else if (r.bytes)
     unpack(data, r.bytes, r.buf, r.count, *r.type);
   finish(r);
 }
