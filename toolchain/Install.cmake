@@ -1,12 +1,15 @@
 # What `cmake --install` puts under the prefix:
 #   bin/nicemu                          the emulator and its tools
+#   bin/nicemu-mpicc, nicemu-mpicxx     mpicc for nicemu's MPI (docs/mpi.md)
 #   include/nicemu/                     public headers (register map, host
 #                                       library, emulator types)
 #   lib/libnicemu_host.a                the host library, with
 #   lib/cmake/nicemu/                   nicemuConfig.cmake: find_package(nicemu)
-#                                       gives nicemu::host and nicemu::nicemu
+#                                       gives nicemu::host, nicemu::mpi and
+#                                       nicemu::nicemu
 #   lib/pkgconfig/nicemu.pc             pkg-config --cflags --libs nicemu
 #   lib/pkgconfig/nicemu-fm2.pc         ... nicemu-fm2: "fm.h" is FM 2.x's
+#   lib/pkgconfig/nicemu-mpi.pc         ... nicemu-mpi: "mpi.h" is nicemu's MPI
 #   share/nicemu/models/                the hardware profiles
 #   share/nicemu/cmake/                 the firmware toolchain file and
 #                                       NicemuFirmware.cmake
@@ -25,6 +28,10 @@ install(TARGETS nicemu EXPORT nicemuTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS nicemu_host EXPORT nicemuTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS nicemu_mpi EXPORT nicemuTargets)
+install(PROGRAMS ${CMAKE_CURRENT_BINARY_DIR}/installed/nicemu-mpicc
+                 ${CMAKE_CURRENT_BINARY_DIR}/installed/nicemu-mpicxx
+  DESTINATION ${CMAKE_INSTALL_BINDIR})
 # nicemu_host links nicemu_warnings privately; a static library's private
 # dependencies still appear (link-only) in its export, so the interface
 # target is exported too. Its compile options never reach users.
@@ -72,6 +79,7 @@ set(_nicemu_config_in ${CMAKE_CURRENT_BINARY_DIR}/nicemuConfig.cmake.in)
 file(WRITE ${_nicemu_config_in} [=[
 # nicemu: find_package(nicemu) for host programs.
 #   nicemu::host           the host library (link it into your program)
+#   nicemu::mpi            nicemu's MPI: mpi.h and the host library
 #   nicemu::nicemu         the emulator executable
 #   NICEMU_EXECUTABLE      its path
 #   NICEMU_TOOLCHAIN_FILE  the firmware toolchain file (for firmware builds)
@@ -104,7 +112,7 @@ unset(_nicemu_config_in)
 # from the file's own place, so `cmake --install --prefix` anywhere works).
 file(RELATIVE_PATH NICEMU_PC_TO_PREFIX
      "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
-foreach(pc nicemu nicemu-fm2)
+foreach(pc nicemu nicemu-fm2 nicemu-mpi)
   configure_file(${PROJECT_SOURCE_DIR}/toolchain/${pc}.pc.in
                  ${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc @ONLY)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc

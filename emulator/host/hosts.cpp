@@ -229,9 +229,11 @@ void HostGroup::note_end(uint32_t rank, int status) {
   statuses_[rank] = status;
   agents_[rank]->process_ended();
   bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (!clean && failure_.empty())
+  if (!clean && failure_.empty()) {
+    failed_status_ = status;
     failure_ = "host rank " + std::to_string(rank) + " (" +
                std::to_string(pids_[rank]) + ") " + describe_status(status);
+  }
 }
 
 void HostGroup::reap(bool block) {
@@ -379,15 +381,27 @@ std::vector<std::string> HostGroup::outcomes() const {
   return out;
 }
 
+namespace {
+
+int status_code(int s) {
+  if (WIFSIGNALED(s))
+    return 128 + WTERMSIG(s);
+  if (WIFEXITED(s))
+    return WEXITSTATUS(s);
+  return 0;
+}
+
+} // namespace
+
+// The host that failed first stopped the others: they may have failed in
+// turn (their calls fail once the run stops), but its status is the run's
+// (an MPI program's MPI_Abort code, say).
 int HostGroup::exit_code() const {
-  for (int s : statuses_) {
-    if (s == -1)
-      continue;
-    if (WIFSIGNALED(s))
-      return 128 + WTERMSIG(s);
-    if (WIFEXITED(s) && WEXITSTATUS(s) != 0)
-      return WEXITSTATUS(s);
-  }
+  if (failed_status_ != -1)
+    return status_code(failed_status_);
+  for (int s : statuses_)
+    if (s != -1 && status_code(s) != 0)
+      return status_code(s);
   return 0;
 }
 

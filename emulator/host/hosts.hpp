@@ -41,7 +41,8 @@ public:
   void set_stop_request(const StopRequest *stop) { stop_request_ = stop; }
   // Per rank: "exited with status 0", "killed by signal 11 (...)".
   std::vector<std::string> outcomes() const;
-  // 0 if every host exited 0, else the first failing status (or 128+signal).
+  // 0 if every host exited 0, else the status (or 128+signal) of the host
+  // whose failure stopped the run, or of the first failing rank.
   int exit_code() const;
 
   void poll() override;
@@ -66,6 +67,7 @@ private:
   std::vector<pid_t> pids_;
   std::vector<int> statuses_; // waitpid status, -1 while running
   std::string failure_;
+  int failed_status_ = -1; // the wait status of the host that stopped the run
   const StopRequest *stop_request_ = nullptr;
 };
 

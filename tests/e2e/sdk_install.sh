@@ -151,6 +151,53 @@ fm2_dir=${fm2_flags%% *}
   grep -q "^C program: rank 1 of 2" <<<"$c_out"; } ||
   fail "the C program printed: $c_out"
 
+step "build an MPI program with nicemu-mpicc, pkg-config nicemu-mpi and nicemu::mpi; run each on 2 uzura nodes"
+mpicc=$prefix/bin/nicemu-mpicc
+[[ -x $mpicc && -x $prefix/bin/nicemu-mpicxx ]] ||
+  fail "no bin/nicemu-mpicc and bin/nicemu-mpicxx"
+[[ -f $prefix/include/nicemu/mpi/mpi.h ]] || fail "no include/nicemu/mpi/mpi.h"
+show=$("$mpicc" -show prog.c -o prog)
+[[ $show == *"-I$prefix/include/nicemu/mpi "* && $show == *"-L$prefix/lib"* ]] ||
+  fail "nicemu-mpicc -show does not name the installed files: $show"
+uzura_image=$prefix/share/nicemu/firmware/uzura.img
+[[ -f $uzura_image ]] || fail "no share/nicemu/firmware/uzura.img"
+mpi_src=$source/tests/e2e/programs/mpi_latency.c
+run_mpi() { # EXE
+  local out
+  out=$("$tool" run -n 2 --model uzura --firmware "$uzura_image" -- "$1" \
+    -m 0:64 -i 3 -x 1 2>"$work/err") ||
+    { cat "$work/err" >&2; fail "$1 failed: $out"; }
+  { grep -q "^# nicemu MPI ping-pong latency" <<<"$out" &&
+    grep -q "^64 " <<<"$out"; } || fail "$1 printed: $out"
+  echo "$(basename "$1"): ok"
+}
+# shellcheck disable=SC2046 # the flags are words
+run_logged "$mpicc" $(cache_value CMAKE_C_FLAGS) -o "$work/mpi-wrapper" \
+  "$mpi_src"
+run_mpi "$work/mpi-wrapper"
+mpi_flags=$(PKG_CONFIG_PATH=$pc_dir pkg-config --cflags --libs nicemu-mpi) ||
+  fail "pkg-config does not know nicemu-mpi"
+# shellcheck disable=SC2046,SC2086 # the flags are words
+run_logged "$cc" $(cache_value CMAKE_C_FLAGS) -o "$work/mpi-pc" "$mpi_src" \
+  $mpi_flags $(cache_value CMAKE_EXE_LINKER_FLAGS)
+run_mpi "$work/mpi-pc"
+mpi_cmake=$work/mpi-cmake-src
+mkdir -p "$mpi_cmake"
+cat >"$mpi_cmake/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.25)
+project(nicemu_mpi_probe LANGUAGES C)
+find_package(nicemu REQUIRED)
+add_executable(latency $mpi_src)
+target_link_libraries(latency nicemu::mpi)
+CMAKE
+run_logged cmake -S "$mpi_cmake" -B "$work/mpi-cmake" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_C_COMPILER="$cc" \
+  -DCMAKE_C_FLAGS="$(cache_value CMAKE_C_FLAGS)" \
+  -DCMAKE_EXE_LINKER_FLAGS="$(cache_value CMAKE_EXE_LINKER_FLAGS)"
+run_logged cmake --build "$work/mpi-cmake"
+run_mpi "$work/mpi-cmake/latency"
+
 step "build the old-style programs with cc and pkg-config, PIE and -no-pie"
 # The 1990s programs of tests/e2e/programs compile unchanged as a user
 # compiles them (docs/compatibility.md): gnu89, warnings off.
