@@ -227,7 +227,13 @@ void HostAgent::handle(const Request &r) {
   case Op::WaitEither:
     if (!word_in_arena(r.a) || !word_in_arena(r.b))
       return reply_at(now, Reply{Status::BadArgument, 0, 0});
-    watch_ = Watch{r.a, ~0u, r.c, r.b, uint32_t(r.arg64), false};
+    watch_ = Watch{r.a,
+                   ~0u,
+                   r.c,
+                   r.b,
+                   uint32_t(r.arg64),
+                   false,
+                   bool((r.arg64 >> 32) & 1)};
     return check_watch();
   case Op::WaitWordUntil:
     if (!word_in_arena(r.a))

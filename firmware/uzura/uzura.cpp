@@ -33,12 +33,17 @@ alignas(64) uz_endpoint endpoint;
 alignas(64) uz_wr wr;
 alignas(16) uz_datatype datatypes[UZ_MAX_DATATYPES];
 
-// What the host is owed when a WR ends.
+// What the host is owed when a WR ends: the op of command `seq` lives in
+// ops[seq % kOps]. A command whose slot is still busy waits (with every
+// later one: commands run in order) until that op ends.
 struct Op {
   uint64_t cookie;
+  uint32_t seq;
   bool busy, silent;
 };
 Op ops[kOps];
+uint32_t landed; // the newest command the engine has fetched
+uint32_t ran;    // the newest command run
 
 constexpr uint32_t kSetupMsg = 0xFFFFFFFFu; // the endpoint's FETCH
 uint32_t cmd_entries;
@@ -117,7 +122,7 @@ void run_command(uint32_t seq) {
   case UZ_OP_SEND:
   case UZ_OP_WRITE:
   case UZ_OP_READ:
-    if (c.node >= nodes || c.node == fw::node_id())
+    if (c.node >= nodes) // (this node itself: the engine loops it back)
       status = UZ_S_BAD_NODE;
     else if (c.op == UZ_OP_SEND && c.len > UZ_EAGER_MAX)
       status = UZ_S_TOO_LONG;
@@ -161,8 +166,13 @@ void run_command(uint32_t seq) {
     complete(cookie, status);
     return;
   }
-  op = {cookie, true, silent};
+  op = {cookie, seq, true, silent};
   submit();
+}
+
+void run_commands() {
+  while (ran != landed && !ops[(ran + 1) % kOps].busy)
+    run_command(++ran);
 }
 
 // A WR ended: the host hears of it unless it asked not to (and it worked).
@@ -172,17 +182,19 @@ void wr_done(uint32_t msg, uint32_t status) {
     return;
   }
   Op &op = ops[msg % kOps];
-  if (!op.busy)
-    return;
+  if (!op.busy || op.seq != msg)
+    return; // not ours (a late answer): the engine counted it
   op.busy = false;
   if (!op.silent || status != UZ_S_OK)
     complete(op.cookie, status);
+  run_commands(); // one may have waited for this slot
 }
 
 NICEMU_HANDLER void on_event(const uint32_t *event) {
   switch (event[0]) {
   case UZ_EV_COMMAND:
-    run_command(event[1]);
+    landed = event[1];
+    run_commands();
     break;
   case UZ_EV_WR_DONE:
     wr_done(event[1], event[2]);

@@ -25,9 +25,11 @@ HostMessageMemory host_message_memory();
 void host_messages_attach(uint8_t *ring, uint8_t *landing, uint8_t *staging);
 
 // Waits until *a == ea (returns 0) or *b == eb (returns 1), both words in
-// registered memory; charged like wait_word (host.cpp).
+// registered memory; charged like wait_word (host.cpp), or like
+// wait_interrupt when `interrupt`.
 uint32_t wait_either(const volatile uint32_t *a, uint32_t ea,
-                     const volatile uint32_t *b, uint32_t eb);
+                     const volatile uint32_t *b, uint32_t eb,
+                     bool interrupt = false);
 
 // Runs the handlers of the host messages that have arrived; returns how
 // many. Charges nothing (the caller's wait is the poll).

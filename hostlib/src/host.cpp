@@ -279,13 +279,14 @@ void doorbell(uint32_t fifo, uint32_t value) {
 }
 
 uint32_t detail::wait_either(const volatile uint32_t *a, uint32_t ea,
-                             const volatile uint32_t *b, uint32_t eb) {
+                             const volatile uint32_t *b, uint32_t eb,
+                             bool interrupt) {
   Request r;
   r.op = Op::WaitEither;
   r.a = uint32_t(arena_offset(const_cast<const uint32_t *>(a), 4));
   r.c = ea;
   r.b = uint32_t(arena_offset(const_cast<const uint32_t *>(b), 4));
-  r.arg64 = eb;
+  r.arg64 = eb | (uint64_t(interrupt) << 32);
   Reply rep = call(r);
   check(rep.status, "waiting for a word");
   return rep.value;

@@ -6,13 +6,16 @@
 // the overflow table in its own memory otherwise.
 #include "nicemu/uzura.h"
 
+#include "am_internal.hpp"
 #include "nicemu/host.hpp"
 #include "nicemu/uzura_card.h"
 #include "pinned.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,6 +27,8 @@ namespace {
 constexpr uint64_t kOpenWaitPs = 10'000'000'000ull; // 10 ms of virtual time
 constexpr uint64_t kOpenPollPs = 1'000'000;         // 1 us between looks
 constexpr uint32_t kMapBatch = 512;                 // entries per MAP
+constexpr uint64_t kRingFullPollPs = 1'000'000;     // a full command ring:
+constexpr uint64_t kRingFullPollMaxPs = 16'000'000; // looks 1 us to 16 us apart
 
 thread_local std::string last_error;
 
@@ -58,8 +63,15 @@ struct Endpoint {
   unsigned notify_in = 0, notify_cq = 0, notify_rx = 0;
   uint32_t next_cmd = 0;    // the last command number used
   uint32_t fetched = 0;     // the card's UZ_REG_CMD_FETCHED, last read
-  uint32_t cq_taken = 0;    // completions taken
-  uint32_t outstanding = 0; // commands whose completion is not taken
+  uint32_t cq_taken = 0;    // completions taken from the ring
+  uint32_t outstanding = 0; // commands whose completion is not in the ring
+  // The card's cookie of a command is its number; the program's cookie of
+  // each outstanding command of the program's is kept here. The library's
+  // own commands (uz_register, uz_type_create) have none: they wait for
+  // their completion, and keep the program's completions that come first
+  // in `stashed`, for uz_poll and uz_wait.
+  std::unordered_map<uint32_t, uint64_t> cookies;
+  std::deque<uz_completion> stashed;
   uint32_t rx_taken = 0;    // arrivals handed out
   uint32_t rx_released = 0; // arrivals freed
   // The card's SRAM table as this library filled it: slot -> page.
@@ -74,7 +86,16 @@ template <class F> int guarded(F f) {
   try {
     return f();
   } catch (const host::Error &e) {
-    return fail(UZ_ESTOPPED, e.what());
+    switch (e.code()) {
+    case host::ErrorCode::OutOfMemory:
+      return fail(UZ_ENOMEM, e.what());
+    case host::ErrorCode::BadArgument:
+      return fail(UZ_EINVAL, e.what());
+    case host::ErrorCode::NotRun:
+      return fail(UZ_ENOCARD, e.what());
+    default:
+      return fail(UZ_ESTOPPED, e.what());
+    }
   } catch (const std::exception &e) {
     return fail(UZ_ENOCARD, e.what());
   }
@@ -87,16 +108,25 @@ bool power_of_two(unsigned n) {
 // ---- Commands
 // ----------------------------------------------------------------
 
-// Puts a command in the ring (its number last) and rings the card.
-int post(uz_cmd c) {
+// Puts a command in the ring (its number last) and rings the card; the
+// program's cookie is kept until its completion (`own`: a command of the
+// library's, which has none).
+int post(uz_cmd c, bool own = false) {
   if (ep.outstanding >= ep.cq_entries)
     return fail(UZ_EBUSY, "as many operations are outstanding as the "
                           "completion ring holds: take completions first");
   uint32_t seq = ep.next_cmd + 1;
+  if (!own)
+    ep.cookies[seq] = c.cookie;
+  c.cookie = seq;
   if (seq - ep.fetched > ep.cmd_entries) {
+    // The ring is full: look again after 1 us, then backing off to 16 us
+    // (the card may hold commands back until operations end).
+    uint64_t pause = kRingFullPollPs;
     ep.fetched = host::pio_read(reg(UZ_REG_CMD_FETCHED));
     while (seq - ep.fetched > ep.cmd_entries) {
-      host::compute(kOpenPollPs);
+      host::compute(pause);
+      pause = std::min(2 * pause, kRingFullPollMaxPs);
       ep.fetched = host::pio_read(reg(UZ_REG_CMD_FETCHED));
     }
   }
@@ -133,35 +163,95 @@ void wait_for(volatile uint32_t *word, uint32_t expect, unsigned mode,
   }
 }
 
-int take_completion(uz_completion *out, bool wait) {
+const volatile uz_rx_header *slot_header(uint32_t seq) {
+  return reinterpret_cast<const volatile uz_rx_header *>(
+      ep.rx + uint64_t((seq - 1) % ep.rx_entries) * UZ_RX_SLOT_BYTES);
+}
+
+volatile uz_cqe *next_cqe() {
+  return &ep.cq[ep.cq_taken % ep.cq_entries];
+}
+
+// The next completion in the ring: its command's number and status.
+bool take_from_ring(uint32_t &seq, uint32_t &status, bool wait) {
   uint32_t expect = ep.cq_taken + 1;
-  volatile uz_cqe *e = &ep.cq[(expect - 1) % ep.cq_entries];
+  volatile uz_cqe *e = next_cqe();
   if (e->seq != expect) {
     if (!wait)
-      return 0;
+      return false;
     wait_for(reinterpret_cast<volatile uint32_t *>(&e->seq), expect,
              ep.notify_cq, UZ_REG_CQ_COUNT);
   }
   std::atomic_thread_fence(std::memory_order_acquire);
-  if (out) {
-    out->cookie = e->cookie;
-    out->status = e->status;
-  }
+  seq = uint32_t(e->cookie);
+  status = e->status;
   ep.cq_taken = expect;
   --ep.outstanding;
+  return true;
+}
+
+// A completion of the program's, with its cookie; false for the library's.
+bool programs(uint32_t seq, uint32_t status, uz_completion &out) {
+  auto it = ep.cookies.find(seq);
+  if (it == ep.cookies.end())
+    return false;
+  out = {it->second, status};
+  ep.cookies.erase(it);
+  return true;
+}
+
+int take_completion(uz_completion *out, bool wait) {
+  uz_completion c{};
+  if (!ep.stashed.empty()) {
+    c = ep.stashed.front();
+    ep.stashed.pop_front();
+  } else {
+    uint32_t seq = 0, status = 0;
+    do {
+      if (!take_from_ring(seq, status, wait))
+        return 0;
+    } while (!programs(seq, status, c));
+  }
+  if (out)
+    *out = c;
   return 1;
 }
 
-// Runs a command and waits for its completion (set-up commands).
+// Runs a command of the library's and waits for its completion; the
+// program's completions that come meanwhile are kept for it.
 int run_and_wait(const uz_cmd &c) {
-  if (int r = post(c))
+  uint32_t seq = 0, status = 0;
+  while (ep.outstanding >= ep.cq_entries) { // make room in the ring
+    take_from_ring(seq, status, true);
+    uz_completion kept{};
+    if (programs(seq, status, kept))
+      ep.stashed.push_back(kept);
+  }
+  if (int r = post(c, true))
     return r;
-  uz_completion done{};
-  take_completion(&done, true);
-  if (done.status != UZ_S_OK)
+  uint32_t mine = ep.next_cmd;
+  for (;;) {
+    take_from_ring(seq, status, true);
+    if (seq == mine)
+      break;
+    uz_completion kept{};
+    if (programs(seq, status, kept))
+      ep.stashed.push_back(kept);
+  }
+  if (status != UZ_S_OK)
     return fail(UZ_EINVAL, "the card refused a set-up command (status " +
-                               std::to_string(done.status) + ")");
+                               std::to_string(status) + ")");
   return UZ_OK;
+}
+
+// What can be taken now: UZ_READY_* bits.
+int ready_now() {
+  int bits = 0;
+  if (!ep.stashed.empty() || next_cqe()->seq == ep.cq_taken + 1)
+    bits |= UZ_READY_COMPLETION;
+  if (slot_header(ep.rx_taken + 1)->seq == ep.rx_taken + 1)
+    bits |= UZ_READY_ARRIVAL;
+  return bits;
 }
 
 // ---- Translation
@@ -218,8 +308,14 @@ int map_range(uintptr_t start, size_t len, unsigned access) {
     return run_and_wait(c);
   };
   for (uint64_t page = first; page <= last; ++page) {
+    // A page shared with other registrations allows what any of them does.
+    unsigned page_access = access;
+    for (const Registered &r : ep.registered)
+      if (r.start / UZ_PAGE_BYTES <= page &&
+          page <= (r.start + r.len - 1) / UZ_PAGE_BYTES)
+        page_access |= r.access;
     uint64_t entry =
-        entry_for(page, bus_first + uint32_t(page - first), access);
+        entry_for(page, bus_first + uint32_t(page - first), page_access);
     uint32_t slot = uint32_t(page) & (UZ_SRAM_ENTRIES - 1);
     auto it = ep.sram.find(slot);
     if (it != ep.sram.end() && it->second != page) {
@@ -241,11 +337,6 @@ int map_range(uintptr_t start, size_t len, unsigned access) {
 
 // ---- Arrivals
 // --------------------------------------------------------------------
-
-const uz_rx_header *slot_header(uint32_t seq) {
-  return reinterpret_cast<const uz_rx_header *>(
-      ep.rx + uint64_t((seq - 1) % ep.rx_entries) * UZ_RX_SLOT_BYTES);
-}
 
 int take_arrival(uz_arrival *out, bool wait) {
   uint32_t expect = ep.rx_taken + 1;
@@ -566,32 +657,54 @@ int uz_send_typed(uint32_t node, const void *base, uint16_t type,
   });
 }
 
+namespace {
+
+// An RDMA write or read with a layout on either side.
+int post_typed(uint16_t op, uint32_t node, const void *local,
+               uint16_t local_type, uint32_t count, uint64_t remote,
+               uint16_t remote_type, uint64_t cookie) {
+  if (int r = check_open())
+    return r;
+  auto known = [](uint16_t t) {
+    return t == 0 || (t < UZ_MAX_DATATYPES && ep.type_bytes[t]);
+  };
+  const char *name = op == UZ_OP_WRITE ? "uz_write_typed" : "uz_read_typed";
+  if (!local || count == 0 || !known(local_type) || !known(remote_type))
+    return fail(UZ_EINVAL, std::string(name) + ": no data, or no such type");
+  uint64_t len =
+      local_type ? uint64_t(ep.type_bytes[local_type]) * count : count;
+  if (len > 0xFFFFFFFFu)
+    return fail(UZ_EINVAL, std::string(name) + ": too many bytes");
+  uz_cmd c{};
+  c.op = op;
+  c.node = node;
+  c.len = uint32_t(len);
+  c.local = reinterpret_cast<uintptr_t>(local);
+  c.local_type = local_type;
+  c.count = local_type ? count : 0;
+  c.remote = remote;
+  c.remote_type = remote_type;
+  c.cookie = cookie;
+  return post(c);
+}
+
+} // namespace
+
 int uz_write_typed(uint32_t node, const void *local, uint16_t local_type,
                    uint32_t count, uint64_t remote, uint16_t remote_type,
                    uint64_t cookie) {
   return guarded([&]() -> int {
-    if (int r = check_open())
-      return r;
-    auto known = [](uint16_t t) {
-      return t == 0 || (t < UZ_MAX_DATATYPES && ep.type_bytes[t]);
-    };
-    if (!local || count == 0 || !known(local_type) || !known(remote_type))
-      return fail(UZ_EINVAL, "uz_write_typed: no data, or no such type");
-    uint64_t len =
-        local_type ? uint64_t(ep.type_bytes[local_type]) * count : count;
-    if (len > 0xFFFFFFFFu)
-      return fail(UZ_EINVAL, "uz_write_typed: too many bytes");
-    uz_cmd c{};
-    c.op = UZ_OP_WRITE;
-    c.node = node;
-    c.len = uint32_t(len);
-    c.local = reinterpret_cast<uintptr_t>(local);
-    c.local_type = local_type;
-    c.count = local_type ? count : 0;
-    c.remote = remote;
-    c.remote_type = remote_type;
-    c.cookie = cookie;
-    return post(c);
+    return post_typed(UZ_OP_WRITE, node, local, local_type, count, remote,
+                      remote_type, cookie);
+  });
+}
+
+int uz_read_typed(uint32_t node, void *local, uint16_t local_type,
+                  uint32_t count, uint64_t remote, uint16_t remote_type,
+                  uint64_t cookie) {
+  return guarded([&]() -> int {
+    return post_typed(UZ_OP_READ, node, local, local_type, count, remote,
+                      remote_type, cookie);
   });
 }
 
@@ -609,6 +722,13 @@ int uz_writev(uint32_t node, const uz_iov *iov, unsigned count, uint64_t remote,
   });
 }
 
+int uz_readv(uint32_t node, const uz_iov *iov, unsigned count, uint64_t remote,
+             uint64_t cookie) {
+  return guarded([&]() -> int {
+    return post_gathered(UZ_OP_READ, node, iov, count, remote, 0, 0, cookie);
+  });
+}
+
 int uz_poll(uz_completion *out) {
   return guarded([&]() -> int {
     if (int r = check_open())
@@ -621,9 +741,39 @@ int uz_wait(uz_completion *out) {
   return guarded([&]() -> int {
     if (int r = check_open())
       return r;
-    if (ep.outstanding == 0)
+    if (ep.outstanding == 0 && ep.stashed.empty())
       return fail(UZ_EINVAL, "uz_wait: no operation is outstanding");
     return take_completion(out, true);
+  });
+}
+
+int uz_wait_any(void) {
+  return guarded([&]() -> int {
+    if (int r = check_open())
+      return r;
+    for (;;) {
+      if (int bits = ready_now())
+        return bits;
+      auto *cq = reinterpret_cast<volatile uint32_t *>(&next_cqe()->seq);
+      auto *rx =
+          const_cast<volatile uint32_t *>(&slot_header(ep.rx_taken + 1)->seq);
+      if (ep.notify_cq != UZ_OUT_REGISTER && ep.notify_rx != UZ_OUT_REGISTER) {
+        // Both in memory: one wait for either word; woken by the card's
+        // interrupt when either queue asked for one.
+        bool irq = ep.notify_cq == UZ_OUT_INTERRUPT ||
+                   ep.notify_rx == UZ_OUT_INTERRUPT;
+        host::detail::wait_either(cq, ep.cq_taken + 1, rx, ep.rx_taken + 1,
+                                  irq);
+        continue;
+      }
+      // A queue polled by its count register: each read holds the bus.
+      if (ep.notify_cq == UZ_OUT_REGISTER &&
+          host::pio_read(reg(UZ_REG_CQ_COUNT)) != ep.cq_taken)
+        continue;
+      if (ep.notify_rx == UZ_OUT_REGISTER &&
+          host::pio_read(reg(UZ_REG_RX_COUNT)) != ep.rx_taken)
+        continue;
+    }
   });
 }
 

@@ -82,7 +82,9 @@ TEST_CASE("uzura: uz_sendv and uz_writev gather pieces of any memory") {
 }
 
 TEST_CASE("uzura: datatypes on the card: a column sent as one vector, a "
-          "matrix transposed by one typed write") {
+          "matrix transposed by one typed write, and by typed reads (the "
+          "remote layout gathered by the target, the local one scattered "
+          "here); a read scattered over a list") {
   CommandResult r = uzura_run("types");
   check_ok(r, "types");
   // 40 KB in 10000 pieces of 4 bytes at the target: slower than one
@@ -210,4 +212,59 @@ TEST_CASE("uzura: packet captures decode in Wireshark") {
     CHECK_MESSAGE(contains(fields.out, std::string("1,") + size + "\n"),
                   "no EAGER frame of " << size << " bytes:\n"
                                        << fields.out);
+}
+
+// ---- What the endpoint promises when rings fill and wrap --------------------
+// (tests/e2e/programs/uzura_contract.cpp; each case was a bug once)
+
+namespace {
+
+CommandResult contract_run(const std::string &mode) {
+  return nicemu({"run", "-n", "2", "--model", "uzura", "--firmware",
+                 NICEMU_UZURA_IMAGE, "--", NICEMU_UZURA_CONTRACT, mode});
+}
+
+} // namespace
+
+TEST_CASE("uzura: 300 messages through a 4-command ring arrive once each, "
+          "in order and intact (a slot is reused only after the card has "
+          "read it)") {
+  check_ok(contract_run("wrap"), "wrap");
+}
+
+TEST_CASE("uzura: a full arrival ring refuses a message and its sender "
+          "hears UZ_STATUS_NO_ROOM; sent again, it arrives") {
+  check_ok(contract_run("noroom"), "noroom");
+}
+
+TEST_CASE("uzura: uz_register and uz_type_create leave the program's "
+          "completions to the program") {
+  check_ok(contract_run("setup"), "setup");
+}
+
+TEST_CASE("uzura: 600 operations outstanding at once, more than the "
+          "firmware's table of operations: each completes once, with its "
+          "own cookie") {
+  check_ok(contract_run("manyops"), "manyops");
+}
+
+TEST_CASE("uzura: messages, RDMA write and read to the program's own node") {
+  check_ok(contract_run("self"), "self");
+}
+
+TEST_CASE("uzura: uz_wait_any wakes for an arrival or a completion, in every "
+          "notification mode") {
+  for (auto [in, out] : {std::pair{"doorbell", "memory"},
+                         {"doorbell", "interrupt"},
+                         {"card-polls", "register"}}) {
+    CAPTURE(in);
+    CAPTURE(out);
+    Notify notify(in, out);
+    check_ok(contract_run("any"), "any");
+  }
+}
+
+TEST_CASE("uzura: registering more than the arena holds is UZ_ENOMEM, and "
+          "the endpoint still works") {
+  check_ok(contract_run("enomem"), "enomem");
 }

@@ -153,8 +153,8 @@ TEST_CASE("channel: card writes, reads and timed waits travel in full") {
   // 2: Op::WaitWordUntil, Reply::word; 3: posted writes; 4: generic card
   // accesses (Op::Write, Op::Read, Reply::data); 5: Op::WriteBlock; 6:
   // Reply::stable_until; 7: Op::ReadBlock; 8: ControlBlock::node, local,
-  // per_node; 9: Op::WaitInterrupt.
-  CHECK(kVersion == 9);
+  // per_node; 9: Op::WaitInterrupt; 10: WaitEither woken by an interrupt.
+  CHECK(kVersion == 10);
   WakePipe wake;
   EmulatorEnd emu(0, 1, kArena);
   HostEnd host(emu.fd(), wake.write_fd);

@@ -165,6 +165,8 @@ void Engine::fetch_commands(uint32_t upto, Time at, bool polled) {
       HostMemory *host = card_.host_memory();
       if (host && host->read(bus, cmd, sizeof cmd))
         card_.card_write(card, cmd, sizeof cmd);
+      if (int32_t(seq - cmd_landed_) > 0)
+        cmd_landed_ = seq;
       post_event(UZ_EV_COMMAND, seq, UZ_S_OK, 0, end);
       command_landed_[seq] = end;
       if (command_landed_.size() > 64)
@@ -243,7 +245,6 @@ void Engine::run_wr(const uz_wr &wr, Time at) {
       out.typed = true;
     }
     out.source = std::move(t.pieces);
-    out.silent = wr.flags & UZ_F_SILENT;
     if (wr.op == UZ_WR_SEND) {
       pending_ = {};
       pending_.host = doorbell_host_;
@@ -256,22 +257,30 @@ void Engine::run_wr(const uz_wr &wr, Time at) {
     return;
   }
   case UZ_WR_READ: {
-    // The GET carries the requester's virtual address in tag and imm.
+    // The local side (one range, an SG list or a layout) is translated
+    // now and kept by the card until the answer comes: a page in neither
+    // table fails here, and the requester's addresses never travel.
+    Translation t = gather_list(wr);
     uz_wire_header h{};
     h.type = UZ_PKT_GET;
     h.src = uint16_t(card_.node_id());
     h.msg = wr.msg;
     h.len = wr.len;
     h.addr = wr.remote;
-    h.tag = uint32_t(wr.local);
-    h.imm = uint32_t(wr.local >> 32);
-    // The local side is checked first: a page in neither table fails here.
-    Translation t = translate(wr.local, wr.len, UZ_TE_VALID);
+    if (t.status == UZ_S_OK && wr.remote_type) {
+      // The remote layout, which only the origin knows, travels with it.
+      std::optional<uz_datatype> rt = datatype(wr.remote_type);
+      if (!rt)
+        t.status = UZ_S_BAD_COMMAND;
+      else
+        set_layout(h, *rt);
+    }
     if (t.status != UZ_S_OK || wr.len == 0) {
       finish_wr(wr.msg, wr.len ? t.status : uint32_t(UZ_S_BAD_COMMAND),
                 at + t.cost);
       return;
     }
+    reads_[wr.msg] = std::move(t.pieces);
     send_frame_to(wr.node, h, {},
                   at + t.cost + figures_.send_non_pl4 + figures_.send_pl4);
     return;
@@ -389,6 +398,38 @@ void Engine::layout(const uz_datatype &type, uint64_t base, uint64_t from,
   }
 }
 
+void Engine::set_layout(uz_wire_header &h, const uz_datatype &type) {
+  h.type_id = 1;
+  h.dt_count = type.count;
+  h.dt_block = type.block;
+  h.dt_stride = type.stride;
+  h.tag = type.extent;
+}
+
+std::optional<uz_datatype> Engine::carried_layout(const uz_wire_header &h) {
+  if (!h.type_id)
+    return std::nullopt;
+  return uz_datatype{h.dt_count, h.dt_block, h.dt_stride, h.tag};
+}
+
+std::vector<Engine::Piece> Engine::pieces_at(const std::vector<Piece> &all,
+                                             uint32_t offset, uint32_t n) {
+  std::vector<Piece> out;
+  for (const Piece &p : all) {
+    if (!n)
+      break;
+    if (offset >= p.len) {
+      offset -= p.len;
+      continue;
+    }
+    uint32_t take = std::min(p.len - offset, n);
+    out.push_back({p.bus + offset, take});
+    n -= take;
+    offset = 0;
+  }
+  return out;
+}
+
 Engine::Translation Engine::translate_ranges(
     const std::vector<std::pair<uint64_t, uint32_t>> &ranges,
     uint32_t need) const {
@@ -483,43 +524,21 @@ void Engine::next_frame(uint32_t id, Time at) {
   uint32_t offset = out.sent;
   out.sent += n;
   bool last = out.sent == out.len;
-  // The frame's pieces (a gathered or typed source may have several).
-  uint32_t pieces = 0;
-  {
-    uint32_t skip = offset, left = n;
-    for (const Piece &p : out.source) {
-      if (!left)
-        break;
-      if (skip >= p.len) {
-        skip -= p.len;
-        continue;
-      }
-      uint32_t take = std::min(p.len - skip, left);
-      ++pieces;
-      left -= take;
-      skip = 0;
-    }
-  }
-  // The frame's data, read from host memory when its DMA has ended.
+  // The frame's pieces (a gathered or typed source may have several),
+  // read from host memory when its DMA has ended.
+  std::vector<Piece> pieces = pieces_at(out.source, offset, n);
+  uint32_t count = uint32_t(pieces.size());
   dma(
       false, std::max(n, 1u), at,
-      [=, this](Time end) {
+      [=, this, pieces = std::move(pieces)](Time end) {
         Outgoing &o = outgoing_.at(id);
         std::vector<uint8_t> data(n);
-        uint32_t skip = offset, filled = 0;
+        uint32_t filled = 0;
         HostMemory *host = card_.host_memory();
-        for (const Piece &p : o.source) {
-          if (filled == n)
-            break;
-          if (skip >= p.len) {
-            skip -= p.len;
-            continue;
-          }
-          uint32_t take = std::min(p.len - skip, n - filled);
+        for (const Piece &p : pieces) {
           if (host)
-            host->read(p.bus + skip, data.data() + filled, take);
-          filled += take;
-          skip = 0;
+            host->read(p.bus, data.data() + filled, p.len);
+          filled += p.len;
         }
         uz_wire_header h{};
         h.type = o.op == UZ_WR_SEND ? UZ_PKT_EAGER : UZ_PKT_PUT;
@@ -532,13 +551,8 @@ void Engine::next_frame(uint32_t id, Time at) {
         h.addr = o.remote;
         h.tag = o.tag;
         h.imm = o.imm;
-        if (o.typed) { // the remote layout travels with every frame
-          h.type_id = 1;
-          h.dt_count = o.remote_type.count;
-          h.dt_block = o.remote_type.block;
-          h.dt_stride = o.remote_type.stride;
-          h.tag = o.remote_type.extent;
-        }
+        if (o.typed) // the remote layout travels with every frame
+          set_layout(h, o.remote_type);
         Time ready = end + figures_.send_non_pl4 + figures_.send_pl4;
         uint64_t packet = send_frame_to(o.node, h, std::move(data), ready);
         if (o.op == UZ_WR_SEND && packet) {
@@ -552,19 +566,21 @@ void Engine::next_frame(uint32_t id, Time at) {
           next_frame(id, end); // the bus is free for the next block now
           return;
         }
-        // A SEND is done when its frame has left; a WRITE when the target
-        // answers; a GET's answer when it has left.
-        if (o.op == UZ_WR_SEND && !o.silent)
-          finish_wr(o.msg, UZ_S_OK, ready + figures_.mac_send);
+        // A SEND or WRITE is done when the target answers (ACK: placed;
+        // NACK: refused, with why); a GET's answer needs no answer.
         outgoing_.erase(id);
       },
-      std::max(pieces, 1u));
+      std::max(count, 1u));
 }
 
 uint64_t Engine::send_frame_to(uint32_t node, const uz_wire_header &h,
                                std::vector<uint8_t> data, Time ready) {
   Fabric *fabric = card_.fabric();
-  if (!fabric || node >= fabric->topology().nodes || node == card_.node_id()) {
+  if (node == card_.node_id()) {
+    loop_back(h, std::move(data), ready);
+    return 0;
+  }
+  if (!fabric || node >= fabric->topology().nodes) {
     ++dropped_;
     return 0;
   }
@@ -602,6 +618,18 @@ void Engine::send_small(uint32_t node, uint8_t type, uint32_t msg,
   h.msg = msg;
   h.status = uint16_t(status);
   send_frame_to(node, h, {}, ready + figures_.send_non_pl4 + figures_.send_pl4);
+}
+
+void Engine::loop_back(const uz_wire_header &h, std::vector<uint8_t> data,
+                       Time ready) {
+  Time parsed = ready + figures_.receive_pl4 + figures_.receive_non_pl4;
+  card_.scheduler().schedule(
+      ready, "uzura: loopback",
+      [this, h, data = std::move(data), parsed]() mutable {
+        if (h.type == UZ_PKT_EAGER)
+          receiving_ = {0, parsed, parsed, 0};
+        on_frame(h, std::move(data), parsed);
+      });
 }
 
 // ---- Receiving
@@ -659,6 +687,7 @@ void Engine::on_frame(const uz_wire_header &h, std::vector<uint8_t> data,
     finish_wr(h.msg, UZ_S_OK, at);
     return;
   case UZ_PKT_NACK:
+    reads_.erase(h.msg); // (a READ's, if it was one)
     finish_wr(h.msg,
               h.status ? uint32_t(h.status) : uint32_t(UZ_S_REMOTE_TRANSLATION),
               at);
@@ -691,13 +720,15 @@ void Engine::place_eager(const uz_wire_header &h, std::vector<uint8_t> data,
   std::memcpy(slot.data(), &rh, sizeof rh);
   std::copy(data.begin(), data.end(), slot.begin() + UZ_RX_HEADER_BYTES);
   ReceiveTimes times = receiving_;
+  uint32_t src = h.src, msg = h.msg;
   dma(true, uint32_t(slot.size()), at,
-      [this, bus, seq, times, slot = std::move(slot)](Time end) {
+      [this, bus, seq, times, src, msg, slot = std::move(slot)](Time end) {
         if (HostMemory *host = card_.host_memory())
           host->write(bus, slot.data(), slot.size());
         rx_count_ = seq;
         last_received_ = times;
         last_received_.placed = end;
+        send_small(src, UZ_PKT_ACK, msg, UZ_S_OK, end); // the sender's SEND
       });
 }
 
@@ -711,20 +742,26 @@ void Engine::place_put(const uz_wire_header &h, std::vector<uint8_t> data,
   bool last = h.flags & UZ_W_LAST;
   bool answer = h.flags & UZ_W_ANSWER;
   if (in.status == UZ_S_OK && !data.empty()) {
-    uint32_t need = answer ? UZ_TE_VALID : (UZ_TE_VALID | UZ_TE_WRITE);
     Translation t;
-    if (h.type_id && !answer) {
+    if (answer) {
+      // This node's READ: placed where the card translated it to.
+      auto read = reads_.find(h.msg);
+      if (read == reads_.end())
+        t.status = UZ_S_TRANSLATION;
+      else
+        t.pieces = pieces_at(read->second, h.offset, uint32_t(data.size()));
+    } else if (std::optional<uz_datatype> type = carried_layout(h)) {
       // Only the origin knew the layout: the frame carries it.
-      uz_datatype type{h.dt_count, h.dt_block, h.dt_stride, h.tag};
       std::vector<std::pair<uint64_t, uint32_t>> ranges;
-      if (type.count == 0 || type.block == 0)
+      if (type->count == 0 || type->block == 0)
         t.status = UZ_S_BAD_COMMAND;
       else {
-        layout(type, h.addr, h.offset, uint32_t(data.size()), ranges);
-        t = translate_ranges(ranges, need);
+        layout(*type, h.addr, h.offset, uint32_t(data.size()), ranges);
+        t = translate_ranges(ranges, UZ_TE_VALID | UZ_TE_WRITE);
       }
     } else {
-      t = translate(h.addr + h.offset, uint32_t(data.size()), need);
+      t = translate(h.addr + h.offset, uint32_t(data.size()),
+                    UZ_TE_VALID | UZ_TE_WRITE);
     }
     if (t.status != UZ_S_OK) {
       in.status = answer ? UZ_S_TRANSLATION : UZ_S_REMOTE_TRANSLATION;
@@ -754,6 +791,7 @@ void Engine::place_put(const uz_wire_header &h, std::vector<uint8_t> data,
   uint32_t status = in.status;
   incoming_.erase(key);
   if (answer) {
+    reads_.erase(h.msg);
     finish_wr(h.msg, status, at); // this node's READ is done
     return;
   }
@@ -761,10 +799,22 @@ void Engine::place_put(const uz_wire_header &h, std::vector<uint8_t> data,
              at);
 }
 
-// A GET: the data at `addr` goes back as PUT frames to the requester's
-// address (tag, imm), like an RDMA write the hardware starts by itself.
+// A GET: the data at `addr` (in the layout the GET carries, if any) goes
+// back as PUT frames, like an RDMA write the hardware starts by itself;
+// the requester's card knows where they go.
 void Engine::serve_get(const uz_wire_header &h, Time at) {
-  Translation t = translate(h.addr, h.len, UZ_TE_VALID | UZ_TE_READ);
+  Translation t;
+  if (std::optional<uz_datatype> type = carried_layout(h)) {
+    std::vector<std::pair<uint64_t, uint32_t>> ranges;
+    if (type->count == 0 || type->block == 0)
+      t.status = UZ_S_BAD_COMMAND;
+    else {
+      layout(*type, h.addr, 0, h.len, ranges);
+      t = translate_ranges(ranges, UZ_TE_VALID | UZ_TE_READ);
+    }
+  } else {
+    t = translate(h.addr, h.len, UZ_TE_VALID | UZ_TE_READ);
+  }
   if (t.status != UZ_S_OK || h.len == 0) {
     ++dropped_;
     send_small(h.src, UZ_PKT_NACK, h.msg, UZ_S_REMOTE_TRANSLATION, at + t.cost);
@@ -775,9 +825,7 @@ void Engine::serve_get(const uz_wire_header &h, Time at) {
   out.node = h.src;
   out.msg = h.msg;
   out.len = h.len;
-  out.remote = uint64_t(h.tag) | (uint64_t(h.imm) << 32);
   out.source = std::move(t.pieces);
-  out.silent = true;
   start_outgoing(std::move(out), at + t.cost);
 }
 

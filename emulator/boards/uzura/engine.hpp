@@ -43,7 +43,8 @@ public:
   uint32_t cq_count() const { return cq_count_; }
   uint32_t rx_count() const { return rx_count_; }
   uint32_t host_status() const { return host_status_; }
-  uint32_t cmd_fetched() const { return fetched_; }
+  // Commands whose 64 bytes the card has read: their ring slots are free.
+  uint32_t cmd_fetched() const { return cmd_landed_; }
   // The host polls a card register at `at`: it waits for the bus, holds it
   // for `duration`, and has its answer when the poll ends (returned).
   Time bus_poll(Time at, Time duration) {
@@ -117,7 +118,6 @@ private:
     bool typed = false;        // the destination has a layout:
     uz_datatype remote_type{}; // this one
     uint32_t sent = 0;         // bytes handed to frames so far
-    bool silent = false;       // UZ_F_SILENT
   };
   // A multi-frame message arriving (PUT), by (source, msg).
   struct Incoming {
@@ -147,6 +147,12 @@ private:
   static void layout(const uz_datatype &type, uint64_t base, uint64_t from,
                      uint32_t n,
                      std::vector<std::pair<uint64_t, uint32_t>> &out);
+  // A layout in a frame's header (PUT, GET), and back.
+  static void set_layout(uz_wire_header &h, const uz_datatype &type);
+  static std::optional<uz_datatype> carried_layout(const uz_wire_header &h);
+  // The pieces of bytes [offset, offset + n) of data laid out in `all`.
+  static std::vector<Piece> pieces_at(const std::vector<Piece> &all,
+                                      uint32_t offset, uint32_t n);
   Translation
   translate_ranges(const std::vector<std::pair<uint64_t, uint32_t>> &ranges,
                    uint32_t need) const;
@@ -161,6 +167,10 @@ private:
                          std::vector<uint8_t> data, Time ready);
   void send_small(uint32_t node, uint8_t type, uint32_t msg, uint32_t status,
                   Time ready);
+  // A frame to this card itself: from the sending FPGA straight into the
+  // receiving one (no MAC, no wire, not captured).
+  void loop_back(const uz_wire_header &h, std::vector<uint8_t> data,
+                 Time ready);
 
   void on_frame(const uz_wire_header &h, std::vector<uint8_t> data, Time at);
   void place_eager(const uz_wire_header &h, std::vector<uint8_t> data, Time at);
@@ -192,12 +202,15 @@ private:
   uint32_t rx_placed_ = 0;  // arrivals started (their ring slots)
   uint32_t rx_count_ = 0;   // arrivals landed in its receive ring
   uint32_t rx_freed_ = 0;   // slots the host has consumed
-  uint32_t fetched_ = 0;    // commands fetched into the card
+  uint32_t fetched_ = 0;    // commands whose fetch has started
+  uint32_t cmd_landed_ = 0; // commands read from the ring into the card
   uint32_t rung_ = 0;       // the last command number the host rang
 
   std::map<uint32_t, Outgoing> outgoing_; // by a local id
   uint32_t next_outgoing_ = 1;
   std::map<std::pair<uint32_t, uint32_t>, Incoming> incoming_;
+  // This node's READs in flight, by msg: where their data goes.
+  std::map<uint32_t, std::vector<Piece>> reads_;
   uint64_t packet_sequence_ = 0;
   SendTimes last_sent_, pending_; // pending_: the message in progress
   ReceiveTimes last_received_, receiving_;

@@ -27,7 +27,8 @@ constexpr uint32_t kMagic = 0x4E4D4348; // 'NMCH'
 // 7: Op::ReadBlock; bursts of up to 4 KiB.
 // 8: ControlBlock::node, local, per_node (several processes per node).
 // 9: Op::WaitInterrupt.
-constexpr uint32_t kVersion = 9;
+// 10: WaitEither's arg64 bit 32: woken by an interrupt.
+constexpr uint32_t kVersion = 10;
 // Bus address of arena offset 0 as the NIC's DMA engines see it (0 is never
 // a valid host address).
 constexpr uint64_t kArenaBusBase = 0x10000000;
@@ -49,7 +50,8 @@ enum class Op : uint32_t {
   Deregister,    // a = arena offset
   Exit,          // a = exit status; no reply is awaited
   WaitEither,    // a = arena offset, c = expected; b = arena offset, arg64 =
-                 //   expected: wait until either word equals its value;
+                 //   expected (bits 0-31): wait until either word equals
+                 //   its value (bit 32 set: woken as by WaitInterrupt);
                  //   reply.value: 0 for the first, 1 for the second
   WaitWordUntil, // a = arena offset, b = mask, c = expected, arg64 =
                  //   absolute virtual deadline (ps): as WaitWord, but

@@ -235,7 +235,7 @@ enum uz_packet {
   UZ_PKT_EAGER = 1, /* into the receive ring */
   UZ_PKT_PUT = 2,   /* to a virtual address (WRITE, and GET answers) */
   UZ_PKT_GET = 3,   /* asks for `len` bytes at `addr` */
-  UZ_PKT_ACK = 4,   /* the last frame of a message was placed */
+  UZ_PKT_ACK = 4,   /* a message (EAGER, or a PUT's last frame) was placed */
   UZ_PKT_NACK = 5   /* it was refused: `status` */
 };
 #define UZ_W_LAST 1u   /* the message's last frame */

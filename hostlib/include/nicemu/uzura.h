@@ -102,7 +102,9 @@ uint32_t uz_node(void);
 uint32_t uz_nodes(void);
 
 /* Makes [addr, addr + len) reachable by the card, with `access`. Any memory
- * of the program (malloc, static, stack, nicemu_alloc). */
+ * of the program (malloc, static, stack, nicemu_alloc). The card translates
+ * whole 4 KB pages: a page shared by several registrations allows what any
+ * of them allows. */
 int uz_register(const void *addr, size_t len, unsigned access);
 
 int uz_send(uint32_t node, const void *buf, size_t len, uint32_t tag,
@@ -123,6 +125,10 @@ int uz_sendv(uint32_t node, const uz_iov *iov, unsigned count, uint32_t tag,
              uint32_t imm, uint64_t cookie);
 int uz_writev(uint32_t node, const uz_iov *iov, unsigned count, uint64_t remote,
               uint64_t cookie);
+/* An RDMA read of the contiguous bytes at `remote`, scattered over the
+ * pieces, in order. */
+int uz_readv(uint32_t node, const uz_iov *iov, unsigned count, uint64_t remote,
+             uint64_t cookie);
 
 /* Datatypes, described to the card once and executed by it: `count`
  * blocks of `block` bytes, block i at i x `stride` bytes (MPI's vector and
@@ -141,6 +147,13 @@ int uz_send_typed(uint32_t node, const void *base, uint16_t type,
 int uz_write_typed(uint32_t node, const void *local, uint16_t local_type,
                    uint32_t count, uint64_t remote, uint16_t remote_type,
                    uint64_t cookie);
+/* An RDMA read, the other way round: the data at `remote` in the layout
+ * `remote_type` (0: contiguous; the request carries it, the target card
+ * gathers by it), placed at `local` as `count` items of `local_type` (or
+ * `count` contiguous bytes when it is 0). */
+int uz_read_typed(uint32_t node, void *local, uint16_t local_type,
+                  uint32_t count, uint64_t remote, uint16_t remote_type,
+                  uint64_t cookie);
 
 /* 1 and the next completion, or 0 if there is none yet. */
 int uz_poll(uz_completion *out);
@@ -148,6 +161,11 @@ int uz_wait(uz_completion *out);
 /* 1 and the next arrival, or 0 if there is none yet. */
 int uz_poll_arrival(uz_arrival *out);
 int uz_wait_arrival(uz_arrival *out);
+/* Waits until a completion or an arrival can be taken (each queue noticed
+ * as its notification mode says); returns what can: UZ_READY_* bits. */
+#define UZ_READY_COMPLETION 1
+#define UZ_READY_ARRIVAL 2
+int uz_wait_any(void);
 /* Frees the oldest arrival's slot (arrivals are freed in order). */
 int uz_release(const uz_arrival *arrival);
 

@@ -10,7 +10,9 @@
 //                              kinds of memory
 //   uzura_basic_prog types     datatypes on the card: a column sent as one
 //                              vector, a 100 x 100 matrix transposed by one
-//                              typed RDMA write
+//                              typed RDMA write and by typed RDMA reads
+//                              (either side's layout), a read scattered
+//                              over a list
 // Run with: nicemu run -n 2 --model uzura --firmware uzura.img -- ...
 #include <nicemu/host.hpp>
 #include <nicemu/uzura.h>
@@ -275,12 +277,59 @@ void gather() {
   std::free(b);
 }
 
+// Reads of the peer's 100 x 100 matrix `remote` (the same values as
+// types() gives its own): gathered there by the transpose layout, which
+// only this side knows; scattered here by it; and scattered over three
+// pieces of a list.
+void read_typed(uint64_t remote, uint16_t transpose) {
+  const int n = 100;
+  const size_t bytes = n * n * sizeof(float);
+  auto *got = static_cast<float *>(host::alloc(bytes));
+  auto value = [](int i) { return float(i) + 0.25f; };
+  auto transposed_ok = [&] {
+    int bad = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        bad += got[i * n + j] != value(j * n + i);
+    return bad;
+  };
+  check(uz_register(got, bytes, 0), "register read target");
+  std::memset(got, 0, bytes);
+  check(uz_read_typed(peer, got, 0, uint32_t(bytes), remote, transpose, 3),
+        "uz_read_typed, remote layout");
+  expect(wait_one().status == UZ_STATUS_OK, "typed read", 1, 0);
+  expect(transposed_ok() == 0, "read by the remote layout", transposed_ok(), 0);
+  std::memset(got, 0, bytes);
+  check(uz_read_typed(peer, got, transpose, n, remote, 0, 4),
+        "uz_read_typed, local layout");
+  expect(wait_one().status == UZ_STATUS_OK, "typed read", 1, 0);
+  expect(transposed_ok() == 0, "read into the local layout", transposed_ok(),
+         0);
+  // A list: 3 pieces of `got`, out of order, 4062 bytes from byte 6.
+  std::memset(got, 0, bytes);
+  auto *base = reinterpret_cast<uint8_t *>(got);
+  const uz_iov iov[3] = {
+      {base + 8000, 1000}, {base + 100, 3000}, {base + 20000, 62}};
+  check(uz_readv(peer, iov, 3, remote + 6, 5), "uz_readv");
+  expect(wait_one().status == UZ_STATUS_OK, "scattered read", 1, 0);
+  int bad = 0, k = 6;
+  for (const uz_iov &v : iov)
+    for (size_t i = 0; i < v.len; ++i, ++k) {
+      float f = value(k / 4);
+      bad += static_cast<const uint8_t *>(v.base)[i] !=
+             reinterpret_cast<const uint8_t *>(&f)[k % 4];
+    }
+  expect(bad == 0, "scattered read bytes", bad, 0);
+  expect(base[99] == 0 && base[3100] == 0 && base[9000] == 0, "bytes around", 1,
+         0);
+}
+
 void types() {
   const int n = 100;
   static float m[n * n];
   for (int i = 0; i < n * n; ++i)
     m[i] = float(i) + 0.25f;
-  check(uz_register(m, sizeof m, 0), "register matrix");
+  check(uz_register(m, sizeof m, UZ_REMOTE_READ), "register matrix");
   auto *target = static_cast<float *>(host::alloc(sizeof m));
   std::memset(target, 0, sizeof m);
   check(uz_register(target, sizeof m, UZ_REMOTE_WRITE), "register target");
@@ -301,6 +350,7 @@ void types() {
     std::printf("uzura transpose of %dx%d floats by one typed write %.3f us\n",
                 n, n, host::now_us() - t0);
     send_word(2, 0);
+    read_typed(uint64_t(receive_word(3)), transpose);
   } else {
     uz_arrival a = arrive();
     expect(a.len == n * 4, "column bytes", a.len, n * 4);
@@ -316,6 +366,7 @@ void types() {
       for (int j = 0; j < n; ++j)
         bad += target[j * n + i] != m[i * n + j];
     expect(bad == 0, "transposed values wrong", bad, 0);
+    send_word(3, reinterpret_cast<uintptr_t>(m));
   }
 }
 
