@@ -1,7 +1,6 @@
 // nicemu's MPI: the transport over the UZURA card (mpi_transport.hpp).
 #include "mpi_transport.hpp"
 
-#include "am_internal.hpp"
 #include "mpi_base.hpp"
 #include "nicemu/host.hpp"
 #include "nicemu/uzura.h"
@@ -87,13 +86,15 @@ struct Assembly {
 
 struct Peer {
   std::deque<Queued> queue;
-  uint32_t sent = 0;           // counted messages sent to it
-  uint32_t known_consumed = 0; // of those, what it said it consumed
-  uint32_t consumed = 0;       // counted messages from it, consumed here
-  uint32_t reported = 0;       // of those, what it has been told
-  bool credit_pending = false; // a Credit message waits for the card
-  bool ack_pending = false;    // a HelloAck too
-  bool hello = false, acked = false;
+  uint32_t sent = 0;                 // counted messages sent to it
+  uint32_t known_consumed = 0;       // of those, what it said it consumed
+  uint32_t consumed = 0;             // counted messages from it, consumed here
+  uint32_t reported = 0;             // of those, what it has been told
+  bool credit_pending = false;       // a Credit message waits for the card
+  bool ack_pending = false;          // a HelloAck too
+  bool hello = false, acked = false; // its Hello came; its HelloAck came
+  bool hello_out = false;            // our Hello is on its way or was taken
+  bool hello_refused = false;        // its card refused our Hello: again later
   Assembly assembly;
 };
 
@@ -105,17 +106,11 @@ struct RdmaOp {
   uint64_t cookie;
 };
 
-struct Rings {
-  const volatile uz_cqe *cq = nullptr;
-  uint32_t cq_entries = 0;
-  const volatile uint8_t *rx = nullptr;
-  uint32_t rx_entries = 0;
-};
-
 struct State {
   uint32_t me = 0, n = 1;
   size_t eager = kDefaultEagerLimit;
   uint32_t quota = 0, threshold = 1;
+  uint32_t arrivals = kDefaultArrivals; // slots of the card's arrival ring
   std::vector<Peer> peers;
   ArrivalHandler handlers[32] = {};
   CompletionHandler owners[4] = {};
@@ -124,14 +119,9 @@ struct State {
   std::deque<RdmaOp> rdma;
   std::deque<std::function<void()>> deferred;
   uint32_t in_flight = 0; // operations whose completion is not taken
-  uint32_t cq_taken = 0;  // completions taken from the ring (all of them)
-  uint32_t rx_taken = 0;  // arrivals taken
-  int hold = 0;           // > 0: post nothing (memory is being registered)
   bool in_deferred = false;
   bool in_handler = false; // taking arrivals: registering would break them
   bool open = false;
-  Rings rings;
-  bool rings_found = false;
 };
 
 State st;
@@ -152,58 +142,11 @@ unsigned env_unsigned(const char *name, unsigned fallback) {
   return unsigned(n);
 }
 
-// ---- Finding the rings ------------------------------------------------------
-// nicemu/uzura.h has no call that waits for a completion *or* an arrival.
-// The endpoint block uz_open gives the card (uzura_card.h) names both rings:
-// it lies in the arena between two allocations made around uz_open, and is
-// recognised by its sizes, which are ours.
-
-bool bus_inside(uint32_t bus, uint32_t from, uint32_t to) {
-  return bus >= from && bus < to && bus % 64 == 0;
-}
-
-bool locate_rings(uint8_t *before, uint8_t *after, const uz_options &o) {
-  uint32_t from = host::bus_address(before), to = host::bus_address(after);
-  for (uint8_t *p = before + 64; p + UZ_ENDPOINT_BYTES <= after; p += 64) {
-    uz_endpoint e;
-    std::memcpy(&e, p, sizeof e);
-    if (e.cmd_entries != o.commands || e.cq_entries != o.completions ||
-        e.rx_entries != o.arrivals || e.overflow_entries != o.overflow ||
-        !bus_inside(e.cq_ring, from, to) || !bus_inside(e.rx_ring, from, to) ||
-        !bus_inside(e.cmd_ring, from, to))
-      continue;
-    st.rings.cq =
-        reinterpret_cast<const volatile uz_cqe *>(before + (e.cq_ring - from));
-    st.rings.cq_entries = e.cq_entries;
-    st.rings.rx = before + (e.rx_ring - from);
-    st.rings.rx_entries = e.rx_entries;
-    return true;
-  }
-  return false;
-}
-
-// uz_register takes its own completions from the ring: after it (and with
-// nothing of ours outstanding) every completion written has been taken.
-void resync_completions() {
-  if (!st.rings_found)
-    return;
-  uint32_t newest = st.cq_taken;
-  for (uint32_t i = 0; i < st.rings.cq_entries; ++i)
-    newest = std::max(newest, uint32_t(st.rings.cq[i].seq));
-  st.cq_taken = newest;
-}
-
 // ---- Sending ----------------------------------------------------------------
 
-// Operations outstanding at once. The card reports a command as fetched
-// (UZ_REG_CMD_FETCHED) when its fetch starts, before its DMA has read the
-// ring slot, so uz_send may write a slot the card has yet to read once the
-// command ring wraps: commands whose completion has come are certainly
-// read, and fewer of them than the ring has slots never wrap onto one.
-constexpr uint32_t kMaxInFlight = kCommands - 1;
-
+// Operations outstanding at once: as many as the completion ring holds.
 bool card_has_room() {
-  return st.hold == 0 && st.in_flight < kMaxInFlight;
+  return st.in_flight < kCompletions;
 }
 
 uint32_t credits_for(Peer &p) {
@@ -388,7 +331,6 @@ bool take_arrivals() {
   while (int got = uz_poll_arrival(&u)) {
     if (got < 0)
       card_failure("uz_poll_arrival", got);
-    ++st.rx_taken;
     st.in_handler = true;
     on_arrival(u);
     st.in_handler = false;
@@ -405,12 +347,11 @@ bool take_arrivals() {
   return any;
 }
 
-// A message left the card. The card refuses one when the receiver's ring
-// is full or its endpoint not open yet (UZ_STATUS_NO_ROOM); the credits
-// keep counted messages from that, so only start-up and Credit messages
-// can meet it: they are sent again, and a Credit message's credits are
-// owed again. (Today's card completes a message when it leaves and drops
-// a refusal; a card that reports it is ready for.)
+// A message was placed in the receiver's ring, or refused: the card
+// refuses one when the receiver's ring is full or its endpoint not open
+// yet (UZ_STATUS_NO_ROOM). The credits keep counted messages from that,
+// so only start-up and Credit messages can meet it: they are sent again
+// (a Hello after a pause), and a Credit message's credits are owed again.
 void message_done(const SentMessage &m, uint32_t status) {
   if (m.slot)
     st.bounce_free.push_back(uint16_t(m.slot - 1));
@@ -419,7 +360,9 @@ void message_done(const SentMessage &m, uint32_t status) {
   Peer &p = st.peers[m.node];
   if (status == UZ_STATUS_NO_ROOM && !counted(m.kind)) {
     if (m.kind == Msg::HelloAck)
-      p.ack_pending = true; // (a Hello is sent again on its timer)
+      p.ack_pending = true;
+    if (m.kind == Msg::Hello)
+      p.hello_refused = true;
     p.reported -= m.credits;
     return;
   }
@@ -429,8 +372,6 @@ void message_done(const SentMessage &m, uint32_t status) {
 }
 
 void on_completion(const uz_completion &c) {
-  if (c.cookie == 0)
-    return; // a command of uz_register's (its completions are its own)
   --st.in_flight;
   uint8_t owner = uint8_t(c.cookie >> 56);
   uint64_t id = c.cookie & ((uint64_t(1) << 56) - 1);
@@ -449,7 +390,6 @@ bool take_completions() {
   while (int got = uz_poll(&c)) {
     if (got < 0)
       card_failure("uz_poll", got);
-    ++st.cq_taken;
     on_completion(c);
     any = true;
   }
@@ -480,46 +420,44 @@ bool everyone_open() {
 }
 
 void say_hello() {
-  for (uint32_t node = 0; node < st.n; ++node)
-    if (node != st.me && !st.peers[node].acked)
-      post_control(node, Msg::Hello);
-}
-
-// Waits for an arrival until `deadline`; false at the deadline.
-bool wait_arrival_until(uint64_t deadline) {
-  if (!st.rings_found) {
-    host::compute(kPollPs);
-    return host::now_ps() < deadline;
+  for (uint32_t node = 0; node < st.n; ++node) {
+    Peer &p = st.peers[node];
+    if (node != st.me && !p.acked && !p.hello_out)
+      p.hello_out = post_control(node, Msg::Hello);
   }
-  const volatile uint32_t *word = reinterpret_cast<const volatile uint32_t *>(
-      st.rings.rx +
-      size_t(st.rx_taken % st.rings.rx_entries) * UZ_RX_SLOT_BYTES);
-  return host::wait_word_until(word, ~0u, st.rx_taken + 1, deadline);
 }
 
-// A message to a card whose endpoint is not open yet is refused, and the
-// sender never hears of it: every rank says hello until each other rank
-// has answered, and answers every hello.
+// Every rank says hello to each other rank and answers every hello. A
+// Hello to a card whose endpoint is not open yet is refused: it is sent
+// again after a pause.
 void handshake() {
   say_hello();
-  uint64_t deadline = host::now_ps() + kHelloRetryPs;
   while (!everyone_open()) {
-    take_completions();
-    if (take_arrivals())
+    bool any = take_completions();
+    any |= take_arrivals();
+    any |= pump();
+    if (any)
       continue;
-    pump();
-    if (!wait_arrival_until(deadline)) {
+    bool again = false;
+    for (Peer &p : st.peers)
+      if (p.hello_refused) {
+        p.hello_refused = p.hello_out = false;
+        again = true;
+      }
+    if (again) {
+      host::compute(kHelloRetryPs);
       say_hello();
-      deadline = host::now_ps() + kHelloRetryPs;
+      continue;
     }
+    say_hello(); // (one the card had no room for)
+    wait();
   }
 }
 
 void set_quota() {
   if (st.n < 2)
     return;
-  uint32_t per_peer =
-      (st.rings_found ? st.rings.rx_entries : kDefaultArrivals) / (st.n - 1);
+  uint32_t per_peer = st.arrivals / (st.n - 1);
   if (per_peer < kReservePerPeer + 4)
     fail(MPI_ERR_NO_MEM, "the arrival ring is too small for " +
                              std::to_string(st.n) +
@@ -549,9 +487,8 @@ void open() {
   st.me = host::rank();
   st.n = host::size();
   st.eager = env_unsigned("NICEMU_MPI_EAGER_LIMIT", kDefaultEagerLimit);
-  // The card's defaults (NICEMU_UZURA_IN chooses how it learns of
-  // commands), larger rings, and completions and arrivals found in memory:
-  // wait() watches both rings' words at once.
+  // The card's defaults (NICEMU_UZURA_IN and NICEMU_UZURA_OUT choose the
+  // notification modes) with larger rings.
   uz_options o;
   uz_default_options(&o);
   o.commands = kCommands;
@@ -559,17 +496,10 @@ void open() {
   o.arrivals = power_of_two_at_least(
       env_unsigned("NICEMU_MPI_ARRIVALS", kDefaultArrivals));
   o.overflow = kOverflow;
-  o.notify_completions = o.notify_arrivals = UZ_OUT_MEMORY;
-  auto *before = static_cast<uint8_t *>(host::alloc(64));
   if (uz_open(&o) != UZ_OK)
     fail(MPI_ERR_OTHER,
          std::string("cannot open the UZURA card: ") + uz_last_error());
-  auto *after = static_cast<uint8_t *>(host::alloc(64));
-  st.rings_found = locate_rings(before, after, o);
-  if (!st.rings_found && host::rank() == 0)
-    std::fprintf(stderr, "nicemu MPI: the card's rings were not found (has "
-                         "uz_open changed?): polling them instead, which is "
-                         "slower in wall time\n");
+  st.arrivals = o.arrivals;
   st.peers.assign(st.n, Peer{});
   st.bounce =
       static_cast<uint8_t *>(host::alloc(size_t(kBounceSlots) * UZ_SEND_MAX));
@@ -577,7 +507,6 @@ void open() {
     st.bounce_free.push_back(uint16_t(i));
   if (int r = uz_register(st.bounce, size_t(kBounceSlots) * UZ_SEND_MAX, 0))
     card_failure("uz_register", r);
-  resync_completions();
   set_quota();
   st.open = true;
   handshake();
@@ -648,23 +577,14 @@ void read(uint32_t node, void *local, uint64_t remote, size_t len, Owner owner,
 bool poll() {
   bool any = take_completions();
   any |= take_arrivals();
-  if (st.hold == 0) {
-    any |= run_deferred();
-    any |= pump();
-  }
+  any |= run_deferred();
+  any |= pump();
   return any;
 }
 
 void wait() {
-  if (!st.rings_found) {
-    host::compute(kPollPs);
-    return;
-  }
-  const volatile uz_cqe &c = st.rings.cq[st.cq_taken % st.rings.cq_entries];
-  const volatile uint32_t *rx = reinterpret_cast<const volatile uint32_t *>(
-      st.rings.rx +
-      size_t(st.rx_taken % st.rings.rx_entries) * UZ_RX_SLOT_BYTES);
-  host::detail::wait_either(&c.seq, st.cq_taken + 1, rx, st.rx_taken + 1);
+  if (int r = uz_wait_any(); r < 0)
+    card_failure("uz_wait_any", r);
 }
 
 bool poll_once_charged() {
@@ -681,16 +601,8 @@ void defer(std::function<void()> work) {
 void register_now(const void *p, size_t len, unsigned access) {
   if (st.in_handler)
     throw std::logic_error("memory registered from a message handler");
-  ++st.hold;
-  until([] { return st.in_flight == 0; });
   int r = uz_register(p, len, access);
-  resync_completions();
-  --st.hold;
-  // uz_register reports the arena full as the emulator stopping
-  // (UZ_ESTOPPED, with the host library's message): it is not.
-  if (r == UZ_ENOMEM ||
-      (r == UZ_ESTOPPED &&
-       std::strstr(uz_last_error(), "out of registered memory")))
+  if (r == UZ_ENOMEM)
     fail(MPI_ERR_NO_MEM,
          "cannot register " + std::to_string(len) +
              " bytes for the card (the arena of 64 MiB a rank is full?): " +
