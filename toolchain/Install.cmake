@@ -38,11 +38,12 @@ install(PROGRAMS ${CMAKE_CURRENT_BINARY_DIR}/installed/nicemu-mpicc
 install(TARGETS nicemu_warnings EXPORT nicemuTargets)
 # The clock shim `nicemu run` preloads into host programs.
 install(TARGETS nicemu_clock LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/nicemu)
-# The host programs `nicemu bench niam` and `nicemu bench via` run (found
-# next to nicemu).
+# The host programs the benches run (found next to nicemu), and examples
+# to run as they are.
 install(TARGETS niam_bench_barrier niam_bench_bcopy niam_bench_am niam_bench_logp
                 vipl_pingpong fm_pingpong aotf_pingpong dimmnet_bench
                 dimm_collectives dimm_sendrecv ring_stream uzura_bench
+                uzura_transpose mpi_pingpong mpi_onesided
   RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR}/nicemu/examples)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/emulator/include/nicemu/

@@ -47,6 +47,38 @@ void breakdown(Cluster &cluster, UzuraBenchFigures &f) {
   f.doorbell_to_placed_ns = ns(tx.host, rx.placed);
 }
 
+// The values of the one line "KEY V1 ... Vcount"; throws otherwise.
+std::vector<double> one_line(const HostRun &run, const std::string &key,
+                             size_t count) {
+  auto found = values_of(run.output, key);
+  if (found.size() != 1 || found[0].size() != count)
+    throw Error("bench: expected one '" + key + "' line of " +
+                std::to_string(count) + " values from the hosts, got:\n" +
+                run.output);
+  return found[0];
+}
+
+UzuraTranspose transpose(const BenchContext &base, double &wall) {
+  HostRun run = run_hosts(base, 2, {"uzura_bench", "--raw", "--transpose"});
+  wall += run.total_wall;
+  UzuraTranspose t;
+  t.n = int(single_value(run, "transpose_n"));
+  t.copy_ns_per_element =
+      single_value(run, "transpose_copy_ps_per_element") / 1000.0;
+  std::vector<double> typed = one_line(run, "transpose_typed_us", 2);
+  t.typed_completion_us = typed[0];
+  t.typed_to_target_us = typed[1];
+  std::vector<double> packed = one_line(run, "transpose_packed_us", 4);
+  t.packed_to_target_us = packed[0];
+  t.pack_us = packed[1];
+  t.send_us = packed[2];
+  t.unpack_us = packed[3];
+  std::vector<double> checked = one_line(run, "transpose_checked", 2);
+  t.typed_checked = int(checked[0]);
+  t.packed_checked = int(checked[1]);
+  return t;
+}
+
 } // namespace
 
 UzuraBenchFigures run_uzura_bench(const UzuraBenchOptions &o) {
@@ -98,6 +130,7 @@ UzuraBenchFigures run_uzura_bench(const UzuraBenchOptions &o) {
     f.modes.push_back(mode);
     f.wall_seconds += r.total_wall;
   }
+  f.transpose = transpose(base, f.wall_seconds);
   return f;
 }
 

@@ -2,8 +2,9 @@
 // uzura_bench run in this process as `nicemu run -n 2` runs it: the 64-byte
 // round trip and where one way goes, stage by stage (from the cards' own
 // record of the last message); RDMA-write throughput against the size,
-// against the bound the PCI-X bus sets; and the five notification modes
-// compared, latency and bus time.
+// against the bound the PCI-X bus sets; the five notification modes
+// compared, latency and bus time; and a matrix transpose sent as one vector
+// datatype against pack, send and unpack.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,26 @@ struct UzuraMode {
   double bus_busy_percent = 0; // of the run's virtual time, node 0's bus
 };
 
+// An n x n float matrix transposed on its way to the other node, two ways,
+// each until the target program has it in place (and knows it). The host's
+// copies are charged copy_ns_per_element each (uzura_bench.cpp).
+struct UzuraTranspose {
+  int n = 0;
+  double copy_ns_per_element = 0;
+  // One uz_write_typed: from the call to its completion, and to the
+  // target program told by a message sent after it.
+  double typed_completion_us = 0, typed_to_target_us = 0;
+  // The origin packs (plain copies), writes the packed matrix into a
+  // staging buffer and says so by a message, the target unpacks (strided
+  // copies).
+  double packed_to_target_us = 0, pack_us = 0, send_us = 0, unpack_us = 0;
+  int typed_checked = 0, packed_checked = 0; // elements right at the target
+  double typed_over_packed() const {
+    return packed_to_target_us > 0 ? typed_to_target_us / packed_to_target_us
+                                   : 0;
+  }
+};
+
 struct UzuraBenchFigures {
   std::string model;
   int rounds = 0;
@@ -38,6 +59,7 @@ struct UzuraBenchFigures {
   std::vector<UzuraWrite> writes;
   double bus_bound_mb_per_s = 0; // 4 KB over the source bus
   std::vector<UzuraMode> modes;
+  UzuraTranspose transpose;
   double wall_seconds = 0;
 };
 

@@ -13,6 +13,36 @@ namespace nicemu::cli {
 
 namespace {
 
+void print_transpose(const UzuraTranspose &t) {
+  const int elements = t.n * t.n;
+  std::printf("\nA %d x %d float matrix (%d bytes) transposed on its way to "
+              "the other node, until the target program has it in place "
+              "(us):\n",
+              t.n, t.n, elements * 4);
+  std::printf("  %-62s %9.3f\n",
+              "one typed RDMA write (the target card scatters every float)",
+              t.typed_to_target_us);
+  std::printf("    %-60s %9.3f\n",
+              "of which the call to its completion (the target's ACK)",
+              t.typed_completion_us);
+  char what[96];
+  std::snprintf(what, sizeof what,
+                "pack, send, unpack (the host copies at %.2f ns a float)",
+                t.copy_ns_per_element);
+  std::printf("  %-62s %9.3f\n", what, t.packed_to_target_us);
+  std::snprintf(what, sizeof what, "pack: %d plain copies", elements);
+  std::printf("    %-60s %9.3f\n", what, t.pack_us);
+  std::printf("    %-60s %9.3f\n",
+              "send: one RDMA write, then a message that it landed", t.send_us);
+  std::snprintf(what, sizeof what, "unpack: %d strided copies", elements);
+  std::printf("    %-60s %9.3f\n", what, t.unpack_us);
+  std::printf("  %-62s %9.2f\n", "typed / pack, send, unpack",
+              t.typed_over_packed());
+  std::printf("  checked at the target: %d (typed) and %d (unpacked) of %d "
+              "elements right\n",
+              t.typed_checked, t.packed_checked, elements);
+}
+
 void print_table(const UzuraBenchFigures &f) {
   std::printf("nicemu bench uzura (model %s, uzura firmware, 2 nodes on one "
               "10GbE switch; virtual time)\n",
@@ -42,6 +72,7 @@ void print_table(const UzuraBenchFigures &f) {
   for (const UzuraMode &m : f.modes)
     std::printf("%-12s %-10s %10.3f %12.1f\n", m.in.c_str(), m.out.c_str(),
                 m.rtt_us, m.bus_busy_percent);
+  print_transpose(f.transpose);
   std::printf("\nwall time of the runs: %.2f s\n", f.wall_seconds);
 }
 
@@ -60,6 +91,23 @@ nlohmann::json to_json(const UzuraBenchFigures &f) {
                      {"rounds", m.rounds},
                      {"rtt_us", m.rtt_us},
                      {"bus_busy_percent", m.bus_busy_percent}});
+  const UzuraTranspose &t = f.transpose;
+  nlohmann::json transpose = {
+      {"n", t.n},
+      {"bytes", t.n * t.n * 4},
+      {"host_copy_ns_per_element", t.copy_ns_per_element},
+      {"typed",
+       {{"completion_us", t.typed_completion_us},
+        {"to_target_us", t.typed_to_target_us},
+        {"checked_elements", t.typed_checked}}},
+      {"packed",
+       {{"to_target_us", t.packed_to_target_us},
+        {"pack_us", t.pack_us},
+        {"send_us", t.send_us},
+        {"unpack_us", t.unpack_us},
+        {"copied_elements", 2 * t.n * t.n},
+        {"checked_elements", t.packed_checked}}},
+      {"typed_over_packed", t.typed_over_packed()}};
   return {{"bench", "uzura"},
           {"model", f.model},
           {"rounds", f.rounds},
@@ -70,6 +118,7 @@ nlohmann::json to_json(const UzuraBenchFigures &f) {
           {"rdma_write", writes},
           {"bus_bound_mb_per_s", f.bus_bound_mb_per_s},
           {"notification_modes", modes},
+          {"transpose", transpose},
           {"wall_seconds", f.wall_seconds}};
 }
 
@@ -81,7 +130,8 @@ void add_uzura_bench(CLI::App &bench) {
   CLI::App *cmd = bench.add_subcommand(
       "uzura", "UZURA (uzura firmware): 64-byte round trip and its stages, "
                "RDMA-write throughput against the size, the notification "
-               "modes compared");
+               "modes compared, a matrix transpose by one typed write "
+               "against pack, send, unpack");
   cmd->add_flag("--json", *json,
                 "print the figures as JSON (see docs/benchmarks.md)");
   cmd->add_flag("--quick", opts->quick, "fewer rounds, sizes up to 64 KiB");

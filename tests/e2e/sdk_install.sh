@@ -198,6 +198,21 @@ run_logged cmake -S "$mpi_cmake" -B "$work/mpi-cmake" -G Ninja \
 run_logged cmake --build "$work/mpi-cmake"
 run_mpi "$work/mpi-cmake/latency"
 
+step "run the installed uzura examples on 2 uzura nodes"
+# README.md and docs/uzura.md list them; each checks its own data.
+run_example() { # NAME EXPECTED [ARGS...]
+  local name=$1 expected=$2 exe=$prefix/lib/nicemu/examples/$1 out
+  shift 2
+  [[ -x $exe ]] || fail "no lib/nicemu/examples/$name"
+  out=$("$tool" run -n 2 --model uzura --firmware "$uzura_image" -- "$exe" \
+    "$@" 2>"$work/err") || { cat "$work/err" >&2; fail "$name failed: $out"; }
+  grep -q "$expected" <<<"$out" || fail "$name printed: $out"
+  echo "$name: ok"
+}
+run_example mpi_pingpong "^mpi_pingpong: every echo checked, ok$" 3 4096
+run_example uzura_transpose "^rank 1: 10000 of 10000 elements"
+run_example mpi_onesided "^rank 1 of 2: ok$" 100
+
 step "build the old-style programs with cc and pkg-config, PIE and -no-pie"
 # The 1990s programs of tests/e2e/programs compile unchanged as a user
 # compiles them (docs/compatibility.md): gnu89, warnings off.

@@ -143,7 +143,7 @@ TEST_CASE("uzura: the five notification modes, and what polling costs the "
 }
 
 TEST_CASE("nicemu bench uzura: stages that add up, the bus's bound, the "
-          "modes") {
+          "modes, the transpose both ways") {
   CommandResult r = nicemu({"bench", "uzura", "--quick", "--json"});
   INFO(r);
   REQUIRE(r.status == 0);
@@ -157,6 +157,10 @@ TEST_CASE("nicemu bench uzura: stages that add up, the bus's bound, the "
     sum += s["ns"].get<double>();
   CHECK(sum == doctest::Approx(j["doorbell_to_placed_ns"].get<double>()));
   CHECK(j["stages"][0]["ns"].get<double>() == doctest::Approx(780.0));
+  // Of a 64-byte message, the ping-pong's last: its data cross the bus in
+  // 0.76 us at least (the breakdown was once of an 8-byte message sent
+  // after the ping-pong: 754.7 ns).
+  CHECK(j["stages"][3]["ns"].get<double>() >= 760.0 - 0.05);
   CHECK(j["stages"][4]["ns"].get<double>() == doctest::Approx(250.0));
   CHECK(j["stages"][7]["ns"].get<double>() == doctest::Approx(1280.0));
   CHECK(j["doorbell_to_placed_ns"].get<double>() / 1000 <
@@ -179,6 +183,35 @@ TEST_CASE("nicemu bench uzura: stages that add up, the bus's bound, the "
   CHECK(m[3]["bus_busy_percent"].get<double>() >
         2 * m[0]["bus_busy_percent"].get<double>());
   CHECK(m[1]["bus_busy_percent"].get<double>() == 100.0);
+  // The transpose, both ways, each checked element by element at the
+  // target (uzura_bench exits 1, and the bench fails, on a wrong one).
+  const auto &t = j["transpose"];
+  REQUIRE(t.is_object());
+  CHECK(t["n"] == 100);
+  CHECK(t["bytes"] == 40000);
+  CHECK(t["typed"]["checked_elements"] == 10000);
+  CHECK(t["packed"]["checked_elements"] == 10000);
+  CHECK(t["packed"]["copied_elements"] == 20000);
+  // The documented host cost, charged for every copy and nothing else.
+  CHECK(t["host_copy_ns_per_element"].get<double>() == 1.0);
+  CHECK(t["packed"]["pack_us"].get<double>() == doctest::Approx(10.0));
+  CHECK(t["packed"]["unpack_us"].get<double>() == doctest::Approx(10.0));
+  double typed = t["typed"]["to_target_us"].get<double>();
+  double completion = t["typed"]["completion_us"].get<double>();
+  double packed = t["packed"]["to_target_us"].get<double>();
+  double send = t["packed"]["send_us"].get<double>();
+  MESSAGE("transpose: typed " << typed << " us (completion " << completion
+                              << " us), pack/send/unpack " << packed << " us");
+  CHECK(completion > 0);
+  CHECK(typed > completion); // the target is told after the completion
+  CHECK(packed > 0);
+  CHECK(packed == doctest::Approx(20.0 + send));
+  // 40 KB cross the source bus at most at its bound; the typed write's
+  // 10000 pieces cost the target's bus two PCI-X clocks each on top.
+  CHECK(send > 40000 / bound);
+  CHECK(completion > 40000 / bound + 10000 * 0.015);
+  CHECK(t["typed_over_packed"].get<double>() ==
+        doctest::Approx(typed / packed));
 }
 
 // `--pcap` on the uzura card: Ethernet captures whose UZURA frames
