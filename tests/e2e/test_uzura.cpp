@@ -116,8 +116,8 @@ TEST_CASE("uzura: the five notification modes, and what polling costs the "
     check_ok(r, "rdma");
     Figures f{figure(m.out, "uzura 64-byte round trip %lf us"),
               figure(r.out, "uzura 256 KiB write %*lf us, %lf MB/s")};
-    MESSAGE(std::string(in) << " / " << out << ": round trip " << f.rtt
-                            << " us, write " << f.mbps << " MB/s");
+    MESSAGE(std::string(in) << " / " << std::string(out) << ": round trip "
+                            << f.rtt << " us, write " << f.mbps << " MB/s");
     return f;
   };
   Figures memory = measure("doorbell", "memory");
