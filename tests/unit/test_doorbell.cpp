@@ -615,6 +615,48 @@ TEST_CASE("host port: card reads and writes are sized, and each window takes "
   }
 }
 
+// The same card with a PIO read three times as dear as a write, so that a
+// swap of the two costs shows.
+const Model &uneven_pio_model() {
+  static Model m = [] {
+    std::string text = kBellModel;
+    size_t at = text.find("pio_read_word = \"1 us\"");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, std::string("pio_read_word = \"1 us\"").size(),
+                 "pio_read_word = \"3 us\"");
+    return parse_model(text, "bellcard.toml");
+  }();
+  return m;
+}
+
+TEST_CASE("host port: a write costs pio_write_word, a read pio_read_word, a "
+          "posted write moves the host's clock by pio_write_word") {
+  REQUIRE(uneven_pio_model().timing("host.pio_write_word") == kUs);
+  REQUIRE(uneven_pio_model().timing("host.pio_read_word") == 3 * kUs);
+  Rig rig(uneven_pio_model(), bell_flash(sleep_forever()));
+  const uint32_t word = 0x8000;
+  Time before_post = 0, after_post = 0;
+  rig.run([&](HostCalls &h) {
+    h.call(Op::Hello);
+    h.call(Op::Advance, 0, 0, 0, 10 * kUs);
+    h.call(Op::Write, word, 4, 0, 0x5A5A5A5A); // 10 us + 1 us
+    h.call(Op::Read, word, 4);                 // 11 us + 3 us
+    before_post = h.end.time();
+    h.end.post_write(word, 7);
+    after_post = h.end.time();
+    h.call(Op::Read, word, 4); // the posted write landed first
+  });
+  const auto &r = rig.host().replies;
+  REQUIRE(r.size() == 5);
+  CHECK(r[2].time == 11 * kUs);
+  CHECK(r[3].time == 14 * kUs);
+  CHECK(r[3].value == 0x5A5A5A5A);
+  CHECK(before_post == 14 * kUs);
+  CHECK(after_post == 15 * kUs);
+  CHECK(r[4].time == 18 * kUs);
+  CHECK(r[4].value == 7);
+}
+
 TEST_CASE("host doorbell: no such FIFO, or no doorbells: BadArgument") {
   SUBCASE("FIFO 4 of 4") {
     Rig rig(bell_model(), bell_flash(sleep_forever()));
