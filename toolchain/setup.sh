@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   cmake ninja-build g++ pkg-config git
   clang lld llvm                       # firmware toolchain (mipsel)
+  libclang-rt-14-dev                   # tests: libFuzzer and sanitizers for clang (fuzz/)
   libunicorn-dev                       # the core
   libboost-context-dev                 # the cores' slices run as fibers
   libcapstone-dev                      # disassembly in reports

@@ -125,7 +125,9 @@ Stub::Reply Stub::point(bool insert, std::string_view args) {
   if (!parse_address(addr_field, addr) || !parse_hex(len_field, len) ||
       len > kAddressSpace - addr)
     return kMalformed;
-  Point p{type[0], addr, uint32_t(len)};
+  // A breakpoint's length is only its instruction's kind: Z0,a,4 and
+  // Z0,a,2 are one breakpoint to the target, inserted once.
+  Point p{type[0], addr, type[0] <= '1' ? 0u : uint32_t(len)};
   bool known = points_.count(p) != 0;
   if (!insert) {
     if (!known)

@@ -801,9 +801,9 @@ void check_model_keys(const Model &model, const std::vector<ModelKey> &keys,
                       const std::string &board) {
   const std::string file = model.source.string();
   for (const auto &[full_key, line] : model.key_lines) {
-    auto known = std::find_if(keys.begin(), keys.end(), [&](const ModelKey &k) {
-      return full_key == k.key;
-    });
+    const std::string &key = full_key; // (clang 14 captures no bindings)
+    auto known = std::find_if(keys.begin(), keys.end(),
+                              [&](const ModelKey &k) { return key == k.key; });
     if (known != keys.end())
       continue;
     fail(file, line,

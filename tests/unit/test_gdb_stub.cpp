@@ -814,6 +814,20 @@ TEST_CASE("gdb stub: Z and z are forwarded once per point") {
   }
 }
 
+TEST_CASE("gdb stub: a breakpoint's kind is not part of it: Z0 at one "
+          "address with kinds 4 and 2 is one breakpoint (found by "
+          "fuzz_gdb_stub)") {
+  Gdb gdb;
+  auto &calls = gdb.target.calls;
+  CHECK(gdb.ask("Z0,1000,4") == "OK");
+  CHECK(gdb.ask("Z0,1000,2") == "OK");
+  CHECK(calls == std::vector<std::string>{"insert sw 1000"});
+  calls.clear();
+  CHECK(gdb.ask("z0,1000,2") == "OK");
+  CHECK(gdb.ask("z0,1000,4") == "OK"); // removed already
+  CHECK(calls == std::vector<std::string>{"remove sw 1000"});
+}
+
 TEST_CASE("gdb stub: Z and z errors") {
   Gdb gdb;
   gdb.target.point_result = PointResult::Unsupported;

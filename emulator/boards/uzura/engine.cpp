@@ -10,8 +10,6 @@ namespace nicemu::uzura {
 
 namespace {
 
-constexpr uint32_t kFrameBytes = UZ_WIRE_HEADER_BYTES + UZ_FRAME_DATA;
-
 static_assert(sizeof(uz_wire_header) == UZ_WIRE_HEADER_BYTES);
 static_assert(sizeof(uz_cmd) == UZ_CMD_BYTES);
 static_assert(sizeof(uz_wr) == UZ_WR_BYTES);
