@@ -598,7 +598,79 @@ std::string format_size(uint64_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
+namespace {
+
+// toml++ 3.3 (Debian 12) reaches __builtin_unreachable on some non-ASCII
+// characters between tokens (gaps in its whitespace table): undefined
+// behaviour, found by fuzz/fuzz_model. TOML allows non-ASCII text only in
+// strings and comments, so any other is refused here first, by line.
+void refuse_stray_non_ascii(std::string_view text, const std::string &origin) {
+  enum {
+    Plain,
+    Comment,
+    Basic,
+    Literal,
+    MultiBasic,
+    MultiLiteral
+  } state = Plain;
+  uint32_t line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    auto starts = [&](std::string_view s) {
+      return text.substr(i).starts_with(s);
+    };
+    if (c == '\n') {
+      ++line;
+      if (state == Comment || state == Basic || state == Literal)
+        state = Plain;
+      continue;
+    }
+    switch (state) {
+    case Plain:
+      if (uint8_t(c) >= 0x80)
+        fail(origin, line,
+             "a non-ASCII character outside a string or a comment");
+      if (c == '#')
+        state = Comment;
+      else if (starts("\"\"\"") || starts("'''")) {
+        state = c == '"' ? MultiBasic : MultiLiteral;
+        i += 2;
+      } else if (c == '"')
+        state = Basic;
+      else if (c == '\'')
+        state = Literal;
+      break;
+    case Comment:
+      break;
+    case Basic:
+    case MultiBasic:
+      if (c == '\\' && i + 1 < text.size() && text[i + 1] != '\n')
+        ++i; // an escaped character
+      else if (state == Basic && c == '"')
+        state = Plain;
+      else if (state == MultiBasic && starts("\"\"\"")) {
+        state = Plain;
+        i += 2;
+      }
+      break;
+    case Literal:
+      if (c == '\'')
+        state = Plain;
+      break;
+    case MultiLiteral:
+      if (starts("'''")) {
+        state = Plain;
+        i += 2;
+      }
+      break;
+    }
+  }
+}
+
+} // namespace
+
 Model parse_model(const std::string &toml_text, const std::string &origin) {
+  refuse_stray_non_ascii(toml_text, origin);
   toml::table root;
   try {
     root = toml::parse(std::string_view(toml_text), std::string_view(origin));

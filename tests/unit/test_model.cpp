@@ -268,6 +268,22 @@ TEST_SUITE("model") {
     CHECK(contains(msg, "TOML syntax error"));
   }
 
+  TEST_CASE("non-ASCII text outside strings and comments is refused by "
+            "line, before toml++ (whose whitespace table has gaps: found by "
+            "fuzz_model)") {
+    std::string msg =
+        error_of(edit("clock_hz = 1_000_000", "clock_hz = 1_000_000\xC2\xA1"));
+    CHECK(contains(msg, "mine.toml:3: a non-ASCII character outside a "
+                        "string or a comment"));
+    // In comments and strings it is fine ("\xC2\xB5" is a micro sign).
+    Model m = parse_model(kMinimal + "# 1 \xC2\xB5s\n[timing.dma]\ngap = "
+                                     "\"0.5 us\" # \xC2\xB5\n",
+                          "mine.toml");
+    CHECK(m.timing("dma.gap") == 500'000);
+    CHECK(contains(error_of(kMinimal + "a = \"\xC2\xB5\"\n\xC2\xA1 = 1\n"),
+                   "mine.toml:"));
+  }
+
   TEST_CASE("memory layout is validated") {
     std::string second = "[[memory]]\nname = \"llcm\"\nbase = 0x8000\n"
                          "size = \"32 KiB\"\n";
