@@ -94,8 +94,8 @@ private:
     }
     case 2: {
       size_t at = input_.take<uint16_t>() % sizeof(ControlBlock);
-      size_t len = std::min<size_t>(input_.take<uint8_t>(),
-                                    sizeof(ControlBlock) - at);
+      size_t len =
+          std::min<size_t>(input_.take<uint8_t>(), sizeof(ControlBlock) - at);
       input_.bytes(reinterpret_cast<uint8_t *>(&cb_) + at, len);
       return;
     }

@@ -22,8 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)describe_image(image, {data, size});
   } catch (const Error &) {
   }
-  std::vector<uint8_t> flash(data, data + std::min<size_t>(size,
-                                                           model.flash_size));
+  std::vector<uint8_t> flash(data,
+                             data + std::min<size_t>(size, model.flash_size));
   flash.resize(model.flash_size, 0xFF);
   Simulation sim;
   NodeConfig config;
