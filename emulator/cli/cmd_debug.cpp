@@ -64,7 +64,7 @@ std::optional<LineTable> source_lines(const DebugOptions &o,
 }
 
 int debug(const DebugOptions &o) {
-  Model model = load_model(o.model);
+  Model model = run_model(o);
   std::vector<uint8_t> flash = boot_flash(o, model);
   Image image = decode_image(flash);
   std::optional<LineTable> lines = source_lines(o, image);

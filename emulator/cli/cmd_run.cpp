@@ -93,7 +93,7 @@ void say_why_stopped(const RunResult &r, const RunOptions &o) {
 int run(const RunOptions &o) {
   // SIGINT, SIGTERM: a clean stop from here on (cli/stop_signals.hpp).
   StopSignals signals;
-  Model model = load_model(o.model);
+  Model model = run_model(o);
   std::vector<uint8_t> flash = boot_flash(o, model);
   // Traces and captures: their files are opened before anything starts.
   RunObservers observers(o.observe);

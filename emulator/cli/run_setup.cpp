@@ -1,18 +1,21 @@
 #include "cli/run_setup.hpp"
 
+#include "cli/image_model.hpp"
 #include "mem/flash.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/image.hpp"
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 namespace nicemu::cli {
 
 void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
-  cmd.add_option("--model", o.model, "model (name or .toml file)")
-      ->capture_default_str();
+  cmd.add_option("--model", o.model,
+                 "model (name or .toml file; default: the one the image was "
+                 "built for, else lanai4)");
   cmd.add_option("--flash", o.flash, "flash file to boot from");
   cmd.add_option("--firmware", o.firmware,
                  "boot this image directly (as if flashed)");
@@ -64,6 +67,37 @@ void add_program_option(CLI::App &cmd, ClusterOptions &o) {
                  "per node, like mpirun");
 }
 
+namespace {
+
+Image decoded(const std::string &path, const std::vector<uint8_t> &bytes) {
+  try {
+    return decode_image(bytes); // say what is wrong with the file itself
+  } catch (const Error &e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+} // namespace
+
+Model run_model(const ClusterOptions &o) {
+  if (!o.firmware.empty() && o.flash.empty())
+    return model_for_image(
+        o.firmware, decoded(o.firmware, read_file_bytes(o.firmware)), o.model);
+  if (!o.flash.empty() && o.firmware.empty() && o.model.empty() &&
+      std::filesystem::is_regular_file(o.flash)) {
+    // The image at the start of the flash names the model; an erased or
+    // damaged flash is reported when the node boots it.
+    Image image;
+    try {
+      image = decode_image(read_file_bytes(o.flash));
+    } catch (const Error &) {
+    }
+    if (!image.model.empty())
+      return load_model(image.model);
+  }
+  return load_model(o.model.empty() ? kDefaultModel : o.model);
+}
+
 std::vector<uint8_t> boot_flash(const ClusterOptions &o, const Model &model) {
   if (!o.flash.empty() && !o.firmware.empty())
     throw Error("run: give either --flash or --firmware, not both");
@@ -74,11 +108,7 @@ std::vector<uint8_t> boot_flash(const ClusterOptions &o, const Model &model) {
                 "(--firmware FW.img)");
   // --firmware: as if the image had been flashed into an erased flash.
   std::vector<uint8_t> image = read_file_bytes(o.firmware);
-  try {
-    decode_image(image); // say what is wrong with the file itself
-  } catch (const Error &e) {
-    throw Error(o.firmware + ": " + e.what());
-  }
+  decoded(o.firmware, image);
   if (image.size() > model.flash_size)
     throw Error(o.firmware + ": larger than the " + model.name + " flash");
   std::vector<uint8_t> flash(model.flash_size, 0xFF);

@@ -21,7 +21,7 @@ constexpr int kExitFault = 125, kExitMaxTime = 124, kExitDeadlock = 126,
               kExitBudget = 122;
 
 struct ClusterOptions {
-  std::string model = "lanai4", flash, firmware, max_time, topology;
+  std::string model, flash, firmware, max_time, topology; // model: run_model
   uint32_t nodes = 1;
   uint32_t procs_per_node = 1;      // --procs-per-node
   std::vector<std::string> program; // host program and its arguments
@@ -36,6 +36,10 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o);
 // `program` after --: call last, after the subcommand's own options.
 void add_program_option(CLI::App &cmd, ClusterOptions &o);
 
+// The model of the run: --model, else the one the image was built for
+// (--firmware, or the image in --flash), else lanai4. An image built for
+// another model than --model is refused, as `nicemu flash` refuses it.
+Model run_model(const ClusterOptions &o);
 // The flash the nodes boot: --flash, or --firmware as if flashed.
 std::vector<uint8_t> boot_flash(const ClusterOptions &o, const Model &model);
 // --max-time, or kTimeNever.

@@ -50,3 +50,40 @@ TEST_CASE("a mistyped command or option is named, with the nearest known "
   CHECK(help.status == 0);
   CHECK(contains(help.out, "--firmware"));
 }
+
+TEST_CASE("run --firmware and --flash take the model from the image, as "
+          "flash does") {
+  // dimmnet.img is built for martini; the default model is lanai4.
+  const std::string img = NICEMU_DIMMNET_IMAGE;
+  CommandResult r = nicemu({"run", "--firmware", img, "--max-time", "10us"});
+  INFO(r);
+  CHECK(r.status == 124); // --max-time: it booted and ran
+  CHECK(contains(r.err, "--- nicemu: martini model, 1 node ---"));
+  // A variant of the image's model is the image's model.
+  r = nicemu(
+      {"run", "--model", "martini:D", "--firmware", img, "--max-time", "10us"});
+  CHECK(r.status == 124);
+  CHECK(contains(r.err, "--- nicemu: martini:D model"));
+  // Another model, named: refused as flash refuses it, in the same words.
+  TempDir dir;
+  const std::string refusal =
+      "nicemu: error: " + img + ": built for model 'martini', not 'lanai4'\n";
+  r = nicemu({"run", "--model", "lanai4", "--firmware", img});
+  CHECK(r.status == 1);
+  CHECK(r.err == refusal);
+  r = nicemu(
+      {"flash", img, "--flash", dir.file("x.flash"), "--model", "lanai4"});
+  CHECK(r.status == 1);
+  CHECK(r.err == refusal);
+  // A flash file: the image in it names the model.
+  const std::string flash = dir.file("martini.flash");
+  REQUIRE(nicemu({"flash", img, "--flash", flash}).status == 0);
+  r = nicemu({"run", "--flash", flash, "--max-time", "10us"});
+  INFO(r);
+  CHECK(r.status == 124);
+  CHECK(contains(r.err, "--- nicemu: martini model, 1 node ---"));
+  // And the debugger, which takes the same options.
+  r = nicemu({"debug", "--firmware", img, "--max-time", "10us"});
+  CHECK(contains(r.out, "nicemu debug: 1 node halted at reset"));
+  CHECK(contains(r.err, "--- nicemu: martini model, 1 node ---"));
+}
