@@ -87,3 +87,18 @@ TEST_CASE("run --firmware and --flash take the model from the image, as "
   CHECK(contains(r.out, "nicemu debug: 1 node halted at reset"));
   CHECK(contains(r.err, "--- nicemu: martini model, 1 node ---"));
 }
+
+TEST_CASE("image FW.elf without -o writes FW.img beside it") {
+  TempDir dir;
+  const std::string elf = dir.file("hello.elf");
+  fs::copy_file(firmware("hello.elf"), elf);
+  CommandResult r = nicemu({"image", elf});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out, "packed " + dir.file("hello.img")));
+  CHECK(read_bytes(dir.file("hello.img")) == read_bytes(firmware("hello.img")));
+  // A file without the .elf suffix: NAME.img.
+  fs::copy_file(firmware("hello.elf"), dir.file("fw"));
+  REQUIRE(nicemu({"image", dir.file("fw")}).status == 0);
+  CHECK(fs::exists(dir.file("fw.img")));
+}
