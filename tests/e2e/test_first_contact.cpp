@@ -102,3 +102,30 @@ TEST_CASE("image FW.elf without -o writes FW.img beside it") {
   REQUIRE(nicemu({"image", dir.file("fw")}).status == 0);
   CHECK(fs::exists(dir.file("fw.img")));
 }
+
+TEST_CASE("regs --model shows the registers of that model's card") {
+  CommandResult all = nicemu({"regs"});
+  REQUIRE(all.status == 0);
+  CHECK(contains(all.out, "OTF_STATUS"));
+  CHECK(contains(all.out, "HDMA_"));
+  CommandResult martini = nicemu({"regs", "--model", "martini"});
+  INFO(martini);
+  REQUIRE(martini.status == 0);
+  CHECK(contains(martini.out,
+                 "model martini (board martini): SYS CONSOLE TIMER IRQ OTF"));
+  CHECK(contains(martini.out, "0x1f000000 SYS_ID"));
+  CHECK(contains(martini.out, "OTF_STATUS"));
+  CHECK(!contains(martini.out, "HDMA_"));
+  CHECK(!contains(martini.out, "ENGINE_"));
+  CommandResult lanai4 = nicemu({"regs", "--model", "lanai4"});
+  REQUIRE(lanai4.status == 0);
+  CHECK(contains(lanai4.out, "HDMA_"));
+  CHECK(contains(lanai4.out, "TX_"));
+  CHECK(!contains(lanai4.out, "OTF_"));
+  CHECK(!contains(lanai4.out, "DOORBELL_"));
+  CommandResult comet = nicemu({"regs", "--model", "comet"});
+  CHECK(contains(comet.out, "DOORBELL_"));
+  CommandResult bad = nicemu({"regs", "--model", "lanai5"});
+  CHECK(bad.status == 1);
+  CHECK(contains(bad.err, "nicemu: error: unknown model \"lanai5\""));
+}
