@@ -2,6 +2,7 @@
 // debugger (debug/debugger_cli.hpp; docs/debugging.md).
 #include "cli/commands.hpp"
 #include "cli/run_setup.hpp"
+#include "cli/run_summary.hpp"
 #include "debug/debugger_cli.hpp"
 #include "debug/fault_report.hpp"
 #include "debug/gdb_target.hpp"
@@ -112,7 +113,7 @@ int debug(const DebugOptions &o) {
   if (r.outcome == RunOutcome::MaxTime)
     std::cerr << "nicemu: stopped at --max-time " << o.max_time << "\n";
   if (!o.quiet)
-    print_summary(sim, r, model);
+    print_summary(sim, r, model, false);
   if (cli.killed_run())
     code = 0; // the user ended the run: not a failure
   else if (cluster->hosts && code == 0)

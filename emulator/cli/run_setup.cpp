@@ -148,40 +148,6 @@ std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
       spec);
 }
 
-void print_summary(Simulation &sim, const RunResult &r, const Model &model) {
-  std::fprintf(stderr, "--- nicemu: %s model, %zu node%s ---\n",
-               model.full_name().c_str(), sim.nodes().size(),
-               sim.nodes().size() == 1 ? "" : "s");
-  std::fprintf(stderr, "%-5s %-9s %5s %14s %14s %14s\n", "node", "state",
-               "exit", "instructions", "cycles", "slept cycles");
-  uint64_t instructions = 0;
-  for (auto &n : sim.nodes()) {
-    instructions += n->cpu().instructions();
-    std::fprintf(stderr, "%-5u %-9s %5s %14llu %14llu %14llu\n", n->id(),
-                 state_name(n->state()),
-                 n->state() == NodeState::Halted
-                     ? std::to_string(n->exit_code()).c_str()
-                     : "-",
-                 (unsigned long long)n->cpu().instructions(),
-                 (unsigned long long)n->cpu().cycles(),
-                 (unsigned long long)n->sleep_cycles());
-  }
-  double mips = r.wall_seconds > 0 ? instructions / r.wall_seconds / 1e6 : 0;
-  std::fprintf(stderr,
-               "virtual time %.3f us, wall time %.3f ms, %.1f emulated MIPS\n",
-               double(r.end_time) / 1e6, r.wall_seconds * 1e3, mips);
-  if (const Fabric *fabric = sim.fabric(); fabric && fabric->faults().any()) {
-    const FabricStats &s = fabric->stats();
-    std::fprintf(stderr,
-                 "network: %llu packets sent, %llu delivered; injected "
-                 "faults: %llu corrupted, %llu lost\n",
-                 (unsigned long long)s.packets_sent,
-                 (unsigned long long)s.packets_delivered,
-                 (unsigned long long)s.packets_corrupted,
-                 (unsigned long long)s.packets_lost);
-  }
-}
-
 int outcome_exit_code(Simulation &sim, const RunResult &r) {
   switch (r.outcome) {
   case RunOutcome::Faulted:

@@ -1,6 +1,6 @@
 // What `nicemu run` and `nicemu debug` share: the options that describe a
 // run (model, flash, nodes, network, limits, host program), booting the
-// cluster, and the summary and exit code at the end.
+// cluster, and the exit code at the end (the summary: run_summary.hpp).
 #pragma once
 
 #include "host/cluster_run.hpp"
@@ -52,7 +52,6 @@ std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
                                            std::vector<uint8_t> flash,
                                            RunEvents *events);
 
-void print_summary(Simulation &sim, const RunResult &r, const Model &model);
 int outcome_exit_code(Simulation &sim, const RunResult &r);
 
 } // namespace nicemu::cli

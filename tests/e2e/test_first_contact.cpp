@@ -19,6 +19,10 @@ void check_parse_error(const std::vector<std::string> &args,
   CHECK(r.err == "nicemu: error: " + what + "\n");
 }
 
+size_t count_lines(const std::string &text) {
+  return size_t(std::count(text.begin(), text.end(), '\n'));
+}
+
 } // namespace
 
 TEST_CASE("a mistyped command or option is named, with the nearest known "
@@ -128,4 +132,39 @@ TEST_CASE("regs --model shows the registers of that model's card") {
   CommandResult bad = nicemu({"regs", "--model", "lanai5"});
   CHECK(bad.status == 1);
   CHECK(contains(bad.err, "nicemu: error: unknown model \"lanai5\""));
+}
+
+TEST_CASE("a run of more than 16 nodes prints a condensed summary, every "
+          "row with --per-node") {
+  const std::vector<std::string> args = {"run",
+                                         "-n",
+                                         "20",
+                                         "--firmware",
+                                         firmware("host_echo.img"),
+                                         "--",
+                                         NICEMU_HOST_ECHO};
+  CommandResult r = nicemu(args);
+  INFO(r);
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.err, "--- nicemu: lanai4 model, 20 nodes (condensed; "
+                        "--per-node for every node) ---"));
+  CHECK(contains(r.err, "slowest (most cycles):\n"));
+  CHECK(contains(r.err, "fastest (fewest cycles):\n"));
+  CHECK(lines_with(r.err, "total ").size() == 1);
+  CHECK(contains(r.err, "states: 20 running\n"));
+  CHECK(contains(r.err, "hosts 0-19 (20 of 20): exited with status 0\n"));
+  CHECK(lines_with(r.err, "host ").empty());
+  CHECK(count_lines(r.err) < 16);
+  std::vector<std::string> per_node = args;
+  per_node.insert(per_node.begin() + 1, "--per-node");
+  CommandResult all = nicemu(per_node);
+  INFO(all);
+  REQUIRE(all.status == 0);
+  CHECK(contains(all.err, "--- nicemu: lanai4 model, 20 nodes ---"));
+  CHECK(lines_with(all.err, " running ").size() == 20);
+  CHECK(lines_with(all.err, ": exited with status 0").size() == 20);
+  CHECK(contains(all.err, "host 19: exited with status 0\n"));
+  // The figures are the same either way.
+  CHECK(run_summary(r.err).substr(run_summary(r.err).find("virtual time")) ==
+        run_summary(all.err).substr(run_summary(all.err).find("virtual time")));
 }
