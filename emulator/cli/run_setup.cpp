@@ -26,6 +26,10 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
                  "host processes per node, each running the program (rank r "
                  "drives node r / N); DIMMnet-1 (martini) only")
       ->capture_default_str();
+  cmd.add_flag("--tag-output", o.tag_output,
+               "prefix every line a host program prints with its rank, as "
+               "mpirun --tag-output does: [1,RANK]<stdout>: or "
+               "[1,RANK]<stderr>:");
   cmd.add_option("--topology", o.topology,
                  "network topology file (default: one crossbar up to its "
                  "port count, a generated network beyond)");
@@ -58,6 +62,7 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
 HostOptions host_options(const ClusterOptions &o) {
   HostOptions h;
   h.host_timeout_ms = int(std::min(o.host_timeout, 1e6) * 1000);
+  h.tag_output = o.tag_output;
   return h;
 }
 

@@ -27,6 +27,7 @@ struct ClusterOptions {
   std::vector<std::string> program; // host program and its arguments
   int64_t watchdog = -1;
   double host_timeout = 60; // wall seconds, --host-timeout
+  bool tag_output = false;  // --tag-output
   LinkFaults link_faults;   // --link-corrupt, --link-loss, --fault-seed
 };
 

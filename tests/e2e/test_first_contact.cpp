@@ -168,3 +168,28 @@ TEST_CASE("a run of more than 16 nodes prints a condensed summary, every "
   CHECK(run_summary(r.err).substr(run_summary(r.err).find("virtual time")) ==
         run_summary(all.err).substr(run_summary(all.err).find("virtual time")));
 }
+
+TEST_CASE("--tag-output prefixes every line a host prints with its rank") {
+  // Plain programs are host programs too: the run ends when they exit.
+  CommandResult r =
+      nicemu({"run", "-n", "2", "--tag-output", "--firmware",
+              firmware("host_echo.img"), "--", "/bin/sh", "-c",
+              "echo one $NICEMU_RANK; printf 'two\\nthree'; echo oops >&2"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  for (const char *rank : {"0", "1"}) {
+    const std::string tag = std::string("[1,") + rank + "]";
+    CHECK(contains(r.out, tag + "<stdout>:one " + rank + "\n"));
+    CHECK(contains(r.out, tag + "<stdout>:two\n"));
+    CHECK(contains(r.out, tag + "<stdout>:three\n")); // the unended line
+    CHECK(contains(r.err, tag + "<stderr>:oops\n"));
+  }
+  CHECK(lines_with(r.out, "<stdout>:").size() == 6);
+  CHECK(lines_with(r.out, "]<stdout>:").size() == 6);
+  // Without it, as the programs wrote it.
+  CommandResult plain =
+      nicemu({"run", "-n", "1", "--firmware", firmware("host_echo.img"), "--",
+              "/bin/sh", "-c", "echo one; echo oops >&2"});
+  CHECK(plain.out == "one\n");
+  CHECK(contains(plain.err, "oops\n"));
+}
