@@ -193,3 +193,20 @@ TEST_CASE("--tag-output prefixes every line a host prints with its rank") {
   CHECK(plain.out == "one\n");
   CHECK(contains(plain.err, "oops\n"));
 }
+
+// The deadlock of a lone core was fixed before (test_faults.cpp: "a
+// one-node deadlock reports the virtual time the core reached"); a lone
+// host that waits for a card that halted ends the same way.
+TEST_CASE("a one-node run whose host waits for a halted card reports the "
+          "virtual time reached") {
+  CommandResult r = nicemu({"run", "--firmware", firmware("hello.img"), "--",
+                            NICEMU_HOST_ECHO});
+  INFO(r);
+  CHECK(r.status == 126);
+  CHECK(contains(r.err, "nicemu: stopped: every host waits for its NIC"));
+  RunSummary s = parse_summary(r.err);
+  CHECK(s.state == "halted");
+  REQUIRE(s.cycles > 0);
+  CHECK(s.virtual_us >= double(s.cycles) / 33.0 - 0.001); // 33 MHz
+  CHECK(!contains(r.err, "virtual time 0.000 us"));
+}
