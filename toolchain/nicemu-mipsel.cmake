@@ -61,11 +61,10 @@ unset(_nicemu_common)
 # support and would hand the link to the host's gcc. Nothing is linked
 # implicitly (no crt files, no libc); the linker script comes from
 # nicemu_add_firmware.
-# Line-table entries of functions --gc-sections dropped point at
-# 0xffffffff, not at 0 (where _start lives), so profilers and debuggers do
-# not see them.
+# Where the debug information of what --gc-sections drops points:
+# nicemu_add_firmware() (NicemuFirmware.cmake), on every link.
 set(CMAKE_EXE_LINKER_FLAGS_INIT
-    "-EL --gc-sections --build-id -z max-page-size=4096 -z dead-reloc-in-nonalloc=.debug_line=0xffffffff")
+    "-EL --gc-sections --build-id -z max-page-size=4096")
 foreach(lang C CXX ASM)
   set(CMAKE_${lang}_LINK_EXECUTABLE
       "<CMAKE_LINKER> <LINK_FLAGS> <OBJECTS> -o <TARGET> <LINK_LIBRARIES>")

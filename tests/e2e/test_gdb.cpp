@@ -335,3 +335,24 @@ continue
   CHECK(run_summary(d.nicemu.err) == run_summary(plain.err));
   CHECK(d.nicemu.out == plain.out);
 }
+
+// Regression: after `target remote`, GDB said "0x00000000 in
+// nicemu::fw::exit (code=0)": the debug information of functions the link
+// dropped pointed at address 0, where _start is.
+TEST_CASE("gdb: at reset the PC is in _start, not in a function the link "
+          "dropped") {
+  REQUIRE_MESSAGE(fs::exists(kGdb),
+                  "gdb-multiarch is not installed (toolchain/setup.sh)");
+  for (const char *sample : {"demo", "hello", "ctors"}) {
+    CAPTURE(sample);
+    Debugged d = debug_run(
+        {"--firmware", firmware(std::string(sample) + ".img")}, elf_of(sample),
+        "bt\ninfo symbol $pc\nkill\n", {"--gdb", "0"}, true);
+    INFO(d.gdb);
+    CHECK(contains(d.gdb.out, "_start () at "));
+    CHECK(contains(d.gdb.out, "#0  _start () at "));
+    CHECK(!contains(d.gdb.out, "0x00000000 in "));
+    CHECK(!contains(d.gdb.out, "nicemu::fw::exit"));
+    CHECK(!contains(d.gdb.out, "cannot find the start"));
+  }
+}
