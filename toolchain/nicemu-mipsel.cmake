@@ -48,9 +48,11 @@ set(NICEMU_TARGET_FLAGS "-march=mips32 -EL -msoft-float -mno-abicalls -fno-pic -
 # Freestanding: no C library and no host headers (-nostdlibinc keeps only
 # the compiler's own stdint.h, stddef.h, stdarg.h...). One section per
 # function and object so the link drops what is unused; no unwind tables
-# (no exceptions to unwind).
+# (no exceptions to unwind). Frame pointers in every function, leaves too
+# ($fp, as clang does for MIPS by default; said, so that no clang version
+# changes it): GDB and `nicemu debug` read frames and locals by it.
 set(_nicemu_common
-    "${NICEMU_TARGET_FLAGS} -ffreestanding -nostdlibinc -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables")
+    "${NICEMU_TARGET_FLAGS} -ffreestanding -nostdlibinc -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables -fno-omit-frame-pointer")
 set(CMAKE_C_FLAGS_INIT "${_nicemu_common} -O2 -g")
 set(CMAKE_CXX_FLAGS_INIT
     "${_nicemu_common} -fno-exceptions -fno-rtti -fno-threadsafe-statics -O2 -g")

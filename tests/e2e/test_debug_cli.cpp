@@ -154,3 +154,17 @@ quit
   CHECK(contains(quiet.out, "end of commands: killing the run"));
   CHECK(quiet.status == 0);
 }
+
+// docs/firmware.md and docs/debugging.md: the firmware build keeps frame
+// pointers, and the DWARF frame base is $fp.
+TEST_CASE("debug -x: firmware functions set up a frame pointer") {
+  CommandResult d = debug_script({"--firmware", firmware("demo.img")},
+                                 "disas main\ndisas checksum\nquit\n");
+  INFO(d.out);
+  CHECK(d.status == 0);
+  const std::string main_fn = d.out.substr(d.out.find("(nicemu) disas main"));
+  const std::string leaf = d.out.substr(d.out.find("(nicemu) disas checksum"));
+  CHECK(contains(main_fn.substr(0, main_fn.find("(nicemu) disas checksum")),
+                 "move $fp, $sp"));
+  CHECK(contains(leaf, "move $fp, $sp")); // a leaf function too
+}
