@@ -5,10 +5,12 @@
 #include "gdb_helpers.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <arpa/inet.h>
 #include <fstream>
 #include <netinet/in.h>
+#include <regex>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -355,4 +357,99 @@ TEST_CASE("gdb: at reset the PC is in _start, not in a function the link "
     CHECK(!contains(d.gdb.out, "nicemu::fw::exit"));
     CHECK(!contains(d.gdb.out, "cannot find the start"));
   }
+}
+
+namespace {
+
+// The ```json blocks of a document, parsed (VS Code allows comments).
+std::vector<nlohmann::json> json_blocks(const fs::path &doc) {
+  std::istringstream in(read_text(doc));
+  std::vector<nlohmann::json> blocks;
+  std::string block;
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (!inside && line == "```json") {
+      inside = true;
+      block.clear();
+    } else if (inside && line == "```") {
+      inside = false;
+      blocks.push_back(nlohmann::json::parse(block, nullptr, true, true));
+    } else if (inside) {
+      block += line + "\n";
+    }
+  }
+  return blocks;
+}
+
+// "${workspaceFolder}/build/firmware/samples/demo.img": the test's build.
+std::string workspace_file(const std::string &path) {
+  const std::string samples = "${workspaceFolder}/build/firmware/samples/";
+  REQUIRE_MESSAGE(path.rfind(samples, 0) == 0, path);
+  return firmware(path.substr(samples.size()));
+}
+
+} // namespace
+
+TEST_CASE("docs/vscode.md: the task and launch configuration work as the "
+          "C/C++ extension uses them") {
+  REQUIRE_MESSAGE(fs::exists(kGdb),
+                  "gdb-multiarch is not installed (toolchain/setup.sh)");
+  std::vector<nlohmann::json> blocks =
+      json_blocks(fs::path(NICEMU_SOURCE_DIR) / "docs/vscode.md");
+  REQUIRE(blocks.size() == 2);
+  const nlohmann::json task = blocks[0].at("tasks").at(0);
+  const nlohmann::json launch = blocks[1].at("configurations").at(0);
+  CHECK(launch.at("preLaunchTask") == task.at("label"));
+  CHECK(launch.at("type") == "cppdbg");
+  CHECK(launch.at("MIMode") == "gdb");
+  CHECK(launch.at("miDebuggerPath") == kGdb);
+  CHECK(std::string(task.at("command")).rfind("/build/emulator/nicemu") !=
+        std::string::npos);
+  // The task's arguments, with the test's files and any free port.
+  std::vector<std::string> args;
+  std::string port;
+  const auto &task_args = task.at("args");
+  REQUIRE(task_args.at(0) == "run");
+  for (size_t i = 1; i < task_args.size(); ++i) {
+    std::string a = task_args[i];
+    if (a == "--gdb")
+      port = task_args.at(++i);
+    else
+      args.push_back(a.find("${workspaceFolder}") == 0 ? workspace_file(a) : a);
+  }
+  CHECK(launch.at("miDebuggerServerAddress") == "localhost:" + port);
+  TempDir dir;
+  GdbServer server = start_server(args, dir);
+  // VS Code starts the debugger once the task prints endsPattern.
+  const std::regex ready(std::string(
+      task.at("problemMatcher").at("background").at("endsPattern")));
+  CHECK(std::regex_search(read_text(server.err), ready));
+  // What the extension sends: setupCommands (MI as it is, the others
+  // through the console), the program, the connection, a breakpoint,
+  // continue; then the locals when stopped; then on to the end.
+  std::string mi;
+  for (const auto &c : launch.at("setupCommands")) {
+    std::string text = c.at("text");
+    mi += text[0] == '-' ? text + "\n"
+                         : "-interpreter-exec console \"" + text + "\"\n";
+  }
+  mi += "-file-exec-and-symbols " + workspace_file(launch.at("program")) +
+        "\n-target-select remote localhost:" + server.port +
+        "\n-break-insert -f demo.cpp:22\n-exec-continue\n"
+        "-stack-list-variables --simple-values\n-thread-info\n"
+        "-break-delete\n-exec-continue\n-gdb-exit\n";
+  const std::string commands = dir.file("commands.mi");
+  std::ofstream(commands) << mi;
+  CommandResult gdb = run_command(
+      "/bin/sh",
+      {"-c", std::string(kGdb) + " --interpreter=mi2 -nx < " + commands});
+  INFO(gdb);
+  CHECK(gdb.status == 0);
+  CHECK(contains(gdb.out, "^connected"));
+  CHECK(contains(gdb.out, "*stopped,reason=\"breakpoint-hit\""));
+  CHECK(contains(gdb.out, "func=\"(anonymous namespace)::checksum\""));
+  CHECK(contains(gdb.out, "{name=\"sum\",type=\"uint32_t\",value=\"0\"}"));
+  CHECK(contains(gdb.out, "name=\"node1\""));
+  CHECK(contains(gdb.out, "*stopped,reason=\"exited-normally\""));
+  CHECK(server.wait(60) == 0);
 }
