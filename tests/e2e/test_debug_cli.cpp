@@ -236,3 +236,27 @@ TEST_CASE("debug -x: firmware functions set up a frame pointer") {
                  "move $fp, $sp"));
   CHECK(contains(leaf, "move $fp, $sp")); // a leaf function too
 }
+
+// The values the example of docs/debugging.md shows in its comments.
+TEST_CASE("debug -x: the variables of the docs' example") {
+  CommandResult d =
+      debug_script({"-n", "2", "--firmware", firmware("demo.img")},
+                   R"(break checksum
+continue
+info args
+next
+next
+next
+info locals
+print/x sum
+print tick_cycles
+quit
+)");
+  INFO(d.out);
+  CHECK(contains(d.out, "(nicemu) info args\ndata = <optimized out>\nn = "
+                        "256\n"));
+  CHECK(contains(d.out, "(nicemu) info locals\ni = 2\nsum = 264\n"));
+  CHECK(contains(d.out, "sum = 0x108\n"));
+  CHECK(contains(d.out, "tick_cycles = {0, 0, 0, 0, 0}\n"));
+  CHECK(d.status == 0);
+}
