@@ -141,7 +141,7 @@ bool Evaluator::arithmetic(uint8_t atom) {
     if (!need(1))
       return false;
     uint64_t a = pop();
-    stack_.push_back(atom == DW_OP_neg ? uint64_t(-int64_t(a)) : ~a);
+    stack_.push_back(atom == DW_OP_neg ? 0 - a : ~a); // two's complement
     return true;
   }
   if (!need(2))

@@ -139,6 +139,9 @@ std::string format_base(Dwarf_Die type, std::span<const uint8_t> bytes,
 std::string format_enum(Dwarf_Die type, std::span<const uint8_t> bytes,
                         const ValueFormat &f) {
   const int64_t value = sign_extend(little_endian(bytes), bytes.size());
+  // Enumerators are compared in the enum's own width.
+  const unsigned drop =
+      bytes.empty() || bytes.size() >= 8 ? 0 : unsigned(64 - 8 * bytes.size());
   Dwarf_Die child;
   if (!f.hex && dwarf_child(&type, &child) == 0)
     do {
@@ -147,8 +150,7 @@ std::string format_enum(Dwarf_Die type, std::span<const uint8_t> bytes,
       if (dwarf_tag(&child) == DW_TAG_enumerator &&
           dwarf_attr(&child, DW_AT_const_value, &attr) &&
           dwarf_formsdata(&attr, &v) == 0 &&
-          uint64_t(v) << (64 - 8 * bytes.size()) ==
-              uint64_t(value) << (64 - 8 * bytes.size()))
+          uint64_t(v) << drop == uint64_t(value) << drop)
         return dwarf_diename(&child) ? dwarf_diename(&child) : "?";
     } while (dwarf_siblingof(&child, &child) == 0);
   return f.hex ? hex(little_endian(bytes)) : std::to_string(value);
