@@ -199,8 +199,8 @@ TEST_CASE("--tag-output prefixes every line a host prints with its rank") {
 // host that waits for a card that halted ends the same way.
 TEST_CASE("a one-node run whose host waits for a halted card reports the "
           "virtual time reached") {
-  CommandResult r = nicemu({"run", "--firmware", firmware("hello.img"), "--",
-                            NICEMU_HOST_ECHO});
+  CommandResult r = nicemu(
+      {"run", "--firmware", firmware("hello.img"), "--", NICEMU_HOST_ECHO});
   INFO(r);
   CHECK(r.status == 126);
   CHECK(contains(r.err, "nicemu: stopped: every host waits for its NIC"));
