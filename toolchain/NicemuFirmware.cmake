@@ -62,6 +62,24 @@ function(_nicemu_linker_script name model script)
     VERBATIM)
 endfunction()
 
+# The debug information of functions and data --gc-sections dropped
+# points at 0xffffffff, not at lld's default 0, a real address here (where
+# _start lives), so that neither GDB nor nicemu takes it for code there:
+# line-table entries (.debug_line), functions and variables (.debug_info,
+# and .debug_addr where DWARF 5 keeps their addresses), frame descriptions
+# (.debug_frame) and address ranges (.debug_aranges). Not .debug_ranges or
+# .debug_loc (DWARF 4), where 0xffffffff starts a base address entry: lld's
+# own 1 is right there. Options of the link itself, not of the toolchain's
+# initial flags, so that a build tree configured before keeps up.
+function(_nicemu_dead_code_debug_options out)
+  set(options)
+  foreach(section IN ITEMS .debug_line .debug_info .debug_addr .debug_frame
+                           .debug_aranges)
+    list(APPEND options "-zdead-reloc-in-nonalloc=${section}=0xffffffff")
+  endforeach()
+  set(${out} ${options} PARENT_SCOPE)
+endfunction()
+
 function(nicemu_add_firmware name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL" "SOURCES;LIBRARIES")
   if(arg_UNPARSED_ARGUMENTS)
@@ -82,7 +100,8 @@ function(nicemu_add_firmware name)
   add_executable(${name} ${arg_SOURCES})
   add_dependencies(${name} ${name}-ldscript)
   target_link_libraries(${name} PRIVATE nicemu::rt ${arg_LIBRARIES})
-  target_link_options(${name} PRIVATE "--script=${script}")
+  _nicemu_dead_code_debug_options(dead_code)
+  target_link_options(${name} PRIVATE "--script=${script}" ${dead_code})
   set_target_properties(${name} PROPERTIES
     LINK_DEPENDS "${script}"
     RUNTIME_OUTPUT_DIRECTORY "${CMAKE_CURRENT_BINARY_DIR}"

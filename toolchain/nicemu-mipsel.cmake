@@ -48,9 +48,11 @@ set(NICEMU_TARGET_FLAGS "-march=mips32 -EL -msoft-float -mno-abicalls -fno-pic -
 # Freestanding: no C library and no host headers (-nostdlibinc keeps only
 # the compiler's own stdint.h, stddef.h, stdarg.h...). One section per
 # function and object so the link drops what is unused; no unwind tables
-# (no exceptions to unwind).
+# (no exceptions to unwind). Frame pointers in every function, leaves too
+# ($fp, as clang does for MIPS by default; said, so that no clang version
+# changes it): GDB and `nicemu debug` read frames and locals by it.
 set(_nicemu_common
-    "${NICEMU_TARGET_FLAGS} -ffreestanding -nostdlibinc -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables")
+    "${NICEMU_TARGET_FLAGS} -ffreestanding -nostdlibinc -ffunction-sections -fdata-sections -fno-asynchronous-unwind-tables -fno-unwind-tables -fno-omit-frame-pointer")
 set(CMAKE_C_FLAGS_INIT "${_nicemu_common} -O2 -g")
 set(CMAKE_CXX_FLAGS_INIT
     "${_nicemu_common} -fno-exceptions -fno-rtti -fno-threadsafe-statics -O2 -g")
@@ -61,11 +63,10 @@ unset(_nicemu_common)
 # support and would hand the link to the host's gcc. Nothing is linked
 # implicitly (no crt files, no libc); the linker script comes from
 # nicemu_add_firmware.
-# Line-table entries of functions --gc-sections dropped point at
-# 0xffffffff, not at 0 (where _start lives), so profilers and debuggers do
-# not see them.
+# Where the debug information of what --gc-sections drops points:
+# nicemu_add_firmware() (NicemuFirmware.cmake), on every link.
 set(CMAKE_EXE_LINKER_FLAGS_INIT
-    "-EL --gc-sections --build-id -z max-page-size=4096 -z dead-reloc-in-nonalloc=.debug_line=0xffffffff")
+    "-EL --gc-sections --build-id -z max-page-size=4096")
 foreach(lang C CXX ASM)
   set(CMAKE_${lang}_LINK_EXECUTABLE
       "<CMAKE_LINKER> <LINK_FLAGS> <OBJECTS> -o <TARGET> <LINK_LIBRARIES>")

@@ -18,7 +18,7 @@ PACKAGES=(
   libcli11-dev                         # command line
   doctest-dev                          # tests
   libelf-dev                           # reading firmware ELF files
-  libdw-dev                            # DWARF line tables (hotspot reports)
+  libdw-dev                            # DWARF: line tables (hotspots), variables (nicemu debug)
   libtomlplusplus-dev                  # model files
   nlohmann-json3-dev                   # JSON output
   zlib1g-dev                           # CRC-32

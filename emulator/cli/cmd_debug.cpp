@@ -2,7 +2,9 @@
 // debugger (debug/debugger_cli.hpp; docs/debugging.md).
 #include "cli/commands.hpp"
 #include "cli/run_setup.hpp"
+#include "cli/run_summary.hpp"
 #include "debug/debugger_cli.hpp"
+#include "debug/dwarf_variables.hpp"
 #include "debug/fault_report.hpp"
 #include "debug/gdb_target.hpp"
 #include "nicemu/error.hpp"
@@ -44,30 +46,44 @@ bool read_terminal_line(std::string &line) {
   return true;
 }
 
-std::optional<LineTable> source_lines(const DebugOptions &o,
-                                      const Image &image) {
+// The firmware's ELF file: --elf, or FW.elf beside FW.img when its build
+// id is the image's; "" if none.
+std::string elf_file(const DebugOptions &o, const Image &image) {
   std::string elf = o.elf;
   if (elf.empty() && !o.firmware.empty())
     elf = find_elf_for_image(o.firmware, image.build_id);
-  if (elf.empty())
-    return std::nullopt;
   if (!o.elf.empty() && image_from_elf(elf, "").build_id != image.build_id)
     throw Error("--elf " + elf +
                 ": not the ELF file this image was built from (build ids "
                 "differ)");
+  return elf;
+}
+
+// Source lines, and variables, from the ELF's DWARF: without them the
+// debugger still works by addresses and symbols.
+struct DebugInfo {
+  std::optional<LineTable> lines;
+  std::unique_ptr<DwarfVariables> variables;
+};
+
+DebugInfo read_dwarf(const std::string &elf) {
+  DebugInfo d;
+  if (elf.empty())
+    return d;
   try {
-    return LineTable::read(elf);
+    d.lines = LineTable::read(elf);
+    d.variables = std::make_unique<DwarfVariables>(elf);
   } catch (const Error &e) {
     std::cerr << "nicemu: no source lines: " << e.what() << "\n";
-    return std::nullopt;
   }
+  return d;
 }
 
 int debug(const DebugOptions &o) {
-  Model model = load_model(o.model);
+  Model model = run_model(o);
   std::vector<uint8_t> flash = boot_flash(o, model);
   Image image = decode_image(flash);
-  std::optional<LineTable> lines = source_lines(o, image);
+  DebugInfo dwarf = read_dwarf(elf_file(o, image));
   std::ifstream script;
   if (!o.script.empty()) {
     script.open(o.script);
@@ -90,7 +106,8 @@ int debug(const DebugOptions &o) {
     reader = [](std::string &l) { return bool(std::getline(std::cin, l)); };
   DebuggerCli::Options options;
   options.image = &image;
-  options.lines = lines ? &*lines : nullptr;
+  options.lines = dwarf.lines ? &*dwarf.lines : nullptr;
+  options.variables = dwarf.variables.get();
   options.echo = !terminal;
   options.interrupt = &g_interrupt;
   GdbTarget target(sim);
@@ -112,7 +129,7 @@ int debug(const DebugOptions &o) {
   if (r.outcome == RunOutcome::MaxTime)
     std::cerr << "nicemu: stopped at --max-time " << o.max_time << "\n";
   if (!o.quiet)
-    print_summary(sim, r, model);
+    print_summary(sim, r, model, false);
   if (cli.killed_run())
     code = 0; // the user ended the run: not a failure
   else if (cluster->hosts && code == 0)

@@ -1,5 +1,6 @@
 // nicemu flash FW.img --flash NODE.flash [--model M]
 #include "cli/commands.hpp"
+#include "cli/image_model.hpp"
 #include "mem/flash.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/image.hpp"
@@ -23,11 +24,7 @@ void flash(const FlashOptions &o) {
   } catch (const Error &e) {
     throw Error(o.image + ": " + e.what());
   }
-  std::string model_name = o.model.empty() ? image.model : o.model;
-  if (image.model != model_name)
-    throw Error(o.image + ": built for model '" + image.model + "', not '" +
-                model_name + "'");
-  Model model = load_model(model_name);
+  Model model = model_for_image(o.image, image, o.model);
   check_image_against_model(image, model);
   write_flash(o.flash, model, bytes);
   std::cout << "flashed " << o.image << " (" << bytes.size() << " bytes) into "

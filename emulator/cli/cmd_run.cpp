@@ -2,6 +2,7 @@
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "cli/run_setup.hpp"
+#include "cli/run_summary.hpp"
 #include "cli/stop_signals.hpp"
 #include "debug/fault_report.hpp"
 #include "debug/gdb_target.hpp"
@@ -93,7 +94,7 @@ void say_why_stopped(const RunResult &r, const RunOptions &o) {
 int run(const RunOptions &o) {
   // SIGINT, SIGTERM: a clean stop from here on (cli/stop_signals.hpp).
   StopSignals signals;
-  Model model = load_model(o.model);
+  Model model = run_model(o);
   std::vector<uint8_t> flash = boot_flash(o, model);
   // Traces and captures: their files are opened before anything starts.
   RunObservers observers(o.observe);
@@ -197,7 +198,7 @@ int run(const RunOptions &o) {
   if (!stopped)
     say_why_stopped(r, o);
   if (!o.quiet)
-    print_summary(sim, r, model);
+    print_summary(sim, r, model, o.per_node);
   if (tap && !o.quiet) {
     const TapStats &t = tap->stats();
     std::fprintf(
@@ -222,8 +223,7 @@ int run(const RunOptions &o) {
     }
   }
   if (hosts && !o.quiet)
-    for (uint32_t i = 0; i < hosts->ranks(); ++i)
-      std::fprintf(stderr, "host %u: %s\n", i, hosts->outcomes()[i].c_str());
+    print_host_outcomes(*hosts, o.per_node);
   // Asked to stop: 128 + the signal, whatever the run had come to.
   if (signals.requested())
     return signals.exit_code();
@@ -260,7 +260,9 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
                   "source lines)")
       ->delimiter(',');
   cmd->add_flag("--per-node", opts->per_node,
-                "cycle report: one table per node, not aggregated");
+                "every node: a summary row per node and a line per host "
+                "(condensed above 16 nodes otherwise), a cycle report table "
+                "per node (not aggregated)");
   cmd->add_option("--measure", opts->measure,
                   "also measure every call of this firmware function "
                   "(repeatable)");

@@ -1,5 +1,6 @@
 // nicemu: build, flash, run and measure firmware for emulated NICs.
 #include "cli/commands.hpp"
+#include "cli/parse_errors.hpp"
 #include "cli/stop_signals.hpp"
 #include "nicemu/error.hpp"
 #include "sim/stop_request.hpp"
@@ -26,8 +27,12 @@ int main(int argc, char **argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
     // --help and --version are 0; a bad argument is 1, like every other
-    // bad input (CLI11's own codes would be 100 and up).
-    return app.exit(e) == 0 ? 0 : 1;
+    // bad input (CLI11's own codes would be 100 and up), and says so in
+    // the same words (cli/parse_errors.hpp).
+    if (e.get_exit_code() == 0)
+      return app.exit(e);
+    std::cerr << nicemu::cli::parse_error_message(app, e) << "\n";
+    return 1;
   } catch (const nicemu::Stopped &e) {
     // A benchmark stopped by SIGINT or SIGTERM: its hosts are gone, and it
     // gives no figures.

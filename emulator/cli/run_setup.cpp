@@ -1,18 +1,21 @@
 #include "cli/run_setup.hpp"
 
+#include "cli/image_model.hpp"
 #include "mem/flash.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/image.hpp"
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 namespace nicemu::cli {
 
 void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
-  cmd.add_option("--model", o.model, "model (name or .toml file)")
-      ->capture_default_str();
+  cmd.add_option("--model", o.model,
+                 "model (name or .toml file; default: the one the image was "
+                 "built for, else lanai4)");
   cmd.add_option("--flash", o.flash, "flash file to boot from");
   cmd.add_option("--firmware", o.firmware,
                  "boot this image directly (as if flashed)");
@@ -23,6 +26,10 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
                  "host processes per node, each running the program (rank r "
                  "drives node r / N); DIMMnet-1 (martini) only")
       ->capture_default_str();
+  cmd.add_flag("--tag-output", o.tag_output,
+               "prefix every line a host program prints with its rank, as "
+               "mpirun --tag-output does: [1,RANK]<stdout>: or "
+               "[1,RANK]<stderr>:");
   cmd.add_option("--topology", o.topology,
                  "network topology file (default: one crossbar up to its "
                  "port count, a generated network beyond)");
@@ -55,6 +62,7 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
 HostOptions host_options(const ClusterOptions &o) {
   HostOptions h;
   h.host_timeout_ms = int(std::min(o.host_timeout, 1e6) * 1000);
+  h.tag_output = o.tag_output;
   return h;
 }
 
@@ -62,6 +70,37 @@ void add_program_option(CLI::App &cmd, ClusterOptions &o) {
   cmd.add_option("program", o.program,
                  "after --: a host program (and its arguments) to run once "
                  "per node, like mpirun");
+}
+
+namespace {
+
+Image decoded(const std::string &path, const std::vector<uint8_t> &bytes) {
+  try {
+    return decode_image(bytes); // say what is wrong with the file itself
+  } catch (const Error &e) {
+    throw Error(path + ": " + e.what());
+  }
+}
+
+} // namespace
+
+Model run_model(const ClusterOptions &o) {
+  if (!o.firmware.empty() && o.flash.empty())
+    return model_for_image(
+        o.firmware, decoded(o.firmware, read_file_bytes(o.firmware)), o.model);
+  if (!o.flash.empty() && o.firmware.empty() && o.model.empty() &&
+      std::filesystem::is_regular_file(o.flash)) {
+    // The image at the start of the flash names the model; an erased or
+    // damaged flash is reported when the node boots it.
+    Image image;
+    try {
+      image = decode_image(read_file_bytes(o.flash));
+    } catch (const Error &) {
+    }
+    if (!image.model.empty())
+      return load_model(image.model);
+  }
+  return load_model(o.model.empty() ? kDefaultModel : o.model);
 }
 
 std::vector<uint8_t> boot_flash(const ClusterOptions &o, const Model &model) {
@@ -74,11 +113,7 @@ std::vector<uint8_t> boot_flash(const ClusterOptions &o, const Model &model) {
                 "(--firmware FW.img)");
   // --firmware: as if the image had been flashed into an erased flash.
   std::vector<uint8_t> image = read_file_bytes(o.firmware);
-  try {
-    decode_image(image); // say what is wrong with the file itself
-  } catch (const Error &e) {
-    throw Error(o.firmware + ": " + e.what());
-  }
+  decoded(o.firmware, image);
   if (image.size() > model.flash_size)
     throw Error(o.firmware + ": larger than the " + model.name + " flash");
   std::vector<uint8_t> flash(model.flash_size, 0xFF);
@@ -116,40 +151,6 @@ std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
   return start_cluster(
       model, std::make_shared<const std::vector<uint8_t>>(std::move(flash)),
       spec);
-}
-
-void print_summary(Simulation &sim, const RunResult &r, const Model &model) {
-  std::fprintf(stderr, "--- nicemu: %s model, %zu node%s ---\n",
-               model.full_name().c_str(), sim.nodes().size(),
-               sim.nodes().size() == 1 ? "" : "s");
-  std::fprintf(stderr, "%-5s %-9s %5s %14s %14s %14s\n", "node", "state",
-               "exit", "instructions", "cycles", "slept cycles");
-  uint64_t instructions = 0;
-  for (auto &n : sim.nodes()) {
-    instructions += n->cpu().instructions();
-    std::fprintf(stderr, "%-5u %-9s %5s %14llu %14llu %14llu\n", n->id(),
-                 state_name(n->state()),
-                 n->state() == NodeState::Halted
-                     ? std::to_string(n->exit_code()).c_str()
-                     : "-",
-                 (unsigned long long)n->cpu().instructions(),
-                 (unsigned long long)n->cpu().cycles(),
-                 (unsigned long long)n->sleep_cycles());
-  }
-  double mips = r.wall_seconds > 0 ? instructions / r.wall_seconds / 1e6 : 0;
-  std::fprintf(stderr,
-               "virtual time %.3f us, wall time %.3f ms, %.1f emulated MIPS\n",
-               double(r.end_time) / 1e6, r.wall_seconds * 1e3, mips);
-  if (const Fabric *fabric = sim.fabric(); fabric && fabric->faults().any()) {
-    const FabricStats &s = fabric->stats();
-    std::fprintf(stderr,
-                 "network: %llu packets sent, %llu delivered; injected "
-                 "faults: %llu corrupted, %llu lost\n",
-                 (unsigned long long)s.packets_sent,
-                 (unsigned long long)s.packets_delivered,
-                 (unsigned long long)s.packets_corrupted,
-                 (unsigned long long)s.packets_lost);
-  }
 }
 
 int outcome_exit_code(Simulation &sim, const RunResult &r) {

@@ -1,6 +1,6 @@
 // What `nicemu run` and `nicemu debug` share: the options that describe a
 // run (model, flash, nodes, network, limits, host program), booting the
-// cluster, and the summary and exit code at the end.
+// cluster, and the exit code at the end (the summary: run_summary.hpp).
 #pragma once
 
 #include "host/cluster_run.hpp"
@@ -21,12 +21,13 @@ constexpr int kExitFault = 125, kExitMaxTime = 124, kExitDeadlock = 126,
               kExitBudget = 122;
 
 struct ClusterOptions {
-  std::string model = "lanai4", flash, firmware, max_time, topology;
+  std::string model, flash, firmware, max_time, topology; // model: run_model
   uint32_t nodes = 1;
   uint32_t procs_per_node = 1;      // --procs-per-node
   std::vector<std::string> program; // host program and its arguments
   int64_t watchdog = -1;
   double host_timeout = 60; // wall seconds, --host-timeout
+  bool tag_output = false;  // --tag-output
   LinkFaults link_faults;   // --link-corrupt, --link-loss, --fault-seed
 };
 
@@ -36,6 +37,10 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o);
 // `program` after --: call last, after the subcommand's own options.
 void add_program_option(CLI::App &cmd, ClusterOptions &o);
 
+// The model of the run: --model, else the one the image was built for
+// (--firmware, or the image in --flash), else lanai4. An image built for
+// another model than --model is refused, as `nicemu flash` refuses it.
+Model run_model(const ClusterOptions &o);
 // The flash the nodes boot: --flash, or --firmware as if flashed.
 std::vector<uint8_t> boot_flash(const ClusterOptions &o, const Model &model);
 // --max-time, or kTimeNever.
@@ -48,7 +53,6 @@ std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
                                            std::vector<uint8_t> flash,
                                            RunEvents *events);
 
-void print_summary(Simulation &sim, const RunResult &r, const Model &model);
 int outcome_exit_code(Simulation &sim, const RunResult &r);
 
 } // namespace nicemu::cli

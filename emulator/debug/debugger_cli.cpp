@@ -22,6 +22,8 @@ constexpr const char *kHelp =
     "            info breakpoints\n"
     "looking:    regs [NAME...], x/NFMT ADDR (F: b h w; FMT: x d u i),\n"
     "            mem ADDR [N], disas [LOC [N]], bt, where\n"
+    "variables:  print (p) [/x] EXPR, info locals, info args\n"
+    "            (EXPR: VAR, VAR.member, VAR->member, VAR[N], *EXPR, &EXPR)\n"
     "nodes:      node N, info nodes, time, cycles, info handlers\n"
     "LOC, ADDR:  0x1c0, *0x1c0, SYMBOL, FILE:LINE, $REG, any of them +N\n";
 
@@ -191,6 +193,11 @@ bool DebuggerCli::dispatch(const std::string &cmd, const Args &args) {
     cmd_examine(count + "wx", rest);
   } else if (cmd == "disas" || cmd == "disassemble")
     cmd_disas(args);
+  else if (cmd == "p" || cmd == "print" || cmd.rfind("p/", 0) == 0 ||
+           cmd.rfind("print/", 0) == 0)
+    cmd_print(
+        cmd.find('/') == std::string::npos ? "" : cmd.substr(cmd.find('/') + 1),
+        args);
   else if (cmd == "bt" || cmd == "backtrace" || cmd == "where")
     cmd_bt();
   else if (cmd == "node" || cmd == "thread")
@@ -211,6 +218,10 @@ bool DebuggerCli::dispatch(const std::string &cmd, const Args &args) {
       info_nodes();
     else if (what == "handlers")
       info_handlers();
+    else if (what == "locals")
+      info_variables(false);
+    else if (what == "args")
+      info_variables(true);
     else
       error("unknown: info " + what + " (help)");
   } else

@@ -25,6 +25,7 @@ namespace nicemu {
 
 struct Image;
 struct ImageSymbol;
+class DwarfVariables;
 class LineTable;
 struct SourceLine;
 
@@ -36,6 +37,8 @@ public:
   struct Options {
     const Image *image = nullptr;     // symbols; null: addresses only
     const LineTable *lines = nullptr; // source lines; null: none
+    // Variables (print, info locals, info args); null: none.
+    const DwarfVariables *variables = nullptr;
     bool echo = false; // print "(nicemu) LINE" for every line read (scripts)
     // Set (by a SIGINT handler) to interrupt the running target.
     volatile std::sig_atomic_t *interrupt = nullptr;
@@ -124,6 +127,10 @@ private:
   void info_handlers();
   void cmd_status(bool time_only);
   std::vector<Frame> frames(gdb::ThreadId thread);
+
+  // Variables (debugger_cli_vars.cpp).
+  void cmd_print(const std::string &format, const Args &args);
+  void info_variables(bool arguments);
 
   // Addresses, symbols and lines.
   std::optional<uint32_t> resolve(const std::string &text);

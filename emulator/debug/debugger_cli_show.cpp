@@ -166,8 +166,9 @@ void DebuggerCli::cmd_disas(const Args &args) {
 // The call stack by prologue scan: from the function's symbol up to the PC,
 // `addiu sp,sp,-N` gives the frame size and `sw ra,K(sp)` where the return
 // address was saved; without them (a leaf, or before the prologue) the
-// return address is still in ra. Frame pointers are not needed (clang -O2
-// omits them); interrupt frames and functions without symbols end the walk.
+// return address is still in ra. Frame pointers are not needed (the
+// firmware build keeps them, other code may not); interrupt frames and
+// functions without symbols end the walk.
 std::vector<DebuggerCli::Frame> DebuggerCli::frames(gdb::ThreadId thread) {
   gdb::ThreadId keep = current_;
   current_ = thread;

@@ -124,14 +124,18 @@ void without_aslr() {
 // fork would copy its page tables once per rank (most of the start-up time
 // of a 1024-node run). The channel and wake pipe go to fds 3 and 4; nothing
 // else leaks in.
+struct RankFds {
+  int channel, wake, out = -1, err = -1; // out, err: -1 to inherit ours
+};
+
 pid_t spawn_rank(const std::vector<char *> &argv,
-                 const std::vector<std::string> &env, int channel_fd,
-                 int wake_fd, int stdout_fd, uint32_t rank, uint32_t size) {
+                 const std::vector<std::string> &env, RankFds fds,
+                 uint32_t rank, uint32_t size) {
   without_aslr();
-  // Copies far above 3 and 4 first: stdout_fd, channel_fd or wake_fd may
-  // be 3 or 4 themselves.
-  int c = fcntl(channel_fd, F_DUPFD_CLOEXEC, 100);
-  int w = fcntl(wake_fd, F_DUPFD_CLOEXEC, 100);
+  // Copies far above 3 and 4 first: the output, channel or wake fds may be
+  // 3 or 4 themselves (stdout and stderr are placed before 3 and 4).
+  int c = fcntl(fds.channel, F_DUPFD_CLOEXEC, 100);
+  int w = fcntl(fds.wake, F_DUPFD_CLOEXEC, 100);
   if (c < 0 || w < 0) {
     int err = errno;
     if (c >= 0)
@@ -141,8 +145,10 @@ pid_t spawn_rank(const std::vector<char *> &argv,
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  if (stdout_fd >= 0)
-    posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
+  if (fds.out >= 0)
+    posix_spawn_file_actions_adddup2(&actions, fds.out, 1);
+  if (fds.err >= 0)
+    posix_spawn_file_actions_adddup2(&actions, fds.err, 2);
   posix_spawn_file_actions_adddup2(&actions, c, 3);
   posix_spawn_file_actions_adddup2(&actions, w, 4);
   posix_spawn_file_actions_addclosefrom_np(&actions, 5);
@@ -219,10 +225,21 @@ void HostGroup::launch(const std::vector<std::string> &argv) {
   args.push_back(nullptr);
   std::vector<std::string> env = shared_environment(model_);
   std::fflush(nullptr);
-  for (uint32_t r = 0; r < agents_.size(); ++r)
-    pids_.push_back(spawn_rank(args, env, agents_[r]->channel().fd(),
-                               wake_.write_fd, options_.stdout_fd, r,
-                               uint32_t(agents_.size())));
+  const uint32_t size = uint32_t(agents_.size());
+  if (options_.tag_output && options_.stdout_fd < 0)
+    tagged_ = std::make_unique<TaggedOutput>(size);
+  for (uint32_t r = 0; r < size; ++r) {
+    RankFds fds{agents_[r]->channel().fd(), wake_.write_fd, options_.stdout_fd};
+    if (tagged_) {
+      fds.out = tagged_->stdout_fd(r);
+      fds.err = tagged_->stderr_fd(r);
+    }
+    pids_.push_back(spawn_rank(args, env, fds, r, size));
+    if (tagged_)
+      tagged_->started(r);
+  }
+  if (tagged_)
+    tagged_->start();
 }
 
 void HostGroup::note_end(uint32_t rank, int status) {
@@ -371,7 +388,9 @@ void HostGroup::stop() {
     if (statuses_[r] == -1)
       kill(pids_[r], SIGKILL);
   reap(true);
-  child_wake_fd = -1; // the pipe closes with this group
+  if (tagged_)
+    tagged_->finish(); // every host has ended: the rest of their lines
+  child_wake_fd = -1;  // the pipe closes with this group
 }
 
 std::vector<std::string> HostGroup::outcomes() const {

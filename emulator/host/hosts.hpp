@@ -5,6 +5,7 @@
 
 #include "host/agent.hpp"
 #include "host/channel.hpp"
+#include "host/tagged_output.hpp"
 #include "node/simulation.hpp"
 
 #include <sys/types.h>
@@ -21,6 +22,9 @@ struct HostOptions {
   // When >= 0, the hosts' stdout goes here instead of the emulator's, so a
   // caller (the benchmarks) can read what they print. Not closed by us.
   int stdout_fd = -1;
+  // Every line a host prints, prefixed by its rank (host/tagged_output.hpp;
+  // not with stdout_fd).
+  bool tag_output = false;
 };
 
 class HostGroup final : public ExternalActor, public HostPeers {
@@ -69,6 +73,7 @@ private:
   std::string failure_;
   int failed_status_ = -1; // the wait status of the host that stopped the run
   const StopRequest *stop_request_ = nullptr;
+  std::unique_ptr<TaggedOutput> tagged_; // --tag-output
 };
 
 } // namespace nicemu

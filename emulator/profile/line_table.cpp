@@ -35,7 +35,8 @@ LineTable LineTable::read(const std::string &elf_path) {
     if (dwarf_offdie(dwarf, offset + header_size, &cu) &&
         dwarf_getsrclines(&cu, &lines, &count) == 0) {
       // Sequences of code the linker dropped start at its tombstone
-      // (0xffffffff with our toolchain's -z dead-reloc-in-nonalloc).
+      // (0xffffffff: nicemu_add_firmware links with -z
+      // dead-reloc-in-nonalloc).
       bool dropped = false, sequence_start = true;
       for (size_t i = 0; i < count; ++i) {
         Dwarf_Line *l = dwarf_onesrcline(lines, i);

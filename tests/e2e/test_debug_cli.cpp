@@ -154,3 +154,109 @@ quit
   CHECK(contains(quiet.out, "end of commands: killing the run"));
   CHECK(quiet.status == 0);
 }
+
+TEST_CASE("debug -x: print, info args and info locals read the DWARF") {
+  // variables.cpp: globals of many types, and combine(6, 7, &shape).
+  CommandResult d = debug_script({"--firmware", firmware("variables.img")},
+                                 R"(info locals
+break combine
+continue
+info args
+print left
+print/x right
+print *s
+print s->name
+print s->corners[1]
+print s->corners[1].y
+print shape.flags
+print shape.color
+print label
+print grid
+print grid[1][2]
+print grid[1]
+print zeros
+print handler
+print &shape
+print $a0
+print nosuch
+print shape.nosuch
+print left[2]
+print (grid
+next
+info locals
+delete
+continue
+)");
+  INFO(d.out);
+  INFO(d.err);
+  CHECK(contains(d.out, "(nicemu) info locals\nerror: no function with debug "
+                        "information at 0x00000000\n"));
+  CHECK(contains(d.out, "(nicemu) info args\nleft = 6\nright = 7\ns = 0x"));
+  CHECK(contains(d.out, "left = 6\n"));
+  CHECK(contains(d.out, "right = 0x7\n"));
+  CHECK(contains(d.out, "*s = {name = 0x"));
+  CHECK(contains(d.out, " \"square\", corners = {{x = -3, y = 4}, {x = 10, "
+                        "y = -20}}, color = Blue, flags = {ready = 1, mode = "
+                        "5, count = 300}, filled = true}\n"));
+  CHECK(contains(d.out, "s->corners[1] = {x = 10, y = -20}\n"));
+  CHECK(contains(d.out, "s->corners[1].y = -20\n"));
+  CHECK(contains(d.out, "shape.flags = {ready = 1, mode = 5, count = 300}\n"));
+  CHECK(contains(d.out, "shape.color = Blue\n"));
+  CHECK(contains(d.out, "label = \"hi\", '\\000' <repeats 13 times>\n"));
+  CHECK(contains(d.out, "grid = {{1, 2, 3}, {4, 5, 6}}\n"));
+  CHECK(contains(d.out, "grid[1][2] = 6\n"));
+  CHECK(contains(d.out, "grid[1] = {4, 5, 6}\n"));
+  CHECK(contains(d.out, "zeros = {0 <repeats 40 times>}\n"));
+  CHECK(contains(d.out, "handler = 0x"));
+  CHECK(contains(d.out, " <variables::combine(int, int, "
+                        "variables::Shape const*)>\n"));
+  CHECK(contains(d.out, "&shape = 0x"));
+  CHECK(contains(d.out, "$a0 = 0x00000006\n"));
+  CHECK(contains(d.out, "error: no symbol \"nosuch\" in current context\n"));
+  CHECK(contains(d.out, "error: there is no member named nosuch\n"));
+  CHECK(contains(d.out, "error: cannot subscript something that is not an "
+                        "array or a pointer\n"));
+  CHECK(contains(d.out, "error: cannot read '(grid'"));
+  CHECK(contains(d.out, "(nicemu) info locals\ntotal = "));
+  CHECK(contains(d.out, "[node0] variables: 42"));
+  CHECK(contains(d.out, "the run ended: exit code 0"));
+  CHECK(d.status == 1); // the commands that failed, on purpose
+}
+
+// docs/firmware.md and docs/debugging.md: the firmware build keeps frame
+// pointers, and the DWARF frame base is $fp.
+TEST_CASE("debug -x: firmware functions set up a frame pointer") {
+  CommandResult d = debug_script({"--firmware", firmware("demo.img")},
+                                 "disas main\ndisas checksum\nquit\n");
+  INFO(d.out);
+  CHECK(d.status == 0);
+  const std::string main_fn = d.out.substr(d.out.find("(nicemu) disas main"));
+  const std::string leaf = d.out.substr(d.out.find("(nicemu) disas checksum"));
+  CHECK(contains(main_fn.substr(0, main_fn.find("(nicemu) disas checksum")),
+                 "move $fp, $sp"));
+  CHECK(contains(leaf, "move $fp, $sp")); // a leaf function too
+}
+
+// The values the example of docs/debugging.md shows in its comments.
+TEST_CASE("debug -x: the variables of the docs' example") {
+  CommandResult d =
+      debug_script({"-n", "2", "--firmware", firmware("demo.img")},
+                   R"(break checksum
+continue
+info args
+next
+next
+next
+info locals
+print/x sum
+print tick_cycles
+quit
+)");
+  INFO(d.out);
+  CHECK(contains(d.out, "(nicemu) info args\ndata = <optimized out>\nn = "
+                        "256\n"));
+  CHECK(contains(d.out, "(nicemu) info locals\ni = 2\nsum = 264\n"));
+  CHECK(contains(d.out, "sum = 0x108\n"));
+  CHECK(contains(d.out, "tick_cycles = {0, 0, 0, 0, 0}\n"));
+  CHECK(d.status == 0);
+}

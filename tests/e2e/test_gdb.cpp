@@ -2,12 +2,15 @@
 // emulated cluster (docs/debugging.md), and runs with breakpoints, steps
 // and watchpoints counting exactly the cycles of runs without.
 #include "cli_helpers.hpp"
+#include "gdb_helpers.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <arpa/inet.h>
 #include <fstream>
 #include <netinet/in.h>
+#include <regex>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -15,93 +18,6 @@
 using namespace e2e;
 
 namespace {
-
-const char *kGdb = "/usr/bin/gdb-multiarch";
-
-struct Debugged {
-  CommandResult gdb, nicemu;
-};
-
-// `nicemu run --gdb 0 ARGS` in the background, its output in files.
-struct GdbServer {
-  pid_t pid = 0;
-  std::string port, out, err;
-
-  // Waits (at most `seconds`) for nicemu to end; returns its exit code, or
-  // kills it and returns -1.
-  int wait(int seconds) {
-    int status = 0;
-    for (int i = 0; i < seconds * 100 && ::waitpid(pid, &status, WNOHANG) == 0;
-         ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (::waitpid(pid, &status, WNOHANG) == 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return -1;
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  }
-};
-
-// Starts nicemu and learns its port from stderr.
-// `listen`: how nicemu is told where to listen (it says its port).
-GdbServer start_server(const std::vector<std::string> &args, const TempDir &dir,
-                       const std::vector<std::string> &listen = {"--gdb",
-                                                                 "0"}) {
-  GdbServer server;
-  server.out = dir.file("nicemu.out");
-  server.err = dir.file("nicemu.err");
-  std::vector<std::string> all = {NICEMU_TOOL_PATH, "run"};
-  all.insert(all.end(), listen.begin(), listen.end());
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char *> argv;
-  for (auto &a : all)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, server.out.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, server.err.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  REQUIRE(posix_spawn(&server.pid, argv[0], &fa, nullptr, argv.data(),
-                      environ) == 0);
-  posix_spawn_file_actions_destroy(&fa);
-  const std::string tag = "gdb: listening on 127.0.0.1:";
-  for (int i = 0; i < 1000 && server.port.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    std::string text = read_text(server.err);
-    size_t at = text.find(tag);
-    size_t eol = at == std::string::npos ? at : text.find('\n', at);
-    if (eol != std::string::npos)
-      server.port = text.substr(at + tag.size(), eol - at - tag.size());
-  }
-  if (server.port.empty())
-    ::kill(server.pid, SIGKILL);
-  REQUIRE_MESSAGE(!server.port.empty(), "nicemu did not say its port");
-  return server;
-}
-
-// Starts `nicemu run --gdb 0 ARGS`, runs gdb with `script` on `elf`, then
-// waits for nicemu to end.
-Debugged debug_run(const std::vector<std::string> &args, const std::string &elf,
-                   const std::string &script,
-                   const std::vector<std::string> &listen = {"--gdb", "0"}) {
-  TempDir dir;
-  GdbServer server = start_server(args, dir, listen);
-  std::string script_path = dir.file("script.gdb");
-  std::ofstream(script_path) << "set pagination off\nset confirm off\n"
-                             << "target remote :" << server.port << "\n"
-                             << script;
-  Debugged d;
-  d.gdb = run_command(kGdb, {"-batch", "-nx", "-x", script_path, elf});
-  d.nicemu.status = server.wait(60);
-  CHECK_MESSAGE(d.nicemu.status != -1, "nicemu did not end after gdb left");
-  d.nicemu.out = read_text(server.out);
-  d.nicemu.err = read_text(server.err);
-  return d;
-}
 
 // A bare remote-protocol client: what gdb sends, byte for byte.
 class RspClient {
@@ -420,4 +336,120 @@ continue
   CHECK(contains(d.gdb.out, "exited normally"));
   CHECK(run_summary(d.nicemu.err) == run_summary(plain.err));
   CHECK(d.nicemu.out == plain.out);
+}
+
+// Regression: after `target remote`, GDB said "0x00000000 in
+// nicemu::fw::exit (code=0)": the debug information of functions the link
+// dropped pointed at address 0, where _start is.
+TEST_CASE("gdb: at reset the PC is in _start, not in a function the link "
+          "dropped") {
+  REQUIRE_MESSAGE(fs::exists(kGdb),
+                  "gdb-multiarch is not installed (toolchain/setup.sh)");
+  for (const char *sample : {"demo", "hello", "ctors"}) {
+    CAPTURE(sample);
+    Debugged d = debug_run(
+        {"--firmware", firmware(std::string(sample) + ".img")}, elf_of(sample),
+        "bt\ninfo symbol $pc\nkill\n", {"--gdb", "0"}, true);
+    INFO(d.gdb);
+    CHECK(contains(d.gdb.out, "_start () at "));
+    CHECK(contains(d.gdb.out, "#0  _start () at "));
+    CHECK(!contains(d.gdb.out, "0x00000000 in "));
+    CHECK(!contains(d.gdb.out, "nicemu::fw::exit"));
+    CHECK(!contains(d.gdb.out, "cannot find the start"));
+  }
+}
+
+namespace {
+
+// The ```json blocks of a document, parsed (VS Code allows comments).
+std::vector<nlohmann::json> json_blocks(const fs::path &doc) {
+  std::istringstream in(read_text(doc));
+  std::vector<nlohmann::json> blocks;
+  std::string block;
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (!inside && line == "```json") {
+      inside = true;
+      block.clear();
+    } else if (inside && line == "```") {
+      inside = false;
+      blocks.push_back(nlohmann::json::parse(block, nullptr, true, true));
+    } else if (inside) {
+      block += line + "\n";
+    }
+  }
+  return blocks;
+}
+
+// "${workspaceFolder}/build/firmware/samples/demo.img": the test's build.
+std::string workspace_file(const std::string &path) {
+  const std::string samples = "${workspaceFolder}/build/firmware/samples/";
+  REQUIRE_MESSAGE(path.rfind(samples, 0) == 0, path);
+  return firmware(path.substr(samples.size()));
+}
+
+} // namespace
+
+TEST_CASE("docs/vscode.md: the task and launch configuration work as the "
+          "C/C++ extension uses them") {
+  REQUIRE_MESSAGE(fs::exists(kGdb),
+                  "gdb-multiarch is not installed (toolchain/setup.sh)");
+  std::vector<nlohmann::json> blocks =
+      json_blocks(fs::path(NICEMU_SOURCE_DIR) / "docs/vscode.md");
+  REQUIRE(blocks.size() == 2);
+  const nlohmann::json task = blocks[0].at("tasks").at(0);
+  const nlohmann::json launch = blocks[1].at("configurations").at(0);
+  CHECK(launch.at("preLaunchTask") == task.at("label"));
+  CHECK(launch.at("type") == "cppdbg");
+  CHECK(launch.at("MIMode") == "gdb");
+  CHECK(launch.at("miDebuggerPath") == kGdb);
+  CHECK(std::string(task.at("command")).rfind("/build/emulator/nicemu") !=
+        std::string::npos);
+  // The task's arguments, with the test's files and any free port.
+  std::vector<std::string> args;
+  std::string port;
+  const auto &task_args = task.at("args");
+  REQUIRE(task_args.at(0) == "run");
+  for (size_t i = 1; i < task_args.size(); ++i) {
+    std::string a = task_args[i];
+    if (a == "--gdb")
+      port = task_args.at(++i);
+    else
+      args.push_back(a.find("${workspaceFolder}") == 0 ? workspace_file(a) : a);
+  }
+  CHECK(launch.at("miDebuggerServerAddress") == "localhost:" + port);
+  TempDir dir;
+  GdbServer server = start_server(args, dir);
+  // VS Code starts the debugger once the task prints endsPattern.
+  const std::regex ready(std::string(
+      task.at("problemMatcher").at("background").at("endsPattern")));
+  CHECK(std::regex_search(read_text(server.err), ready));
+  // What the extension sends: setupCommands (MI as it is, the others
+  // through the console), the program, the connection, a breakpoint,
+  // continue; then the locals when stopped; then on to the end.
+  std::string mi;
+  for (const auto &c : launch.at("setupCommands")) {
+    std::string text = c.at("text");
+    mi += text[0] == '-' ? text + "\n"
+                         : "-interpreter-exec console \"" + text + "\"\n";
+  }
+  mi += "-file-exec-and-symbols " + workspace_file(launch.at("program")) +
+        "\n-target-select remote localhost:" + server.port +
+        "\n-break-insert -f demo.cpp:22\n-exec-continue\n"
+        "-stack-list-variables --simple-values\n-thread-info\n"
+        "-break-delete\n-exec-continue\n-gdb-exit\n";
+  const std::string commands = dir.file("commands.mi");
+  std::ofstream(commands) << mi;
+  CommandResult gdb = run_command(
+      "/bin/sh",
+      {"-c", std::string(kGdb) + " --interpreter=mi2 -nx < " + commands});
+  INFO(gdb);
+  CHECK(gdb.status == 0);
+  CHECK(contains(gdb.out, "^connected"));
+  CHECK(contains(gdb.out, "*stopped,reason=\"breakpoint-hit\""));
+  CHECK(contains(gdb.out, "func=\"(anonymous namespace)::checksum\""));
+  CHECK(contains(gdb.out, "{name=\"sum\",type=\"uint32_t\",value=\"0\"}"));
+  CHECK(contains(gdb.out, "name=\"node1\""));
+  CHECK(contains(gdb.out, "*stopped,reason=\"exited-normally\""));
+  CHECK(server.wait(60) == 0);
 }
