@@ -17,6 +17,8 @@
 #include <nicemu/host.hpp>
 #include <nicemu/uzura.h>
 
+#include "uzura_checks.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,26 +27,9 @@
 
 namespace host = nicemu::host;
 
+using namespace uzura_checks;
+
 namespace {
-
-uint32_t me, peer;
-int failures;
-
-void expect(bool ok, const char *what, long long got, long long want) {
-  if (ok)
-    return;
-  ++failures;
-  std::printf("rank %u: FAILED %s: got %lld, want %lld (%s)\n", me, what, got,
-              want, uz_last_error());
-}
-
-void check(int r, const char *what) {
-  expect(r == UZ_OK, what, r, UZ_OK);
-}
-
-uint8_t pattern(uint32_t seed, size_t i) {
-  return uint8_t((i * 131 + seed * 7 + 1) & 0xFF);
-}
 
 uz_completion wait_one() {
   uz_completion c{};
