@@ -10,7 +10,6 @@
 #include <arpa/inet.h>
 #include <fstream>
 #include <netinet/in.h>
-#include <regex>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -421,9 +420,16 @@ TEST_CASE("docs/vscode.md: the task and launch configuration work as the "
   TempDir dir;
   GdbServer server = start_server(args, dir);
   // VS Code starts the debugger once the task prints endsPattern.
-  const std::regex ready(std::string(
-      task.at("problemMatcher").at("background").at("endsPattern")));
-  CHECK(std::regex_search(read_text(server.err), ready));
+  // The pattern is "^" and literal text (no std::regex: g++ 12 warns
+  // falsely at -O1, which fails the ASan build): a line starting with it.
+  std::string ends =
+      task.at("problemMatcher").at("background").at("endsPattern");
+  REQUIRE(ends.size() > 1);
+  REQUIRE(ends[0] == '^');
+  REQUIRE(ends.find_first_of("\\.*+?()[]{}|$", 1) == std::string::npos);
+  std::string err = read_text(server.err);
+  CHECK((err.rfind(ends.substr(1), 0) == 0 ||
+         err.find("\n" + ends.substr(1)) != std::string::npos));
   // What the extension sends: setupCommands (MI as it is, the others
   // through the console), the program, the connection, a breakpoint,
   // continue; then the locals when stopped; then on to the end.
