@@ -3,7 +3,7 @@
 // runs one scenario per run and checks its data byte by byte; here every
 // rank must say ok. Then the ping-pong example, its figures per set-up, and
 // determinism.
-#include "cli_helpers.hpp"
+#include "bench_checks.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -264,6 +264,8 @@ TEST_CASE("DIMMnet: nicemu bench dimmnet --json") {
   nlohmann::json j;
   REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));
   CHECK(j["bench"] == "dimmnet");
+  TempDir dir;
+  check_bench_schema(dir, r.out, "dimmnet");
   REQUIRE(j["setups"].size() == 1);
   const nlohmann::json &d = j["setups"][0];
   CHECK(d["setup"] == "D");
