@@ -2,7 +2,7 @@
 // and nicemu/uzura.h) on two nodes. The host program
 // tests/e2e/programs/uzura_basic.cpp checks the data and statuses on both
 // ranks; here we check that both said so, and the figures rank 0 prints.
-#include "cli_helpers.hpp"
+#include "bench_checks.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -149,6 +149,11 @@ TEST_CASE("nicemu bench uzura: stages that add up, the bus's bound, the "
   REQUIRE(r.status == 0);
   nlohmann::json j = nlohmann::json::parse(r.out);
   CHECK(j["bench"] == "uzura");
+  TempDir dir;
+  // The schema, and nicemu plot draws the RDMA-write curve.
+  std::string saved = check_bench_schema(dir, r.out, "uzura");
+  std::string script = check_plot(dir, saved, 1);
+  CHECK(contains(script, "'PCI-X bus bound'"));
   CHECK(j["model"] == "uzura");
   // The stages are the cards' own record of one message: they add up to
   // its doorbell-to-slot time exactly, and the fixed ones are the model's.
