@@ -56,6 +56,15 @@ public:
   // "PioWrite", "WaitWord") from `start` to `end` in virtual time.
   virtual void host_call(uint32_t /*node*/, std::string_view /*what*/,
                          Time /*start*/, Time /*end*/) {}
+
+  // `node`'s firmware printed a console line (without its '\n') at `at`.
+  virtual void console_line(uint32_t /*node*/, Time /*at*/,
+                            std::string_view /*line*/) {}
+
+  // `node`'s core faulted at `at` (a bus error, an illegal instruction, the
+  // watchdog...): `what` says which, where and why.
+  virtual void fault(uint32_t /*node*/, Time /*at*/,
+                     std::string_view /*what*/) {}
 };
 
 } // namespace nicemu

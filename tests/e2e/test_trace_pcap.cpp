@@ -417,3 +417,100 @@ TEST_CASE("unwritable trace or capture paths stop the run before it starts") {
     CHECK(r.out.empty());                   // no host ran
   }
 }
+
+// Perfetto draws an arrow from each packet's send to its arrival: a flow
+// ("s" then "f", the packet's id) whose ends lie inside the "send" and
+// "arrive" slices of the two nodes' "packets" tracks.
+TEST_CASE("the trace joins each packet's send to its arrival by a flow") {
+  ObservedRun run;
+  observed_run(run, 2, {NICEMU_NIAM_BARRIER, "5"});
+  INFO(run.result);
+  REQUIRE(run.result.status == 0);
+  Trace t = read_trace(run.trace());
+  struct Flow {
+    int starts = 0, finishes = 0;
+    double start = 0, finish = 0;
+    int from = -1, to = -1;
+  };
+  std::map<std::string, Flow> flows;
+  auto inside = [&](const json &e, const char *slice) {
+    double ts = e["ts"];
+    for (const Span &s : t.spans[track_key(e["pid"], "packets")])
+      if (s.name == slice && s.start < ts && ts < s.end)
+        return true;
+    return false;
+  };
+  for (const json &e : t.doc["traceEvents"]) {
+    if (e["ph"] != "s" && e["ph"] != "f")
+      continue;
+    CAPTURE(e.dump());
+    CHECK(e["cat"] == "link");
+    CHECK(t.thread_names[{e["pid"], e["tid"]}] == "packets");
+    Flow &f = flows[e["id"]];
+    if (e["ph"] == "s") {
+      ++f.starts;
+      f.start = e["ts"];
+      f.from = e["pid"];
+      CHECK(inside(e, "send"));
+    } else {
+      ++f.finishes;
+      f.finish = e["ts"];
+      f.to = e["pid"];
+      CHECK(e["bp"] == "e");
+      CHECK(inside(e, "arrive"));
+    }
+  }
+  // One flow per packet a node sent, from its source to the other node,
+  // arriving after it left.
+  int sent = t.link_slices[track_key(0, "link out")] +
+             t.link_slices[track_key(1, "link out")];
+  CHECK(sent > 0);
+  CHECK(flows.size() == size_t(sent));
+  for (const auto &[id, f] : flows) {
+    CAPTURE(id);
+    CHECK(f.starts == 1);
+    CHECK(f.finishes == 1);
+    CHECK(f.from == int(std::stoull(id, nullptr, 16) >> 40)); // the source
+    CHECK(f.to == 1 - f.from);
+    CHECK(f.finish > f.start);
+  }
+  check_nesting("packets", t.spans[track_key(0, "packets")]);
+  check_nesting("packets", t.spans[track_key(1, "packets")]);
+}
+
+// The firmware's console lines and a core's fault are instant events on
+// the node's core track, in categories of their own.
+TEST_CASE("console lines and faults are instant events in the trace") {
+  TempDir dir;
+  auto instants = [&](const std::string &image, const std::string &trace) {
+    CommandResult r =
+        nicemu({"run", "--firmware", firmware(image), "--trace", trace});
+    INFO(r);
+    Trace t = read_trace(trace);
+    std::vector<json> out;
+    for (const json &e : t.doc["traceEvents"])
+      if (e["ph"] == "i") {
+        CHECK(e["s"] == "t");
+        CHECK(t.thread_names[{e["pid"], e["tid"]}] == "core");
+        out.push_back(e);
+      }
+    return out;
+  };
+  std::vector<json> hello = instants("hello.img", dir.file("hello.json"));
+  REQUIRE(hello.size() == 1);
+  CHECK(hello[0]["cat"] == "console");
+  CHECK(hello[0]["name"] == "hello from node 0 of 1");
+  CHECK(hello[0]["args"]["line"] == "hello from node 0 of 1");
+  CHECK(hello[0]["ts"].get<double>() > 0);
+  std::vector<json> fault =
+      instants("fault_illegal.img", dir.file("fault.json"));
+  REQUIRE(fault.size() == 1);
+  CHECK(fault[0]["cat"] == "fault");
+  CHECK(contains(fault[0]["args"]["fault"], "illegal instruction at pc 0x"));
+  // --trace-filter leaves them out unless asked for.
+  CommandResult r =
+      nicemu({"run", "--firmware", firmware("hello.img"), "--trace",
+              dir.file("core.json"), "--trace-filter", "core"});
+  REQUIRE(r.status == 0);
+  CHECK(!contains(read_text(dir.file("core.json")), "\"ph\":\"i\""));
+}
