@@ -227,6 +227,17 @@ TEST_CASE("DIMMnet: packet captures decode in Wireshark") {
   CHECK(rows > 20);
   // WRITE, PUSH, ACK, PULL and PULL_DATA all crossed the cable.
   CHECK(commands == std::set<unsigned>{0, 1, 2, 3, 4});
+  // Source and Destination columns: the header's nodes, the two ends.
+  CommandResult ends = tshark({"-T", "fields", "-E", "separator=,", "-e",
+                               "dimmnet.source", "-e", "dimmnet.dest", "-e",
+                               "_ws.col.Source", "-e", "_ws.col.Destination"});
+  REQUIRE(ends.status == 0);
+  std::istringstream lines(ends.out);
+  std::set<std::string> pairs;
+  for (std::string row; std::getline(lines, row);)
+    pairs.insert(row);
+  CHECK(pairs ==
+        std::set<std::string>{"0,1,node 0,node 1", "1,0,node 1,node 0"});
 }
 
 TEST_CASE("DIMMnet: the same run gives the same figures and packets") {

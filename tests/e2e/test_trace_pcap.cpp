@@ -204,10 +204,25 @@ std::set<std::string> check_captures(const ObservedRun &run) {
       REQUIRE_MESSAGE(std::sscanf(row.c_str(), "%d,%d,%63[^,],%15s", &version,
                                   &handler, name, good) == 4,
                       "not decoded: " << row);
-      CHECK(version == 1);
+      CHECK(version == 2);
       CHECK(known[handler] == name);
       CHECK((std::string(good) == "1" || std::string(good) == "True"));
       handlers.insert(name);
+    }
+    // The Destination column: the node the route leads to, as in the
+    // pseudo-header, never the source.
+    CommandResult ends = tshark(
+        file, {"-T", "fields", "-E", "separator=,", "-e", "nicemu.source", "-e",
+               "nicemu.destination", "-e", "_ws.col.Destination"});
+    REQUIRE(ends.status == 0);
+    for (const std::string &row : lines_of(ends.out)) {
+      CAPTURE(row);
+      unsigned source = 0, destination = 0;
+      char column[32] = {};
+      REQUIRE(std::sscanf(row.c_str(), "%u,%u,%31[^\n]", &source, &destination,
+                          column) == 3);
+      CHECK(destination != source);
+      CHECK(std::string(column) == "node " + std::to_string(destination));
     }
   }
   return handlers;
@@ -277,8 +292,9 @@ TEST_CASE("tshark reads every capture and the dissector decodes the AM "
   INFO(v);
   CHECK(v.status == 0);
   for (const char *line :
-       {"Pseudo-header version: 1", "Direction: first end to second end",
-        "Route bytes: 1", "Switch 1: Output port: 1", "[Payload bytes: 32]",
+       {"Pseudo-header version: 2", "Direction: first end to second end",
+        "Destination node (where the route leads): 1", "Route bytes: 1",
+        "Switch 1: Output port: 1", "[Payload bytes: 32]",
         "NI Active Message, NIAM_H_ROUND", "Tag: 0x4d41494e",
         "Handler: NIAM_H_ROUND (1)", "Argument 0: 0x00000001 (c)",
         "Argument 5: ", "[correct]"})
@@ -292,9 +308,9 @@ TEST_CASE("the dissector flags a bad CRC without calling the packet "
   REQUIRE(run.result.status == 0);
   fs::path original = run.pcaps().at(0);
   std::vector<uint8_t> b = read_bytes(original);
-  // First record: 16-byte record header, 24-byte pseudo-header, the route
+  // First record: 16-byte record header, 28-byte pseudo-header, the route
   // bytes, then the payload: change a byte of its AM header's argument 5.
-  size_t payload = 24 + 16 + 24 + (b[24 + 16 + 2] | b[24 + 16 + 3] << 8);
+  size_t payload = 24 + 16 + 28 + (b[24 + 16 + 2] | b[24 + 16 + 3] << 8);
   b.at(payload + 28) ^= 0x01;
   fs::path broken = run.dir.path() / "broken.pcap";
   write_bytes(broken, b);
@@ -513,4 +529,43 @@ TEST_CASE("console lines and faults are instant events in the trace") {
               dir.file("core.json"), "--trace-filter", "core"});
   REQUIRE(r.status == 0);
   CHECK(!contains(read_text(dir.file("core.json")), "\"ph\":\"i\""));
+}
+
+// Captures of earlier versions (a 24-byte pseudo-header, no destination)
+// still decode, with an empty Destination column.
+TEST_CASE("the dissector reads version-1 captures") {
+  ObservedRun run;
+  observed_run(run, 2, {NICEMU_NIAM_BARRIER, "1"});
+  REQUIRE(run.result.status == 0);
+  std::vector<uint8_t> b = read_bytes(run.pcaps().at(0));
+  std::vector<uint8_t> old(b.begin(), b.begin() + 24); // the file header
+  for (size_t at = 24; at + 16 <= b.size();) {
+    uint32_t captured = le32(b, at + 8);
+    std::vector<uint8_t> record(b.begin() + long(at),
+                                b.begin() + long(at + 16 + captured));
+    record.erase(record.begin() + 16 + 24, record.begin() + 16 + 28);
+    record[16] = 1; // version 1
+    for (size_t field : {8, 12}) {
+      uint32_t v = le32(record, field) - 4;
+      for (int i = 0; i < 4; ++i)
+        record[field + size_t(i)] = uint8_t(v >> (8 * i));
+    }
+    old.insert(old.end(), record.begin(), record.end());
+    at += 16 + captured;
+  }
+  fs::path file = run.dir.path() / "v1.pcap";
+  write_bytes(file, old);
+  CommandResult bad =
+      tshark(file, {"-Y", "_ws.malformed || _ws.expert.severity >= error"});
+  CHECK(bad.out.empty());
+  CommandResult fields =
+      tshark(file, {"-T", "fields", "-E", "separator=,", "-e", "nicemu.version",
+                    "-e", "niam.handler_name", "-e", "_ws.col.Destination"});
+  REQUIRE(fields.status == 0);
+  std::vector<std::string> rows = lines_of(fields.out);
+  REQUIRE(!rows.empty());
+  for (const std::string &row : rows) {
+    CHECK(row.starts_with("1,NIAM_H_"));
+    CHECK(row.ends_with(",")); // no destination to show
+  }
 }

@@ -9,6 +9,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <set>
+#include <sstream>
 #include <string>
 
 using namespace e2e;
@@ -250,6 +252,18 @@ TEST_CASE("uzura: packet captures decode in Wireshark") {
     CHECK_MESSAGE(contains(fields.out, std::string("1,") + size + "\n"),
                   "no EAGER frame of " << size << " bytes:\n"
                                        << fields.out);
+  // The destination node, from the MAC the frame is sent to (the Source
+  // and Destination columns are Ethernet's MACs), in the Info column too.
+  CommandResult ends = tshark({"-T", "fields", "-E", "separator=,", "-e",
+                               "uzura.src", "-e", "uzura.dst"});
+  REQUIRE(ends.status == 0);
+  std::istringstream lines(ends.out);
+  std::set<std::string> pairs;
+  for (std::string row; std::getline(lines, row);)
+    pairs.insert(row);
+  CHECK(pairs == std::set<std::string>{"0,1", "1,0"});
+  CommandResult info = tshark({"-c", "1"});
+  CHECK(contains(info.out, "from node 0 to node 1, message"));
 }
 
 // ---- What the endpoint promises when rings fill and wrap --------------------
