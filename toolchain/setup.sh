@@ -23,7 +23,8 @@ PACKAGES=(
   nlohmann-json3-dev                   # JSON output
   zlib1g-dev                           # CRC-32
   tshark                               # tests: reading packet captures (--pcap)
-  python3 python3-jsonschema           # tests: report JSON against its schema
+  python3 python3-jsonschema           # tests: report and bench JSON against their schemas
+  gnuplot-nox fonts-liberation         # nicemu plot draws with it (svg and pngcairo terminals; text in PNGs)
   gdb-multiarch                        # nicemu run --gdb (docs/debugging.md)
   libedit-dev                          # nicemu debug: line editing, history
   iproute2                             # tests: --tap in a network namespace

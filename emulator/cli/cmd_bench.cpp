@@ -6,6 +6,7 @@
 #include "bench/bench_niam.hpp"
 #include "bench/bench_via.hpp"
 #include "bench/shipped_files.hpp"
+#include "cli/bench_json.hpp"
 #include "cli/bench_run.hpp"
 #include "cli/commands.hpp"
 
@@ -43,8 +44,7 @@ void print_table(const CpuBenchFigures &f) {
 }
 
 nlohmann::json to_json(const CpuBenchFigures &f) {
-  nlohmann::json j;
-  j["bench"] = "cpu";
+  nlohmann::json j = bench_json("cpu");
   j["model"] = f.model;
   for (const CpuKernelFigures &k : f.kernels)
     j["kernels"].push_back({
@@ -115,8 +115,7 @@ void print_table(const NiamBenchFigures &f) {
 }
 
 nlohmann::json to_json(const NiamBenchFigures &f) {
-  nlohmann::json j;
-  j["bench"] = "niam";
+  nlohmann::json j = bench_json("niam");
   j["model"] = f.model;
   j["barrier_rounds"] = f.barrier_rounds;
   j["barrier"] = nlohmann::json::array();
@@ -225,29 +224,30 @@ nlohmann::json to_json(const LogpFigures &f) {
   nlohmann::json bulk = nlohmann::json::array();
   for (const auto &[bytes, gap] : f.bulk_gap_us)
     bulk.push_back({{"bytes", bytes}, {"interval_us", gap}});
-  return {{"bench", "logp"},
-          {"model", f.model},
-          {"rounds", f.rounds},
-          {"measured",
-           {{"L_us", f.L_us},
-            {"o_send_us", f.o_send_us},
-            {"o_recv_us", f.o_recv_us},
-            {"g_us", f.g_us},
-            {"G_ns_per_byte", f.G_ns_per_byte},
-            {"round_trip_us", f.rtt_us},
-            {"empty_poll_us", f.poll_empty_us},
-            {"bulk", bulk}}},
-          {"model_inputs",
-           {{"clock_mhz", f.clock_mhz},
-            {"pio_write_us", f.pio_write_us},
-            {"pio_read_us", f.pio_read_us},
-            {"poll_own_memory_us", f.poll_us},
-            {"host_dma_to_card_ns_per_byte", f.host_dma_to_card_ns_per_byte},
-            {"host_dma_to_host_ns_per_byte", f.host_dma_to_host_ns_per_byte},
-            {"tx_ns_per_byte", f.tx_ns_per_byte},
-            {"link_ns_per_byte", f.link_ns_per_byte},
-            {"link_latency_us", f.link_latency_us},
-            {"switch_latency_us", f.switch_latency_us}}}};
+  return bench_json(
+      "logp",
+      {{"model", f.model},
+       {"rounds", f.rounds},
+       {"measured",
+        {{"L_us", f.L_us},
+         {"o_send_us", f.o_send_us},
+         {"o_recv_us", f.o_recv_us},
+         {"g_us", f.g_us},
+         {"G_ns_per_byte", f.G_ns_per_byte},
+         {"round_trip_us", f.rtt_us},
+         {"empty_poll_us", f.poll_empty_us},
+         {"bulk", bulk}}},
+       {"model_inputs",
+        {{"clock_mhz", f.clock_mhz},
+         {"pio_write_us", f.pio_write_us},
+         {"pio_read_us", f.pio_read_us},
+         {"poll_own_memory_us", f.poll_us},
+         {"host_dma_to_card_ns_per_byte", f.host_dma_to_card_ns_per_byte},
+         {"host_dma_to_host_ns_per_byte", f.host_dma_to_host_ns_per_byte},
+         {"tx_ns_per_byte", f.tx_ns_per_byte},
+         {"link_ns_per_byte", f.link_ns_per_byte},
+         {"link_latency_us", f.link_latency_us},
+         {"switch_latency_us", f.switch_latency_us}}}});
 }
 
 void add_logp_bench(CLI::App &bench) {
@@ -340,20 +340,20 @@ nlohmann::json to_json(const ViaSeries &s) {
 }
 
 nlohmann::json to_json(const ViaBenchFigures &f) {
-  nlohmann::json j = {{"bench", "via"},
-                      {"model", f.model},
-                      {"line_rate_mb_per_s", f.line_rate_mb_per_s},
-                      {"framing",
-                       {{"ethernet_header_bytes", f.ethernet_header_bytes},
-                        {"fcs_bytes", f.fcs_bytes},
-                        {"preamble_bytes", f.preamble_bytes},
-                        {"interframe_gap_bytes", f.interframe_gap_bytes},
-                        {"min_frame_bytes", f.min_frame_bytes},
-                        {"max_payload_bytes", f.max_payload_bytes},
-                        {"vi_header_bytes", f.vi_header_bytes},
-                        {"vi_fragment_bytes", f.vi_fragment_bytes},
-                        {"fm_headers_bytes", f.fm_headers_bytes},
-                        {"fm_max_message", f.fm_max_message}}}};
+  nlohmann::json j =
+      bench_json("via", {{"model", f.model},
+                         {"line_rate_mb_per_s", f.line_rate_mb_per_s},
+                         {"framing",
+                          {{"ethernet_header_bytes", f.ethernet_header_bytes},
+                           {"fcs_bytes", f.fcs_bytes},
+                           {"preamble_bytes", f.preamble_bytes},
+                           {"interframe_gap_bytes", f.interframe_gap_bytes},
+                           {"min_frame_bytes", f.min_frame_bytes},
+                           {"max_payload_bytes", f.max_payload_bytes},
+                           {"vi_header_bytes", f.vi_header_bytes},
+                           {"vi_fragment_bytes", f.vi_fragment_bytes},
+                           {"fm_headers_bytes", f.fm_headers_bytes},
+                           {"fm_max_message", f.fm_max_message}}}});
   if (!f.vipl.sizes.empty())
     j["vipl"] = to_json(f.vipl);
   if (!f.fm.sizes.empty())

@@ -1,6 +1,7 @@
 // nicemu bench dimmnet [--json] [--quick] [--setup A ...]: DIMMnet-1 in the
 // reference set-ups (bench/bench_dimmnet.hpp, docs/benchmarks.md).
 #include "bench/bench_dimmnet.hpp"
+#include "cli/bench_json.hpp"
 #include "cli/bench_run.hpp"
 #include "commands.hpp"
 
@@ -170,8 +171,8 @@ nlohmann::json to_json(const DimmnetBenchFigures &f) {
                       {"wall_seconds", s.wall_seconds},
                       {"wall_us_per_round_trip", s.wall_us_per_round_trip}});
   }
-  nlohmann::json j = {
-      {"bench", "dimmnet"}, {"model", f.model}, {"setups", setups}};
+  nlohmann::json j =
+      bench_json("dimmnet", {{"model", f.model}, {"setups", setups}});
   auto collectives = [](const std::vector<DimmnetCollectives> &rows) {
     nlohmann::json out = nlohmann::json::array();
     for (const DimmnetCollectives &k : rows)

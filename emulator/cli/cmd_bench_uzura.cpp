@@ -1,6 +1,7 @@
 // nicemu bench uzura [--json] [--quick]: the UZURA card
 // (bench/bench_uzura.hpp, docs/benchmarks.md).
 #include "bench/bench_uzura.hpp"
+#include "cli/bench_json.hpp"
 #include "commands.hpp"
 
 #include <nlohmann/json.hpp>
@@ -108,18 +109,18 @@ nlohmann::json to_json(const UzuraBenchFigures &f) {
         {"copied_elements", 2 * t.n * t.n},
         {"checked_elements", t.packed_checked}}},
       {"typed_over_packed", t.typed_over_packed()}};
-  return {{"bench", "uzura"},
-          {"model", f.model},
-          {"rounds", f.rounds},
-          {"rtt_us", f.rtt_us},
-          {"one_way_us", f.one_way_us},
-          {"stages", stages},
-          {"doorbell_to_placed_ns", f.doorbell_to_placed_ns},
-          {"rdma_write", writes},
-          {"bus_bound_mb_per_s", f.bus_bound_mb_per_s},
-          {"notification_modes", modes},
-          {"transpose", transpose},
-          {"wall_seconds", f.wall_seconds}};
+  return bench_json("uzura",
+                    {{"model", f.model},
+                     {"rounds", f.rounds},
+                     {"rtt_us", f.rtt_us},
+                     {"one_way_us", f.one_way_us},
+                     {"stages", stages},
+                     {"doorbell_to_placed_ns", f.doorbell_to_placed_ns},
+                     {"rdma_write", writes},
+                     {"bus_bound_mb_per_s", f.bus_bound_mb_per_s},
+                     {"notification_modes", modes},
+                     {"transpose", transpose},
+                     {"wall_seconds", f.wall_seconds}});
 }
 
 } // namespace

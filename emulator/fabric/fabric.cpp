@@ -47,6 +47,7 @@ struct Crossing {
   bool tail_known = false;
   bool told = false; // by flush_events, ahead of its turn
   uint32_t route_bytes = 0;
+  uint32_t destination = LinkRef::kUnknownNode; // where the route leads
   std::vector<uint8_t> frame; // the remaining route bytes, then the payload
 };
 
@@ -133,6 +134,7 @@ struct Fabric::Impl {
   void finish(Flight *f);
   // Observers.
   void open_crossing(Flight *f, uint32_t link);
+  uint32_t route_end(uint32_t link, std::span<const uint8_t> route) const;
   void note_tails(Flight *f, Time now, Time end);
   void tell_crossings(uint32_t link, bool all_known = false);
 
@@ -473,6 +475,19 @@ void Fabric::Impl::finish(Flight *f) {
 
 // ---- Observers ---------------------------------------------------------
 
+// The node that `route` leads to from the port `link` leaves by, walking
+// the wiring; kUnknownNode if it leads off the network or stops short.
+uint32_t Fabric::Impl::route_end(uint32_t link,
+                                 std::span<const uint8_t> route) const {
+  uint32_t port = wiring.peer[link];
+  for (uint8_t out : route) {
+    if (port == kNoPort || wiring.is_node(port) || out >= wiring.ports)
+      return LinkRef::kUnknownNode;
+    port = wiring.peer[wiring.switch_port(wiring.switch_of(port), out)];
+  }
+  return port != kNoPort && wiring.is_node(port) ? port : LinkRef::kUnknownNode;
+}
+
 void Fabric::Impl::open_crossing(Flight *f, uint32_t link) {
   Crossing c;
   c.source = f->packet.source;
@@ -485,6 +500,7 @@ void Fabric::Impl::open_crossing(Flight *f, uint32_t link) {
     route = f->packet.route;
   const std::vector<uint8_t> &payload = f->packet.payload;
   c.route_bytes = uint32_t(route.size());
+  c.destination = route_end(link, route);
   c.frame.reserve(route.size() + payload.size());
   c.frame.insert(c.frame.end(), route.begin(), route.end());
   c.frame.insert(c.frame.end(), payload.begin(), payload.end());
@@ -520,6 +536,7 @@ void Fabric::Impl::tell_crossings(uint32_t link, bool all_known) {
   ref.rhinet = params.table_routing;
   auto tell = [&](Crossing &c) {
     ref.route_bytes = c.route_bytes;
+    ref.destination = c.destination;
     if (!c.told)
       events->link_packet(ref, c.source, c.id, c.head, c.tail, c.frame);
     c.told = true;

@@ -8,9 +8,11 @@
 #include "mem/boot_rom.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/regs.h"
+#include "observe/run_events.hpp"
 
 #include <algorithm>
 #include <cassert>
+#include <cstdio>
 #include <cstring>
 
 namespace nicemu {
@@ -278,6 +280,14 @@ void Node::fail(Fault f) {
   fault_ = std::move(f);
   state_ = NodeState::Faulted;
   flush_console();
+  if (config_.events) {
+    char pc[16];
+    std::snprintf(pc, sizeof pc, "0x%08x", fault_.pc);
+    std::string what = std::string(fault_name(fault_.kind)) + " at pc " + pc;
+    if (!fault_.detail.empty())
+      what += ": " + fault_.detail;
+    config_.events->fault(config_.node, time(), what);
+  }
 }
 
 void Node::take_interrupt() {
@@ -396,6 +406,10 @@ void Node::flush_console() {
     return;
   if (config_.console)
     config_.console(config_.node, console_line_);
+  // In a device access: its cycle; at a halt or fault: the core's time.
+  if (config_.events)
+    config_.events->console_line(config_.node, in_cpu_access_ ? now() : time(),
+                                 console_line_);
   console_line_.clear();
 }
 

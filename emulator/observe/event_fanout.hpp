@@ -41,6 +41,14 @@ public:
     for (RunEvents *o : observers_)
       o->host_call(node, what, start, end);
   }
+  void console_line(uint32_t node, Time at, std::string_view line) override {
+    for (RunEvents *o : observers_)
+      o->console_line(node, at, line);
+  }
+  void fault(uint32_t node, Time at, std::string_view what) override {
+    for (RunEvents *o : observers_)
+      o->fault(node, at, what);
+  }
 
 private:
   std::vector<RunEvents *> observers_;

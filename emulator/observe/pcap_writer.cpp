@@ -172,6 +172,7 @@ void PcapWriter::link_packet(const LinkRef &link, uint32_t source,
     put32(*out, source);
     put64(*out, packet_id);
     put64(*out, uint64_t(std::max(head, tail) - head));
+    put32(*out, link.destination);
   }
   out->insert(out->end(), data.begin(), data.begin() + long(kept - header));
   if (out->size() >= kFlushBytes)

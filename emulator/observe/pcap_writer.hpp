@@ -3,10 +3,11 @@
 // link-node0-switch0.p0.pcap), with nanosecond timestamps from the virtual
 // clock. Each packet is recorded once per cable, when its head entered,
 // behind a small pseudo-header (direction, route length, source, packet id,
-// time on the cable). tools/wireshark/nicemu.lua decodes the records. Format:
-// docs/profiling.md, "Packet captures". On an Ethernet network the files are
-// standard LINKTYPE_ETHERNET captures: each record is the frame as on the
-// wire, without preamble and FCS (docs/fabric.md, "Ethernet (comet)").
+// time on the cable, destination). tools/wireshark/nicemu.lua decodes the
+// records. Format: docs/profiling.md, "Packet captures". On an Ethernet network
+// the files are standard LINKTYPE_ETHERNET captures: each record is the frame
+// as on the wire, without preamble and FCS (docs/fabric.md, "Ethernet
+// (comet)").
 #pragma once
 
 #include "observe/run_events.hpp"
@@ -35,8 +36,9 @@ public:
 
   static constexpr uint32_t kMagicNanoseconds = 0xA1B23C4D;
   static constexpr uint32_t kSnapLength = 1u << 18; // > any Tx frame
-  static constexpr uint8_t kPseudoHeaderVersion = 1;
-  static constexpr size_t kPseudoHeaderBytes = 24;
+  // Version 2 added the destination node (version 1: 24 bytes, without).
+  static constexpr uint8_t kPseudoHeaderVersion = 2;
+  static constexpr size_t kPseudoHeaderBytes = 28;
 
   // Creates `dir` if needed and removes the link-*.pcap files an earlier run
   // left there. Throws nicemu::Error if the directory cannot be written.

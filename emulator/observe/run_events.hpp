@@ -22,11 +22,15 @@ enum class DmaEngineKind : uint8_t { HostDma, Tx, Rx };
 // route bytes (the route does not say where it ends). ethernet: the frame is
 // an Ethernet frame, FCS included (no route bytes, no preamble).
 struct LinkRef {
+  static constexpr uint32_t kUnknownNode = ~0u;
   uint32_t index = 0;
   std::string_view from, to;
   uint32_t route_bytes = 0;
   bool ethernet = false;
   bool rhinet = false; // DIMMnet-1's links: table-routed RHiNET packets
+  // The node the packet's route leads to from this cable; kUnknownNode
+  // where no source route says (Ethernet, RHiNET) or it leads nowhere.
+  uint32_t destination = kUnknownNode;
 };
 
 class RunEvents {
@@ -56,6 +60,15 @@ public:
   // "PioWrite", "WaitWord") from `start` to `end` in virtual time.
   virtual void host_call(uint32_t /*node*/, std::string_view /*what*/,
                          Time /*start*/, Time /*end*/) {}
+
+  // `node`'s firmware printed a console line (without its '\n') at `at`.
+  virtual void console_line(uint32_t /*node*/, Time /*at*/,
+                            std::string_view /*line*/) {}
+
+  // `node`'s core faulted at `at` (a bus error, an illegal instruction, the
+  // watchdog...): `what` says which, where and why.
+  virtual void fault(uint32_t /*node*/, Time /*at*/,
+                     std::string_view /*what*/) {}
 };
 
 } // namespace nicemu

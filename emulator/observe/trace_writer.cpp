@@ -62,7 +62,7 @@ uint64_t ns_of(Time ps) {
 
 const char *track_name(uint32_t track) {
   static const char *const names[] = {"",   "core", "host DMA", "Tx",
-                                      "Rx", "link", "host"};
+                                      "Rx", "link", "host",     "packets"};
   return track < std::size(names) ? names[track] : "?";
 }
 
@@ -81,11 +81,16 @@ unsigned parse_trace_categories(std::string_view list) {
       categories |= kTraceLink;
     else if (name == "host")
       categories |= kTraceHost;
+    else if (name == "console")
+      categories |= kTraceConsole;
+    else if (name == "fault")
+      categories |= kTraceFault;
     else if (name == "all")
       categories |= kTraceAll;
     else
       throw Error("--trace-filter: unknown category '" + std::string(name) +
-                  "' (expected a comma list of core, dma, link, host, all)");
+                  "' (expected a comma list of core, dma, link, host, "
+                  "console, fault, all)");
     if (comma == std::string_view::npos)
       return categories;
     list.remove_prefix(comma + 1);
@@ -303,6 +308,30 @@ void TraceWriter::dma_transfer(uint32_t node, DmaEngineKind engine, Time start,
       complete(node, track, "dma", name, start, end, args));
 }
 
+// One end of a packet's flow arrow on `node`'s "packets" track: a 2 ns
+// slice ("send" starting at the head's entry, "arrive" ending at the
+// tail's exit) and the flow event ("s" or "f", id the packet's) inside it,
+// which Perfetto binds to that slice.
+std::string TraceWriter::flow_end(uint32_t node, uint64_t packet_id, Time at,
+                                  bool send, std::string_view args) {
+  uint64_t ns = ns_of(at), from = send ? ns : std::max<uint64_t>(ns, 2) - 2;
+  std::string e = complete(node, Packets, "link", send ? "send" : "arrive",
+                           Time(from) * 1000, Time(from + 2) * 1000, args);
+  e += send ? ",\n{\"ph\":\"s\"" : ",\n{\"ph\":\"f\",\"bp\":\"e\"";
+  e += ",\"cat\":\"link\",\"name\":\"packet\",\"id\":";
+  char id[24];
+  std::snprintf(id, sizeof id, "\"0x%" PRIx64 "\"", packet_id);
+  e += id;
+  e += ",\"pid\":";
+  append_number(e, node);
+  e += ",\"tid\":";
+  append_number(e, uint64_t(node) * 8 + Packets);
+  e += ",\"ts\":";
+  append_us(e, from + 1);
+  e += '}';
+  return e;
+}
+
 void TraceWriter::link_packet(const LinkRef &link, uint32_t source,
                               uint64_t packet_id, Time head, Time tail,
                               std::span<const uint8_t> frame) {
@@ -340,6 +369,12 @@ void TraceWriter::link_packet(const LinkRef &link, uint32_t source,
   if (to_node)
     add(end, to->index, Link, 1,
         link_slice(to->index, "link in", head, tail, args));
+  // The flow from the send (the source's own cable) to each arrival.
+  if (from_node && from->index == source)
+    add(end, source, Packets, 0, flow_end(source, packet_id, head, true, args));
+  if (to_node)
+    add(end, to->index, Packets, 1,
+        flow_end(to->index, packet_id, end, false, args));
   if (!from_node && !to_node) {
     std::string name(link.from);
     name += " -> ";
@@ -349,6 +384,38 @@ void TraceWriter::link_packet(const LinkRef &link, uint32_t source,
     add(end, kFabricPid, Link, lane,
         link_slice(kFabricPid, name, head, tail, args));
   }
+}
+
+// A thread-scoped instant event on `node`'s core track with one argument.
+std::string TraceWriter::instant(uint32_t node, std::string_view category,
+                                 std::string_view name, Time at,
+                                 std::string_view key, std::string_view value) {
+  std::string e = "{\"ph\":\"i\",\"s\":\"t\",\"cat\":";
+  append_string(e, category);
+  e += ",\"name\":";
+  append_string(e, name);
+  e += ",\"pid\":";
+  append_number(e, node);
+  e += ",\"tid\":";
+  append_number(e, uint64_t(node) * 8 + Core);
+  e += ",\"ts\":";
+  append_us(e, ns_of(at));
+  e += ",\"args\":{";
+  append_string(e, key);
+  e += ':';
+  append_string(e, value);
+  e += "}}";
+  return e;
+}
+
+void TraceWriter::console_line(uint32_t node, Time at, std::string_view line) {
+  if (file_ && (categories_ & kTraceConsole))
+    add(at, node, Core, 1, instant(node, "console", line, at, "line", line));
+}
+
+void TraceWriter::fault(uint32_t node, Time at, std::string_view what) {
+  if (file_ && (categories_ & kTraceFault))
+    add(at, node, Core, 2, instant(node, "fault", what, at, "fault", what));
 }
 
 void TraceWriter::host_call(uint32_t node, std::string_view what, Time start,

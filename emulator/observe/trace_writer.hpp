@@ -1,8 +1,10 @@
 // --trace: a Chrome trace-event JSON file (opens in the Perfetto UI and
 // chrome://tracing), on the virtual clock. One process per node ("node N")
 // with a track per activity: "core" (handler spans), "host DMA", "Tx", "Rx"
-// (transfers), "link" (packets on the node's cable) and "host" (library
-// calls); cables between switches go to a process "fabric". Format and
+// (transfers), "link" (packets on the node's cable), "host" (library
+// calls) and "packets" (a packet's send and arrival, joined by a flow
+// arrow); cables between switches go to a process "fabric". Console lines
+// and faults are instant events on the core's track. Format and
 // categories: docs/profiling.md, "Traces".
 //
 // The file is written as the run goes (never held whole in memory), in an
@@ -23,11 +25,14 @@ namespace nicemu {
 
 // Categories, selectable with --trace-filter.
 enum TraceCategory : unsigned {
-  kTraceCore = 1u << 0, // "core": handler spans
-  kTraceDma = 1u << 1,  // "dma": host DMA, Tx and Rx transfers
-  kTraceLink = 1u << 2, // "link": packets on cables
-  kTraceHost = 1u << 3, // "host": host library calls
-  kTraceAll = kTraceCore | kTraceDma | kTraceLink | kTraceHost,
+  kTraceCore = 1u << 0,    // "core": handler spans
+  kTraceDma = 1u << 1,     // "dma": host DMA, Tx and Rx transfers
+  kTraceLink = 1u << 2,    // "link": packets on cables
+  kTraceHost = 1u << 3,    // "host": host library calls
+  kTraceConsole = 1u << 4, // "console": the firmware's console lines
+  kTraceFault = 1u << 5,   // "fault": faults of the cores
+  kTraceAll = kTraceCore | kTraceDma | kTraceLink | kTraceHost | kTraceConsole |
+              kTraceFault,
 };
 
 // "core,dma" -> kTraceCore | kTraceDma ("all" is every category). Throws
@@ -69,6 +74,8 @@ public:
                    std::span<const uint8_t> frame) override;
   void host_call(uint32_t node, std::string_view what, Time start,
                  Time end) override;
+  void console_line(uint32_t node, Time at, std::string_view line) override;
+  void fault(uint32_t node, Time at, std::string_view what) override;
 
   // The process of the cables between switches (nodes are processes 0..).
   static constexpr uint32_t kFabricPid = 1u << 20;
@@ -76,7 +83,7 @@ public:
 private:
   // Tracks of a node, in display order; the tid is pid * 8 + track, so every
   // thread of the file has its own tid.
-  enum Track : uint32_t { Core = 1, HostDma, Tx, Rx, Link, Host };
+  enum Track : uint32_t { Core = 1, HostDma, Tx, Rx, Link, Host, Packets };
 
   // An event waiting for its turn. A lane is what one track's events come
   // from in order (link tracks: one per cable direction).
@@ -97,6 +104,11 @@ private:
                        std::string_view args);
   std::string link_slice(uint32_t pid, std::string_view name, Time head,
                          Time tail, std::string_view args);
+  std::string flow_end(uint32_t node, uint64_t packet_id, Time at, bool send,
+                       std::string_view args);
+  std::string instant(uint32_t node, std::string_view category,
+                      std::string_view name, Time at, std::string_view key,
+                      std::string_view value);
   void announce(uint32_t pid, Track track);
   void emit(const std::string &event);
 

@@ -1,7 +1,7 @@
 // `nicemu bench niam --quick --json`: the figures have the documented shape
 // and plausible values (docs/benchmarks.md). The values themselves are for
 // people; only their order is checked.
-#include "cli_helpers.hpp"
+#include "bench_checks.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +15,8 @@ nlohmann::json quick_bench() {
   REQUIRE(r.status == 0);
   nlohmann::json j;
   REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));
+  TempDir dir;
+  check_bench_schema(dir, r.out, "niam");
   return j;
 }
 
@@ -102,6 +104,8 @@ TEST_CASE("bench logp --quick --json: LogP parameters within the model's "
   nlohmann::json j;
   REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));
   CHECK(j.at("bench") == "logp");
+  TempDir dir;
+  check_bench_schema(dir, r.out, "logp");
   CHECK(j.at("model") == "lanai4");
   const auto &m = j.at("measured");
   const auto &in = j.at("model_inputs");

@@ -3,7 +3,7 @@
 // Ethernet framing allows at the link's line rate. The bound is recomputed
 // here from the framing figures (checked against IEEE 802.3, comet.toml and
 // via_protocol.h), not taken from the bench.
-#include "cli_helpers.hpp"
+#include "bench_checks.hpp"
 
 #include "nicemu/via_protocol.h"
 
@@ -77,6 +77,8 @@ TEST_CASE("bench via --quick --json: VIPL and FM within the framing bound") {
   nlohmann::json j;
   REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));
   CHECK(j.at("bench") == "via");
+  TempDir dir;
+  check_bench_schema(dir, r.out, "via");
   CHECK(j.at("model") == "comet");
   // comet.toml: FastEthernet, 100 Mb/s, IEEE 802.3 framing.
   CHECK(j.at("line_rate_mb_per_s").get<double>() == 12.5);

@@ -1,7 +1,7 @@
 // End-to-end: the `nicemu` command line on real firmware samples. Packing
 // and describing images, flashing, booting from flash, listing models,
 // linker scripts and the CPU benchmark.
-#include "cli_helpers.hpp"
+#include "bench_checks.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -244,6 +244,8 @@ TEST_CASE("bench cpu --json: all runs agree, sleeping covers 1 s") {
   nlohmann::json j;
   REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));
   CHECK(j.at("bench") == "cpu");
+  TempDir dir;
+  check_bench_schema(dir, r.out, "cpu");
   CHECK(j.at("model") == "lanai4");
   std::vector<std::string> names;
   std::map<std::string, uint32_t> results;

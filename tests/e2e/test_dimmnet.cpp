@@ -3,7 +3,7 @@
 // runs one scenario per run and checks its data byte by byte; here every
 // rank must say ok. Then the ping-pong example, its figures per set-up, and
 // determinism.
-#include "cli_helpers.hpp"
+#include "bench_checks.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -227,6 +227,17 @@ TEST_CASE("DIMMnet: packet captures decode in Wireshark") {
   CHECK(rows > 20);
   // WRITE, PUSH, ACK, PULL and PULL_DATA all crossed the cable.
   CHECK(commands == std::set<unsigned>{0, 1, 2, 3, 4});
+  // Source and Destination columns: the header's nodes, the two ends.
+  CommandResult ends = tshark({"-T", "fields", "-E", "separator=,", "-e",
+                               "dimmnet.source", "-e", "dimmnet.dest", "-e",
+                               "_ws.col.Source", "-e", "_ws.col.Destination"});
+  REQUIRE(ends.status == 0);
+  std::istringstream lines(ends.out);
+  std::set<std::string> pairs;
+  for (std::string row; std::getline(lines, row);)
+    pairs.insert(row);
+  CHECK(pairs ==
+        std::set<std::string>{"0,1,node 0,node 1", "1,0,node 1,node 0"});
 }
 
 TEST_CASE("DIMMnet: the same run gives the same figures and packets") {
@@ -264,6 +275,8 @@ TEST_CASE("DIMMnet: nicemu bench dimmnet --json") {
   nlohmann::json j;
   REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));
   CHECK(j["bench"] == "dimmnet");
+  TempDir dir;
+  check_bench_schema(dir, r.out, "dimmnet");
   REQUIRE(j["setups"].size() == 1);
   const nlohmann::json &d = j["setups"][0];
   CHECK(d["setup"] == "D");

@@ -204,10 +204,25 @@ std::set<std::string> check_captures(const ObservedRun &run) {
       REQUIRE_MESSAGE(std::sscanf(row.c_str(), "%d,%d,%63[^,],%15s", &version,
                                   &handler, name, good) == 4,
                       "not decoded: " << row);
-      CHECK(version == 1);
+      CHECK(version == 2);
       CHECK(known[handler] == name);
       CHECK((std::string(good) == "1" || std::string(good) == "True"));
       handlers.insert(name);
+    }
+    // The Destination column: the node the route leads to, as in the
+    // pseudo-header, never the source.
+    CommandResult ends = tshark(
+        file, {"-T", "fields", "-E", "separator=,", "-e", "nicemu.source", "-e",
+               "nicemu.destination", "-e", "_ws.col.Destination"});
+    REQUIRE(ends.status == 0);
+    for (const std::string &row : lines_of(ends.out)) {
+      CAPTURE(row);
+      unsigned source = 0, destination = 0;
+      char column[32] = {};
+      REQUIRE(std::sscanf(row.c_str(), "%u,%u,%31[^\n]", &source, &destination,
+                          column) == 3);
+      CHECK(destination != source);
+      CHECK(std::string(column) == "node " + std::to_string(destination));
     }
   }
   return handlers;
@@ -277,8 +292,9 @@ TEST_CASE("tshark reads every capture and the dissector decodes the AM "
   INFO(v);
   CHECK(v.status == 0);
   for (const char *line :
-       {"Pseudo-header version: 1", "Direction: first end to second end",
-        "Route bytes: 1", "Switch 1: Output port: 1", "[Payload bytes: 32]",
+       {"Pseudo-header version: 2", "Direction: first end to second end",
+        "Destination node (where the route leads): 1", "Route bytes: 1",
+        "Switch 1: Output port: 1", "[Payload bytes: 32]",
         "NI Active Message, NIAM_H_ROUND", "Tag: 0x4d41494e",
         "Handler: NIAM_H_ROUND (1)", "Argument 0: 0x00000001 (c)",
         "Argument 5: ", "[correct]"})
@@ -292,9 +308,9 @@ TEST_CASE("the dissector flags a bad CRC without calling the packet "
   REQUIRE(run.result.status == 0);
   fs::path original = run.pcaps().at(0);
   std::vector<uint8_t> b = read_bytes(original);
-  // First record: 16-byte record header, 24-byte pseudo-header, the route
+  // First record: 16-byte record header, 28-byte pseudo-header, the route
   // bytes, then the payload: change a byte of its AM header's argument 5.
-  size_t payload = 24 + 16 + 24 + (b[24 + 16 + 2] | b[24 + 16 + 3] << 8);
+  size_t payload = 24 + 16 + 28 + (b[24 + 16 + 2] | b[24 + 16 + 3] << 8);
   b.at(payload + 28) ^= 0x01;
   fs::path broken = run.dir.path() / "broken.pcap";
   write_bytes(broken, b);
@@ -415,5 +431,141 @@ TEST_CASE("unwritable trace or capture paths stop the run before it starts") {
     CHECK(contains(r.err, c.says));
     CHECK(!contains(r.err, "--- nicemu:")); // no run, so no summary
     CHECK(r.out.empty());                   // no host ran
+  }
+}
+
+// Perfetto draws an arrow from each packet's send to its arrival: a flow
+// ("s" then "f", the packet's id) whose ends lie inside the "send" and
+// "arrive" slices of the two nodes' "packets" tracks.
+TEST_CASE("the trace joins each packet's send to its arrival by a flow") {
+  ObservedRun run;
+  observed_run(run, 2, {NICEMU_NIAM_BARRIER, "5"});
+  INFO(run.result);
+  REQUIRE(run.result.status == 0);
+  Trace t = read_trace(run.trace());
+  struct Flow {
+    int starts = 0, finishes = 0;
+    double start = 0, finish = 0;
+    int from = -1, to = -1;
+  };
+  std::map<std::string, Flow> flows;
+  auto inside = [&](const json &e, const char *slice) {
+    double ts = e["ts"];
+    for (const Span &s : t.spans[track_key(e["pid"], "packets")])
+      if (s.name == slice && s.start < ts && ts < s.end)
+        return true;
+    return false;
+  };
+  for (const json &e : t.doc["traceEvents"]) {
+    if (e["ph"] != "s" && e["ph"] != "f")
+      continue;
+    CAPTURE(e.dump());
+    CHECK(e["cat"] == "link");
+    CHECK(t.thread_names[{e["pid"], e["tid"]}] == "packets");
+    Flow &f = flows[e["id"]];
+    if (e["ph"] == "s") {
+      ++f.starts;
+      f.start = e["ts"];
+      f.from = e["pid"];
+      CHECK(inside(e, "send"));
+    } else {
+      ++f.finishes;
+      f.finish = e["ts"];
+      f.to = e["pid"];
+      CHECK(e["bp"] == "e");
+      CHECK(inside(e, "arrive"));
+    }
+  }
+  // One flow per packet a node sent, from its source to the other node,
+  // arriving after it left.
+  int sent = t.link_slices[track_key(0, "link out")] +
+             t.link_slices[track_key(1, "link out")];
+  CHECK(sent > 0);
+  CHECK(flows.size() == size_t(sent));
+  for (const auto &[id, f] : flows) {
+    CAPTURE(id);
+    CHECK(f.starts == 1);
+    CHECK(f.finishes == 1);
+    CHECK(f.from == int(std::stoull(id, nullptr, 16) >> 40)); // the source
+    CHECK(f.to == 1 - f.from);
+    CHECK(f.finish > f.start);
+  }
+  check_nesting("packets", t.spans[track_key(0, "packets")]);
+  check_nesting("packets", t.spans[track_key(1, "packets")]);
+}
+
+// The firmware's console lines and a core's fault are instant events on
+// the node's core track, in categories of their own.
+TEST_CASE("console lines and faults are instant events in the trace") {
+  TempDir dir;
+  auto instants = [&](const std::string &image, const std::string &trace) {
+    CommandResult r =
+        nicemu({"run", "--firmware", firmware(image), "--trace", trace});
+    INFO(r);
+    Trace t = read_trace(trace);
+    std::vector<json> out;
+    for (const json &e : t.doc["traceEvents"])
+      if (e["ph"] == "i") {
+        CHECK(e["s"] == "t");
+        CHECK(t.thread_names[{e["pid"], e["tid"]}] == "core");
+        out.push_back(e);
+      }
+    return out;
+  };
+  std::vector<json> hello = instants("hello.img", dir.file("hello.json"));
+  REQUIRE(hello.size() == 1);
+  CHECK(hello[0]["cat"] == "console");
+  CHECK(hello[0]["name"] == "hello from node 0 of 1");
+  CHECK(hello[0]["args"]["line"] == "hello from node 0 of 1");
+  CHECK(hello[0]["ts"].get<double>() > 0);
+  std::vector<json> fault =
+      instants("fault_illegal.img", dir.file("fault.json"));
+  REQUIRE(fault.size() == 1);
+  CHECK(fault[0]["cat"] == "fault");
+  CHECK(contains(fault[0]["args"]["fault"], "illegal instruction at pc 0x"));
+  // --trace-filter leaves them out unless asked for.
+  CommandResult r =
+      nicemu({"run", "--firmware", firmware("hello.img"), "--trace",
+              dir.file("core.json"), "--trace-filter", "core"});
+  REQUIRE(r.status == 0);
+  CHECK(!contains(read_text(dir.file("core.json")), "\"ph\":\"i\""));
+}
+
+// Captures of earlier versions (a 24-byte pseudo-header, no destination)
+// still decode, with an empty Destination column.
+TEST_CASE("the dissector reads version-1 captures") {
+  ObservedRun run;
+  observed_run(run, 2, {NICEMU_NIAM_BARRIER, "1"});
+  REQUIRE(run.result.status == 0);
+  std::vector<uint8_t> b = read_bytes(run.pcaps().at(0));
+  std::vector<uint8_t> old(b.begin(), b.begin() + 24); // the file header
+  for (size_t at = 24; at + 16 <= b.size();) {
+    uint32_t captured = le32(b, at + 8);
+    std::vector<uint8_t> record(b.begin() + long(at),
+                                b.begin() + long(at + 16 + captured));
+    record.erase(record.begin() + 16 + 24, record.begin() + 16 + 28);
+    record[16] = 1; // version 1
+    for (size_t field : {8, 12}) {
+      uint32_t v = le32(record, field) - 4;
+      for (int i = 0; i < 4; ++i)
+        record[field + size_t(i)] = uint8_t(v >> (8 * i));
+    }
+    old.insert(old.end(), record.begin(), record.end());
+    at += 16 + captured;
+  }
+  fs::path file = run.dir.path() / "v1.pcap";
+  write_bytes(file, old);
+  CommandResult bad =
+      tshark(file, {"-Y", "_ws.malformed || _ws.expert.severity >= error"});
+  CHECK(bad.out.empty());
+  CommandResult fields =
+      tshark(file, {"-T", "fields", "-E", "separator=,", "-e", "nicemu.version",
+                    "-e", "niam.handler_name", "-e", "_ws.col.Destination"});
+  REQUIRE(fields.status == 0);
+  std::vector<std::string> rows = lines_of(fields.out);
+  REQUIRE(!rows.empty());
+  for (const std::string &row : rows) {
+    CHECK(row.starts_with("1,NIAM_H_"));
+    CHECK(row.ends_with(",")); // no destination to show
   }
 }

@@ -2,13 +2,15 @@
 // and nicemu/uzura.h) on two nodes. The host program
 // tests/e2e/programs/uzura_basic.cpp checks the data and statuses on both
 // ranks; here we check that both said so, and the figures rank 0 prints.
-#include "cli_helpers.hpp"
+#include "bench_checks.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstdlib>
+#include <set>
+#include <sstream>
 #include <string>
 
 using namespace e2e;
@@ -149,6 +151,11 @@ TEST_CASE("nicemu bench uzura: stages that add up, the bus's bound, the "
   REQUIRE(r.status == 0);
   nlohmann::json j = nlohmann::json::parse(r.out);
   CHECK(j["bench"] == "uzura");
+  TempDir dir;
+  // The schema, and nicemu plot draws the RDMA-write curve.
+  std::string saved = check_bench_schema(dir, r.out, "uzura");
+  std::string script = check_plot(dir, saved, 1);
+  CHECK(contains(script, "'PCI-X bus bound'"));
   CHECK(j["model"] == "uzura");
   // The stages are the cards' own record of one message: they add up to
   // its doorbell-to-slot time exactly, and the fixed ones are the model's.
@@ -245,6 +252,18 @@ TEST_CASE("uzura: packet captures decode in Wireshark") {
     CHECK_MESSAGE(contains(fields.out, std::string("1,") + size + "\n"),
                   "no EAGER frame of " << size << " bytes:\n"
                                        << fields.out);
+  // The destination node, from the MAC the frame is sent to (the Source
+  // and Destination columns are Ethernet's MACs), in the Info column too.
+  CommandResult ends = tshark({"-T", "fields", "-E", "separator=,", "-e",
+                               "uzura.src", "-e", "uzura.dst"});
+  REQUIRE(ends.status == 0);
+  std::istringstream lines(ends.out);
+  std::set<std::string> pairs;
+  for (std::string row; std::getline(lines, row);)
+    pairs.insert(row);
+  CHECK(pairs == std::set<std::string>{"0,1", "1,0"});
+  CommandResult info = tshark({"-c", "1"});
+  CHECK(contains(info.out, "from node 0 to node 1, message"));
 }
 
 // ---- What the endpoint promises when rings fill and wrap --------------------

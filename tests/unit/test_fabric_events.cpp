@@ -23,6 +23,7 @@ struct Crossing {
   uint64_t id;
   Time head, tail;
   std::vector<uint8_t> frame;
+  uint32_t destination;
 };
 
 class Recorder : public RunEvents {
@@ -31,7 +32,8 @@ public:
                    Time tail, std::span<const uint8_t> frame) override {
     told.push_back({link.index, std::string(link.from), std::string(link.to),
                     link.route_bytes, source, id, head, tail,
-                    std::vector<uint8_t>(frame.begin(), frame.end())});
+                    std::vector<uint8_t>(frame.begin(), frame.end()),
+                    link.destination});
   }
   std::vector<Crossing> told;
 };
@@ -105,6 +107,24 @@ TEST_CASE("one packet through one switch: both cables, exact times, frames") {
   CHECK(in.tail == 12'500);
   CHECK(in.route_bytes == 0);
   CHECK(in.frame == std::vector<uint8_t>(100, 5));
+  // Both crossings know where the route leads (the captures' destination).
+  CHECK(out.destination == 2);
+  CHECK(in.destination == 2);
+}
+
+TEST_CASE("every cable of a route through several switches knows its end") {
+  Net net(20); // 8-port switches: more than one
+  net.send(0, 19, 1, 64, 0);
+  net.send(19, 3, 2, 64, 0);
+  net.sched.run_until(kTimeNever);
+  size_t between_switches = 0;
+  for (const Crossing &c : net.events.told) {
+    CAPTURE(c.from);
+    CHECK(c.destination == (c.id == 1 ? 19u : 3u));
+    between_switches +=
+        c.from.starts_with("switch") && c.to.starts_with("switch");
+  }
+  CHECK(between_switches > 0);
 }
 
 TEST_CASE("a cable's crossings are told in the order the heads entered it") {
@@ -165,5 +185,6 @@ TEST_CASE("misrouted packets are told on the cables they crossed") {
   REQUIRE(net.events.told.size() == 1);
   CHECK(net.events.told[0].from == "node0");
   CHECK(net.events.told[0].route_bytes == 1);
+  CHECK(net.events.told[0].destination == LinkRef::kUnknownNode);
   CHECK(net.fabric.misrouted() == 1);
 }

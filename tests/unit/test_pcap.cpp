@@ -1,5 +1,5 @@
 // The capture writer (--pcap): one classic nanosecond pcap file per cable,
-// link type USER0, each record a 24-byte pseudo-header and the frame as it
+// link type USER0, each record a 28-byte pseudo-header and the frame as it
 // crossed the cable (docs/profiling.md, "Packet captures"); on Ethernet,
 // link type ETHERNET, each record the frame without its FCS.
 #include "observe/pcap_writer.hpp"
@@ -50,7 +50,8 @@ uint64_t le(const std::vector<uint8_t> &b, size_t at, int size) {
 // One record of a capture, read back independently of the writer.
 struct Record {
   uint64_t seconds, nanoseconds, captured, length;
-  uint64_t version, direction, route_bytes, source, packet_id, cable_ps;
+  uint64_t version, direction, route_bytes, source, packet_id, cable_ps,
+      destination;
   std::vector<uint8_t> frame;
 };
 
@@ -69,8 +70,9 @@ std::vector<Record> records(const std::vector<uint8_t> &file) {
     r.source = le(file, p + 4, 4);
     r.packet_id = le(file, p + 8, 8);
     r.cable_ps = le(file, p + 16, 8);
+    r.destination = le(file, p + 24, 4);
     REQUIRE(p + r.captured <= file.size());
-    r.frame.assign(file.begin() + long(p + 24),
+    r.frame.assign(file.begin() + long(p + 28),
                    file.begin() + long(p + r.captured));
     out.push_back(r);
     at = p + r.captured;
@@ -87,8 +89,10 @@ TEST_CASE("a capture: nanosecond pcap header, link type USER0") {
   TempDir dir;
   {
     PcapWriter w(dir.path.string());
-    w.link_packet(LinkRef{0, "node0", "switch0.p0", 2}, 0, 7,
-                  Time(1'500'000'123'456), Time(1'500'000'200'000), kFrame);
+    LinkRef link{0, "node0", "switch0.p0", 2};
+    link.destination = 5;
+    w.link_packet(link, 0, 7, Time(1'500'000'123'456), Time(1'500'000'200'000),
+                  kFrame);
     w.finish();
   }
   std::vector<uint8_t> file = dir.bytes("link-node0-switch0.p0.pcap");
@@ -103,14 +107,15 @@ TEST_CASE("a capture: nanosecond pcap header, link type USER0") {
   // The head's time, rounded down to the nanosecond.
   CHECK(r.seconds == 1);
   CHECK(r.nanoseconds == 500'000'123);
-  CHECK(r.captured == 24 + kFrame.size());
+  CHECK(r.captured == 28 + kFrame.size());
   CHECK(r.length == r.captured);
-  CHECK(r.version == 1);
+  CHECK(r.version == 2);
   CHECK(r.direction == 0);
   CHECK(r.route_bytes == 2);
   CHECK(r.source == 0);
   CHECK(r.packet_id == 7);
   CHECK(r.cable_ps == 76'544);
+  CHECK(r.destination == 5);
   CHECK(r.frame == kFrame);
 }
 

@@ -18,6 +18,7 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -252,12 +253,16 @@ TEST_CASE("--trace-filter leaves out whole categories") {
     w.finish();
   }
   json trace = file.parse();
+  // The host call, and the packet's send on its "packets" track (link).
   std::vector<json> spans = events_with(trace, "X");
-  REQUIRE(spans.size() == 1);
-  CHECK(spans[0]["cat"] == "host");
+  REQUIRE(spans.size() == 2);
+  std::multiset<std::string> categories;
+  for (const json &span : spans)
+    categories.insert(span["cat"]);
+  CHECK(categories == std::multiset<std::string>{"host", "link"});
   CHECK(events_with(trace, "b").size() == 1);
   for (const auto &[track, name] : thread_names(trace))
-    CHECK((name == "host" || name == "link"));
+    CHECK((name == "host" || name == "link" || name == "packets"));
 }
 
 TEST_CASE("names are escaped so the file stays valid JSON") {
@@ -295,8 +300,18 @@ TEST_CASE("a fan-out tells every observer, the emulator sees null when none "
   fanout.add(&second);
   REQUIRE(fanout.events() == &fanout);
   tell_some(fanout, true);
+  fanout.console_line(1, 5'000'000, "hello");
+  fanout.fault(1, 6'000'000, "bus error at pc 0x00000010");
   first.finish();
   second.finish();
   CHECK(a.text() == b.text());
-  CHECK(events_with(a.parse(), "X").size() == 3);
+  // Three spans and the packet's send.
+  CHECK(events_with(a.parse(), "X").size() == 4);
+  std::vector<json> instants = events_with(a.parse(), "i");
+  REQUIRE(instants.size() == 2);
+  CHECK(instants[0]["cat"] == "console");
+  CHECK(instants[0]["name"] == "hello");
+  CHECK(instants[0]["ts"] == 5.0);
+  CHECK(instants[1]["cat"] == "fault");
+  CHECK(instants[1]["args"]["fault"] == "bus error at pc 0x00000010");
 }

@@ -4,7 +4,8 @@
 --   wireshark -X lua_script:tools/wireshark/nicemu.lua DIR/link-node0-switch0.p0.pcap
 --
 -- or copy this file into Wireshark's personal Lua plugins folder. A record
--- (link type USER0, 147) is a 24-byte pseudo-header, then the frame as it
+-- (link type USER0, 147) is a 28-byte pseudo-header (24 bytes in version 1,
+-- which had no destination), then the frame as it
 -- crossed the cable: the route bytes still ahead of it, the payload, and the
 -- payload's CRC-32 (zlib), little-endian. An NI Active Messages payload
 -- (emulator/contracts/nicemu/niam_protocol.h) is decoded further. DIMMnet-1
@@ -13,7 +14,9 @@
 -- (emulator/contracts/nicemu/martini.h). The format is in
 -- docs/profiling.md, "Packet captures".
 
-local PSEUDO_HEADER_BYTES = 24
+-- By pseudo-header version.
+local PSEUDO_HEADER_BYTES = { [1] = 24, [2] = 28 }
+local UNKNOWN_NODE = 0xFFFFFFFF
 local CRC_BYTES = 4
 local NIAM_TAG = 0x4D41494E -- "NIAM" in memory order
 local NIAM_PACKET_BYTES = 32
@@ -98,6 +101,8 @@ f.source = ProtoField.uint32("nicemu.source", "Source node")
 f.packet_id = ProtoField.uint64("nicemu.packet_id", "Packet id", base.HEX)
 f.cable_ps = ProtoField.uint64("nicemu.cable_ps",
                                "Time on the cable, head in to tail out (ps)")
+f.destination = ProtoField.uint32("nicemu.destination",
+                                  "Destination node (where the route leads)")
 f.route = ProtoField.bytes("nicemu.route", "Route")
 f.route_port = ProtoField.uint8("nicemu.route.port", "Output port")
 f.payload_len = ProtoField.uint32("nicemu.payload_len", "Payload bytes")
@@ -201,7 +206,7 @@ local ef_dimmnet_short = ProtoExpert.new("dimmnet.short",
 dimmnet.experts = { ef_dimmnet_short }
 
 -- Decodes a DIMMnet-1 packet in `range` (without its CRC); returns the text
--- for the Info column.
+-- for the Info column and the destination node (nil if too short).
 local function dissect_dimmnet(range, tree)
   local t = tree:add(dimmnet, range)
   if range:len() < 16 then
@@ -241,7 +246,7 @@ local function dissect_dimmnet(range, tree)
                              range(6, 2):le_uint(), range(4, 1):uint(),
                              range(8, 4):le_uint(), length)
   t:append_text(", " .. name)
-  return info
+  return info, range(6, 2):le_uint()
 end
 
 local function is_niam(range)
@@ -254,14 +259,19 @@ local function dissect_record(tvb, pinfo, tree, rhinet)
   pinfo.cols.protocol = "nicemu"
   local length = tvb:len()
   local t = tree:add(nicemu, tvb())
-  if length < PSEUDO_HEADER_BYTES then
+  if length < 1 then
     t:add_proto_expert_info(ef_short, "Shorter than the pseudo-header")
     return length
   end
   local version = tvb(0, 1):uint()
   local version_item = t:add(f.version, tvb(0, 1))
-  if version ~= 1 then
+  local header_bytes = PSEUDO_HEADER_BYTES[version]
+  if not header_bytes then
     version_item:add_proto_expert_info(ef_version)
+    return length
+  end
+  if length < header_bytes then
+    t:add_proto_expert_info(ef_short, "Shorter than the pseudo-header")
     return length
   end
   t:add(f.direction, tvb(1, 1))
@@ -269,15 +279,23 @@ local function dissect_record(tvb, pinfo, tree, rhinet)
   t:add_le(f.source, tvb(4, 4))
   t:add_le(f.packet_id, tvb(8, 8))
   t:add_le(f.cable_ps, tvb(16, 8))
+  local destination = nil
+  if version >= 2 then
+    t:add_le(f.destination, tvb(24, 4))
+    destination = tvb(24, 4):le_uint()
+    if destination == UNKNOWN_NODE then
+      destination = nil
+    end
+  end
   local route_len = tvb(2, 2):le_uint()
   local source = tvb(4, 4):le_uint()
-  local frame = length - PSEUDO_HEADER_BYTES
+  local frame = length - header_bytes
   if frame < route_len + CRC_BYTES then
     t:add_proto_expert_info(ef_short, "Frame shorter than its route and CRC")
     return length
   end
 
-  local at = PSEUDO_HEADER_BYTES
+  local at = header_bytes
   local ports = {}
   if route_len > 0 then
     local route = t:add(f.route, tvb(at, route_len))
@@ -296,7 +314,9 @@ local function dissect_record(tvb, pinfo, tree, rhinet)
   t:add(f.payload_len, payload or crc_range, payload_len):set_generated()
   local info
   if payload and rhinet then
-    info = dissect_dimmnet(payload, tree)
+    local header_destination
+    info, header_destination = dissect_dimmnet(payload, tree)
+    destination = header_destination or destination
     pinfo.cols.protocol = "DIMMnet"
   elseif payload and is_niam(payload) then
     info = dissect_niam(payload, tree)
@@ -322,6 +342,9 @@ local function dissect_record(tvb, pinfo, tree, rhinet)
   end
 
   pinfo.cols.src = "node " .. source
+  if destination then
+    pinfo.cols.dst = "node " .. destination
+  end
   local route_text = #ports > 0 and
                      (" route " .. table.concat(ports, ",")) or ""
   pinfo.cols.info = info .. route_text
@@ -356,6 +379,7 @@ local uz_type_names = {
   [5] = "NACK",
 }
 local uzura = Proto("uzura", "UZURA frame")
+local eth_dst_field = Field.new("eth.dst")
 local u = uzura.fields
 u.type = ProtoField.uint8("uzura.type", "Type", base.DEC, uz_type_names)
 u.flags = ProtoField.uint8("uzura.flags", "Flags", base.HEX)
@@ -363,6 +387,7 @@ u.last = ProtoField.bool("uzura.last", "Last frame of the message", 8, nil,
                          0x01)
 u.answer = ProtoField.bool("uzura.answer", "Answer to a GET", 8, nil, 0x02)
 u.src = ProtoField.uint16("uzura.src", "Source node")
+u.dst = ProtoField.uint16("uzura.dst", "Destination node")
 u.msg = ProtoField.uint32("uzura.msg", "Message")
 u.len = ProtoField.uint32("uzura.len", "Message bytes")
 u.offset = ProtoField.uint32("uzura.offset", "Offset")
@@ -385,6 +410,16 @@ function uzura.dissector(tvb, pinfo, tree)
   flags:add(u.last, tvb(1, 1))
   flags:add(u.answer, tvb(1, 1))
   t:add_le(u.src, tvb(2, 2))
+  -- The Source and Destination columns are Ethernet's (MACs); the
+  -- destination node is the one whose MAC the frame is sent to
+  -- (02:4e:4d:00:hi:lo, emulator/fabric/ethernet.cpp).
+  local to = ""
+  local eth_dst = eth_dst_field()
+  if eth_dst and eth_dst.len == 6 and eth_dst.range(0, 4):uint() == 0x024E4D00 then
+    local node = eth_dst.range(4, 2):uint()
+    t:add(u.dst, eth_dst.range(4, 2), node):set_generated()
+    to = " to node " .. node
+  end
   t:add_le(u.msg, tvb(4, 4))
   t:add_le(u.len, tvb(8, 4))
   t:add_le(u.offset, tvb(12, 4))
@@ -398,9 +433,9 @@ function uzura.dissector(tvb, pinfo, tree)
   if (kind == 1 or kind == 2) and data > 0 then
     t:add(u.data, tvb(UZ_HEADER_BYTES, data))
   end
-  pinfo.cols.info = string.format("%s from node %d, message %d, %d of %d bytes at %d",
+  pinfo.cols.info = string.format("%s from node %d%s, message %d, %d of %d bytes at %d",
                                   uz_type_names[kind] or ("type " .. kind),
-                                  tvb(2, 2):le_uint(), tvb(4, 4):le_uint(),
+                                  tvb(2, 2):le_uint(), to, tvb(4, 4):le_uint(),
                                   math.max(data, 0), len, offset)
   return tvb:len()
 end
