@@ -7,8 +7,9 @@
 
 #include "cli_helpers.hpp"
 
+#include <cctype>
 #include <map>
-#include <regex>
+#include <sstream>
 
 namespace e2e {
 
@@ -45,32 +46,56 @@ struct ChartRange {
   double data_lo = 1e300, data_hi = -1e300;
 };
 
+// The chart number of a line "$c<chart>s<series> << EOD" (a datablock) or
+// "plot $c<chart>s..." (its plot command), or -1. (No std::regex: g++ 12
+// warns falsely at -O1 and the ASan build fails.)
+inline int chart_of(const std::string &line, const std::string &prefix,
+                    bool datablock) {
+  if (line.rfind(prefix, 0) != 0)
+    return -1;
+  size_t at = prefix.size(), digits = at;
+  while (digits < line.size() && std::isdigit(uint8_t(line[digits])))
+    ++digits;
+  if (digits == at || digits >= line.size() || line[digits] != 's')
+    return -1;
+  if (datablock) {
+    size_t series = digits + 1;
+    while (series < line.size() && std::isdigit(uint8_t(line[series])))
+      ++series;
+    if (series == digits + 1 || line.substr(series) != " << EOD")
+      return -1;
+  }
+  return std::stoi(line.substr(at, digits - at));
+}
+
 // Per chart of a gnuplot script from nicemu plot: its y range and the
 // extremes of the data it plots (datablocks $c<chart>s<series>).
 inline std::map<int, ChartRange> chart_ranges(const std::string &script) {
   std::map<int, ChartRange> out;
   std::istringstream in(script);
   std::string line;
-  static const std::regex block(R"(^\$c(\d+)s\d+ << EOD$)"),
-      yrange(R"(^set yrange \[([-0-9.e+]+):([-0-9.e+]+)\]$)"),
-      plot(R"(^plot \$c(\d+)s)");
-  std::smatch m;
   double lo = 0, hi = 0;
   while (std::getline(in, line)) {
-    if (std::regex_match(line, m, block)) {
-      ChartRange &r = out[std::stoi(m[1])];
+    if (int chart = chart_of(line, "$c", true); chart >= 0) {
+      ChartRange &r = out[chart];
       while (std::getline(in, line) && line != "EOD") {
         double x = 0, y = 0;
         std::istringstream(line) >> x >> y;
         r.data_lo = std::min(r.data_lo, y);
         r.data_hi = std::max(r.data_hi, y);
       }
-    } else if (std::regex_match(line, m, yrange)) {
-      lo = std::stod(m[1]);
-      hi = std::stod(m[2]);
-    } else if (std::regex_search(line, m, plot)) {
-      out[std::stoi(m[1])].y_lo = lo;
-      out[std::stoi(m[1])].y_hi = hi;
+    } else if (line.rfind("set yrange [", 0) == 0 && line.back() == ']') {
+      // Numbers only ("[*:*]", autoscale, is reset before each chart).
+      std::istringstream range(line.substr(12, line.size() - 13));
+      double a = 0, b = 0;
+      char colon = 0;
+      if (range >> a >> colon >> b && colon == ':' && range.peek() == EOF) {
+        lo = a;
+        hi = b;
+      }
+    } else if (int plotted = chart_of(line, "plot $c", false); plotted >= 0) {
+      out[plotted].y_lo = lo;
+      out[plotted].y_hi = hi;
     }
   }
   return out;
