@@ -81,15 +81,32 @@ std::atomic<int (*)(uint64_t)> sleeper{nullptr};
 // through the host library, which runs the cluster up to then: a program
 // that sleeps while it waits for its card sees the card act. Before that
 // the sleep only moves the program's clock (the next call carries it).
-void sleep_virtual(uint64_t ps) {
-  if (auto fn = sleeper.load(); fn && fn(ps) == 0)
-    return;
-  shim().control->host_time.fetch_add(ps);
+// False, with the clock unmoved, for a sleep past the end of virtual time
+// (or one the emulator refused): the caller fails with EINVAL.
+bool sleep_virtual(uint64_t ps) {
+  if (auto fn = sleeper.load())
+    return fn(ps) == 0;
+  std::atomic<uint64_t> &clock = shim().control->host_time;
+  uint64_t now = clock.load();
+  do {
+    if (now > nicemu::channel::kTimeEnd || ps > nicemu::channel::kTimeEnd - now)
+      return false;
+  } while (!clock.compare_exchange_weak(now, now + ps));
+  return true;
+}
+
+// `seconds` plus `rest_ps` in picoseconds; UINT64_MAX (past the end of
+// virtual time) when that does not fit.
+uint64_t seconds_ps(uint64_t seconds, uint64_t rest_ps = 0) {
+  uint64_t ps;
+  if (__builtin_mul_overflow(seconds, 1'000'000'000'000ull, &ps) ||
+      __builtin_add_overflow(ps, rest_ps, &ps))
+    return UINT64_MAX;
+  return ps;
 }
 
 uint64_t ps_of(const timespec &t) {
-  return uint64_t(t.tv_sec) * 1'000'000'000'000ull +
-         uint64_t(t.tv_nsec) * 1000ull;
+  return seconds_ps(uint64_t(t.tv_sec), uint64_t(t.tv_nsec) * 1000ull);
 }
 
 template <typename Fn> Fn real(const char *name) {
@@ -166,7 +183,10 @@ int nanosleep(const timespec *req, timespec *rem) {
     errno = EINVAL;
     return -1;
   }
-  sleep_virtual(ps_of(*req));
+  if (!sleep_virtual(ps_of(*req))) {
+    errno = EINVAL;
+    return -1;
+  }
   if (rem)
     *rem = timespec{};
   return 0;
@@ -190,7 +210,8 @@ int clock_nanosleep(clockid_t clock, int flags, const timespec *req,
     uint64_t now = shim().control->host_time.load() + offset;
     ps = ps > now ? ps - now : 0;
   }
-  sleep_virtual(ps);
+  if (!sleep_virtual(ps))
+    return EINVAL;
   if (rem && !(flags & TIMER_ABSTIME))
     *rem = timespec{};
   return 0;
@@ -201,7 +222,10 @@ int usleep(useconds_t us) {
     static auto next = real<int (*)(useconds_t)>("usleep");
     return next ? next(us) : -1;
   }
-  sleep_virtual(uint64_t(us) * 1'000'000ull);
+  if (!sleep_virtual(uint64_t(us) * 1'000'000ull)) {
+    errno = EINVAL;
+    return -1;
+  }
   return 0;
 }
 
@@ -210,8 +234,7 @@ unsigned int sleep(unsigned int seconds) {
     static auto next = real<unsigned int (*)(unsigned int)>("sleep");
     return next ? next(seconds) : seconds;
   }
-  sleep_virtual(uint64_t(seconds) * 1'000'000'000'000ull);
-  return 0;
+  return sleep_virtual(seconds_ps(seconds)) ? 0 : seconds;
 }
 
 // With no descriptor to wait for, a select or poll is a sleep; with some,
@@ -227,8 +250,11 @@ int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds,
     errno = EINVAL;
     return -1;
   }
-  sleep_virtual(uint64_t(timeout->tv_sec) * 1'000'000'000'000ull +
-                uint64_t(timeout->tv_usec) * 1'000'000ull);
+  if (!sleep_virtual(seconds_ps(uint64_t(timeout->tv_sec),
+                                uint64_t(timeout->tv_usec) * 1'000'000ull))) {
+    errno = EINVAL;
+    return -1;
+  }
   *timeout = timeval{}; // Linux leaves the time not slept
   return 0;
 }
@@ -242,7 +268,10 @@ int poll(pollfd *fds, nfds_t n, int timeout_ms) {
     return next ? next(fds, n, timeout_ms) : -1;
   for (nfds_t i = 0; i < n; ++i)
     fds[i].revents = 0;
-  sleep_virtual(uint64_t(timeout_ms) * 1'000'000'000ull);
+  if (!sleep_virtual(uint64_t(timeout_ms) * 1'000'000'000ull)) {
+    errno = EINVAL;
+    return -1;
+  }
   return 0;
 }
 
@@ -277,7 +306,10 @@ int epoll_wait(int epfd, epoll_event *events, int maxevents, int timeout_ms) {
     return next(epfd, events, maxevents, timeout_ms);
   if (int now = next(epfd, events, maxevents, 0); now != 0)
     return now; // an error (not an epoll set, bad arguments)
-  sleep_virtual(uint64_t(timeout_ms) * 1'000'000'000ull);
+  if (!sleep_virtual(uint64_t(timeout_ms) * 1'000'000'000ull)) {
+    errno = EINVAL;
+    return -1;
+  }
   return 0;
 }
 

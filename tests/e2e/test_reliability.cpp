@@ -1,0 +1,41 @@
+// End-to-end regressions of issue 23 ("Reliability"): attacks on the
+// emulator by host programs, firmware and files, each refused with a clear
+// error, never a crash, a hang or a wrong figure (docs/reliability.md).
+#include "cli_helpers.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace e2e;
+
+namespace {
+
+CommandResult attack(const std::string &mode, const std::string &nodes = "1") {
+  return nicemu({"run", "-n", nodes, "-q", "--firmware",
+                 firmware("host_echo.img"), "--", NICEMU_RELIABILITY_PROG,
+                 mode});
+}
+
+} // namespace
+
+TEST_CASE("regression: virtual time neither wraps nor runs backwards on host "
+          "requests (issue 23.1)") {
+  CommandResult r = attack("time");
+  INFO(r);
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "compute(UINT64_MAX): refused (bad argument): "
+                        "nicemu: compute(18446744073709551615 ps) would pass "
+                        "the end of virtual time (2^63 ps); the clock stays "
+                        "at 1000000 ps\n"));
+  CHECK(contains(r.out, "after compute(UINT64_MAX): clock 1000000 ps\n"));
+  CHECK(contains(r.out, "wait_word_until(UINT64_MAX - 1): refused (bad "
+                        "argument): nicemu: wait_word_until: the deadline "
+                        "18446744073709551614 ps is past the end"));
+  CHECK(contains(r.out, "after compute(10): clock 1000010 ps\n"));
+  CHECK(contains(r.out, "a deadline 100 ps ahead: missed\n"));
+  CHECK(contains(r.out, "after the timed wait: clock 1000110 ps\n"));
+  CHECK(contains(r.out, "sleep(UINT_MAX) left 4294967295 s unslept\n"));
+  CHECK(contains(r.out, "after usleep(1): clock 2000110 ps\n"));
+  CHECK(contains(r.out, "at the end: clock 9223372036854775808 ps\n"));
+  CHECK(contains(r.out, "compute(1) at the end: refused (bad argument)"));
+  CHECK(contains(r.out, "still: clock 9223372036854775808 ps\n"));
+}
