@@ -117,11 +117,14 @@ bool Node::card_read(uint32_t addr, void *out, uint32_t len) {
   return true;
 }
 
+// Behind the core's back (Unicorn sees only its own stores): the core drops
+// code it translated from these bytes, if any.
 bool Node::card_write(uint32_t addr, const void *in, uint32_t len) {
   Memory *m = const_cast<Memory *>(memory_for(addr, len));
   if (!m)
     return false;
   std::memcpy(m->bytes.data() + (addr - m->region.base), in, len);
+  cpu_->code_written(addr, len);
   return true;
 }
 
