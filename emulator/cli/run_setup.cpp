@@ -167,9 +167,11 @@ int outcome_exit_code(Simulation &sim, const RunResult &r) {
   case RunOutcome::Halted:
     break;
   }
+  // A process exit status has 8 bits: a nonzero code whose low byte is 0
+  // (256, 512...) would read as success, so it gives 1.
   for (auto &n : sim.nodes())
     if (n->exit_code() != 0)
-      return int(n->exit_code() & 0xFF);
+      return n->exit_code() & 0xFF ? int(n->exit_code() & 0xFF) : 1;
   return 0;
 }
 

@@ -39,3 +39,12 @@ TEST_CASE("regression: virtual time neither wraps nor runs backwards on host "
   CHECK(contains(r.out, "compute(1) at the end: refused (bad argument)"));
   CHECK(contains(r.out, "still: clock 9223372036854775808 ps\n"));
 }
+
+TEST_CASE("regression: firmware exit code 256 does not exit 0 (issue 23.8)") {
+  CommandResult r = nicemu({"run", "--firmware", firmware("exit_256.img")});
+  INFO(r);
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK(parse_summary(r.err).state == "halted");
+  CHECK(parse_summary(r.err).exit == "256");
+}
