@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,14 @@ struct Topology {
   // Checks that every node is cabled once, ports are in range and used
   // once, and every node reaches every other. Throws nicemu::Error.
   void validate() const;
+  // A route of more than `max_bytes` bytes, if there is one: the first by
+  // source node, then by destination. One search per switch with nodes,
+  // ended by the first such route.
+  struct LongRoute {
+    uint32_t from = 0, to = 0;
+    size_t bytes = 0;
+  };
+  std::optional<LongRoute> route_longer_than(size_t max_bytes) const;
 };
 
 // One crossbar for up to `ports` nodes; beyond, a generated multi-switch

@@ -48,3 +48,30 @@ TEST_CASE("regression: firmware exit code 256 does not exit 0 (issue 23.8)") {
   CHECK(parse_summary(r.err).state == "halted");
   CHECK(parse_summary(r.err).exit == "256");
 }
+
+TEST_CASE("regression: a route longer than the ROUTE device's 8 bytes is "
+          "refused at load (issue 23.9)") {
+  TempDir dir;
+  std::string text = "switches 12\nnodes 2\nnode 0 s0:0\nnode 1 s11:0\n";
+  for (int s = 0; s < 11; ++s)
+    text +=
+        "cable s" + std::to_string(s) + ":1 s" + std::to_string(s + 1) + ":2\n";
+  const std::string topo = dir.file("chain.topo");
+  std::ofstream(topo) << text;
+  CommandResult r = nicemu({"run", "-n", "2", "--topology", topo, "--firmware",
+                            firmware("net_pingpong.img")});
+  INFO(r);
+  CHECK(r.status == 1);
+  CHECK(r.out.empty());
+  CHECK(contains(r.err, "nicemu: error: " + topo +
+                            ": the route from node 0 to node 1 crosses 12 "
+                            "switches, but the ROUTE device holds at most 8 "
+                            "route bytes"));
+  // Generated networks: up to 2744 nodes fit; 2745 need 9 bytes.
+  CommandResult big =
+      nicemu({"run", "-n", "2745", "--firmware", firmware("hello.img")});
+  INFO(big);
+  CHECK(big.status == 1);
+  CHECK(contains(big.err, "the generated network of 2745 nodes: the route "
+                          "from node 0 to node"));
+}
