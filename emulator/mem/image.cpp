@@ -708,8 +708,12 @@ std::vector<uint8_t> read_file_bytes(const std::string &path) {
     throw Error("cannot open " + path + ": " + std::strerror(errno));
   std::vector<uint8_t> bytes;
   uint8_t buf[65536];
-  while (size_t n = std::fread(buf, 1, sizeof buf, f.get()))
+  while (size_t n = std::fread(buf, 1, sizeof buf, f.get())) {
     bytes.insert(bytes.end(), buf, buf + n);
+    if (bytes.size() > kMaxFlashBytes)
+      throw Error(path + ": more than 16 MiB, too large for an image or a "
+                         "flash file (the largest flash a model may have)");
+  }
   if (std::ferror(f.get()))
     throw Error("cannot read " + path + ": " + std::strerror(errno));
   return bytes;

@@ -514,6 +514,9 @@ Model read_model(const toml::table &root, const std::string &origin) {
 
 // ---- files and the search path ----
 
+// A model file is at most 1 MiB (the shipped ones are under 16 KiB).
+constexpr size_t kMaxModelBytes = size_t(1) << 20;
+
 std::string read_file(const fs::path &path) {
   std::FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
@@ -521,8 +524,14 @@ std::string read_file(const fs::path &path) {
                 std::strerror(errno));
   std::string text;
   char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;)
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) {
     text.append(buf, n);
+    if (text.size() > kMaxModelBytes) {
+      std::fclose(f);
+      throw Error(path.string() +
+                  ": more than 1 MiB, too large for a model file");
+    }
+  }
   bool failed = std::ferror(f);
   std::fclose(f);
   if (failed)

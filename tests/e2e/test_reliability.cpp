@@ -75,3 +75,26 @@ TEST_CASE("regression: a route longer than the ROUTE device's 8 bytes is "
   CHECK(contains(big.err, "the generated network of 2745 nodes: the route "
                           "from node 0 to node"));
 }
+
+TEST_CASE("regression: files are read up to their format's largest size, "
+          "not without end (issue 23.11)") {
+  TempDir dir;
+  auto refused = [](const std::vector<std::string> &args,
+                    const std::string &message) {
+    CommandResult r = nicemu(args);
+    INFO(r);
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(contains(r.err, "nicemu: error: " + message));
+  };
+  const std::string image = "/dev/zero: more than 16 MiB, too large for an "
+                            "image or a flash file";
+  refused({"run", "--firmware", "/dev/zero"}, image);
+  refused({"image", "--info", "/dev/zero"}, image);
+  refused({"flash", "/dev/zero", "--flash", dir.file("f.flash")}, image);
+  refused({"run", "--model", "/dev/zero", "--firmware", firmware("hello.img")},
+          "/dev/zero: more than 1 MiB, too large for a model file");
+  refused({"run", "-n", "2", "--topology", "/dev/zero", "--firmware",
+           firmware("hello.img")},
+          "/dev/zero: more than 64 MiB, too large for a topology file");
+}
