@@ -5,8 +5,10 @@
 // to wait for but their timeout, pass virtual time instead of wall time; and
 // gethostname names the emulated node ("node3"), so programs that look
 // themselves up by host name (VIPL's name service) find their node.
-// Outside `nicemu run` (no NICEMU_CHANNEL_FD) every call goes to the C
-// library unchanged (docs/compatibility.md, "Time").
+// Outside `nicemu run` (no NICEMU_CHANNEL_FD), and in a child forked from
+// the host program, every call goes to the C library unchanged
+// (docs/compatibility.md, "Time"; docs/host-channel.md, "Forked
+// processes").
 //
 // Each clock read costs the host NICEMU_CLOCK_COST_PS of virtual time (set
 // by the launcher), so a program that spins on the clock still advances.
@@ -16,6 +18,7 @@
 
 #include <dlfcn.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/select.h>
@@ -37,8 +40,19 @@ using nicemu::channel::ControlBlock;
 // CLOCK_REALTIME stays plausible and the same on every run.
 constexpr time_t kEpochOffset = 946684800;
 
+// Set in every child forked from the host program (pthread_atfork, from
+// when the shim is loaded): the control block it inherited is its parent's,
+// and it is not emulated, so it gets the real clocks and sleeps.
+std::atomic<bool> forked_child{false};
+[[maybe_unused]] const int fork_watch =
+    pthread_atfork(nullptr, nullptr, [] { forked_child.store(true); });
+
 struct Shim {
-  ControlBlock *control = nullptr;
+  ControlBlock *mapped = nullptr;
+  // The control block, or nullptr outside `nicemu run` or in a forked child.
+  ControlBlock *control() const {
+    return forked_child.load(std::memory_order_relaxed) ? nullptr : mapped;
+  }
   uint64_t cost_ps = 50'000; // 50 ns by default
   int (*real_clock_gettime)(clockid_t, timespec *) = nullptr;
   int (*real_gettimeofday)(timeval *, void *) = nullptr;
@@ -61,7 +75,7 @@ Shim &shim() {
                    std::atoi(fd), 0);
     if (p != MAP_FAILED &&
         static_cast<ControlBlock *>(p)->magic == nicemu::channel::kMagic)
-      made.control = static_cast<ControlBlock *>(p);
+      made.mapped = static_cast<ControlBlock *>(p);
     return made;
   }();
   return s;
@@ -70,7 +84,7 @@ Shim &shim() {
 // The host's virtual time after paying for this read, in picoseconds.
 uint64_t read_virtual() {
   Shim &s = shim();
-  return s.control->host_time.fetch_add(s.cost_ps) + s.cost_ps;
+  return s.control()->host_time.fetch_add(s.cost_ps) + s.cost_ps;
 }
 
 // Set by the host library once it talks to the emulator
@@ -86,7 +100,7 @@ std::atomic<int (*)(uint64_t)> sleeper{nullptr};
 bool sleep_virtual(uint64_t ps) {
   if (auto fn = sleeper.load())
     return fn(ps) == 0;
-  std::atomic<uint64_t> &clock = shim().control->host_time;
+  std::atomic<uint64_t> &clock = shim().control()->host_time;
   uint64_t now = clock.load();
   do {
     if (now > nicemu::channel::kTimeEnd || ps > nicemu::channel::kTimeEnd - now)
@@ -133,7 +147,7 @@ extern "C" {
 
 int clock_gettime(clockid_t clock, timespec *ts) {
   Shim &s = shim();
-  if (!s.control || !virtual_clock(clock))
+  if (!s.control() || !virtual_clock(clock))
     return s.real_clock_gettime ? s.real_clock_gettime(clock, ts) : -1;
   uint64_t ps = read_virtual();
   bool wall = clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE;
@@ -144,7 +158,7 @@ int clock_gettime(clockid_t clock, timespec *ts) {
 
 int gettimeofday(timeval *tv, void *tz) {
   Shim &s = shim();
-  if (!s.control)
+  if (!s.control())
     return s.real_gettimeofday ? s.real_gettimeofday(tv, tz) : -1;
   uint64_t ps = read_virtual();
   tv->tv_sec = time_t(ps / 1'000'000'000'000ull) + kEpochOffset;
@@ -154,7 +168,7 @@ int gettimeofday(timeval *tv, void *tz) {
 
 int gethostname(char *name, size_t len) {
   const char *rank = std::getenv("NICEMU_RANK");
-  if (!rank || !shim().control) {
+  if (!rank || !shim().control()) {
     using Real = int (*)(char *, size_t);
     static auto real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "gethostname"));
     return real ? real(name, len) : -1;
@@ -174,7 +188,7 @@ void nicemu_clock_set_sleeper(int (*fn)(uint64_t)) {
 }
 
 int nanosleep(const timespec *req, timespec *rem) {
-  if (!shim().control) {
+  if (!shim().control()) {
     static auto next = real<int (*)(const timespec *, timespec *)>("nanosleep");
     return next ? next(req, rem) : -1;
   }
@@ -194,7 +208,7 @@ int nanosleep(const timespec *req, timespec *rem) {
 
 int clock_nanosleep(clockid_t clock, int flags, const timespec *req,
                     timespec *rem) {
-  if (!shim().control || !virtual_clock(clock)) {
+  if (!shim().control() || !virtual_clock(clock)) {
     static auto next =
         real<int (*)(clockid_t, int, const timespec *, timespec *)>(
             "clock_nanosleep");
@@ -207,7 +221,7 @@ int clock_nanosleep(clockid_t clock, int flags, const timespec *req,
   if (flags & TIMER_ABSTIME) { // until the clock reads `req`
     bool wall = clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE;
     uint64_t offset = wall ? uint64_t(kEpochOffset) * 1'000'000'000'000ull : 0;
-    uint64_t now = shim().control->host_time.load() + offset;
+    uint64_t now = shim().control()->host_time.load() + offset;
     ps = ps > now ? ps - now : 0;
   }
   if (!sleep_virtual(ps))
@@ -218,7 +232,7 @@ int clock_nanosleep(clockid_t clock, int flags, const timespec *req,
 }
 
 int usleep(useconds_t us) {
-  if (!shim().control) {
+  if (!shim().control()) {
     static auto next = real<int (*)(useconds_t)>("usleep");
     return next ? next(us) : -1;
   }
@@ -230,7 +244,7 @@ int usleep(useconds_t us) {
 }
 
 unsigned int sleep(unsigned int seconds) {
-  if (!shim().control) {
+  if (!shim().control()) {
     static auto next = real<unsigned int (*)(unsigned int)>("sleep");
     return next ? next(seconds) : seconds;
   }
@@ -243,7 +257,7 @@ int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds,
            timeval *timeout) {
   static auto next =
       real<int (*)(int, fd_set *, fd_set *, fd_set *, timeval *)>("select");
-  if (!shim().control || nfds > 0 || !timeout)
+  if (!shim().control() || nfds > 0 || !timeout)
     return next ? next(nfds, readfds, writefds, exceptfds, timeout) : -1;
   if (timeout->tv_sec < 0 || timeout->tv_usec < 0 ||
       timeout->tv_usec >= 1'000'000) {
@@ -264,7 +278,7 @@ int poll(pollfd *fds, nfds_t n, int timeout_ms) {
   bool any = false;
   for (nfds_t i = 0; i < n; ++i)
     any = any || fds[i].fd >= 0; // negative descriptors are ignored
-  if (!shim().control || any || timeout_ms < 0)
+  if (!shim().control() || any || timeout_ms < 0)
     return next ? next(fds, n, timeout_ms) : -1;
   for (nfds_t i = 0; i < n; ++i)
     fds[i].revents = 0;
@@ -302,7 +316,7 @@ int epoll_wait(int epfd, epoll_event *events, int maxevents, int timeout_ms) {
   static auto next = real<int (*)(int, epoll_event *, int, int)>("epoll_wait");
   if (!next)
     return -1;
-  if (!shim().control || timeout_ms < 0 || !empty_epoll_set(epfd))
+  if (!shim().control() || timeout_ms < 0 || !empty_epoll_set(epfd))
     return next(epfd, events, maxevents, timeout_ms);
   if (int now = next(epfd, events, maxevents, 0); now != 0)
     return now; // an error (not an epoll set, bad arguments)

@@ -98,3 +98,24 @@ TEST_CASE("regression: files are read up to their format's largest size, "
            firmware("hello.img")},
           "/dev/zero: more than 64 MiB, too large for a topology file");
 }
+
+TEST_CASE("regression: children forked from a host program cannot call the "
+          "library on its channel (issue 23.4)") {
+  CommandResult r = attack("fork");
+  INFO(r);
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "early child: refused (not run)\n"));
+  CHECK(contains(r.out, "child 0: host channel: this process (pid "));
+  CHECK(contains(r.out, ") was forked from the one nicemu started for rank "
+                        "0 (pid "));
+  for (int child = 0; child < 4; ++child)
+    CHECK(contains(r.out, "child " + std::to_string(child) +
+                              ": 5 of 5 calls refused"));
+  CHECK(contains(r.out, "parent: the children were refused\n"));
+  // Nothing the children did reached the parent's clock or card: 1000 ps
+  // computed, then 1000 ps, a posted PIO write (0.51 us) and a PIO read
+  // (0.69 us); its exit is its own.
+  CHECK(contains(r.out, "parent after the children: clock 1000 ps\n"));
+  CHECK(contains(r.out, "parent read back 7\n"));
+  CHECK(contains(r.out, "parent at the end: clock 1202000 ps\n"));
+}
