@@ -402,9 +402,14 @@ void Node::flush_console() {
   console_line_.clear();
 }
 
+// A shorter period takes effect at once: the running slice ends no later
+// than the new deadline, so whether the watchdog bites does not depend on
+// how the run was sliced.
 void Node::set_watchdog_period(uint64_t cycles) {
   watchdog_period_ = cycles;
   kick_watchdog();
+  if (in_cpu_access_)
+    cpu_->limit_slice(watchdog_deadline());
 }
 
 void Node::kick_watchdog() {

@@ -274,6 +274,40 @@ TEST_CASE("the watchdog stops firmware stuck in a loop") {
   CHECK((r.node->fault().pc == 0x1004 || r.node->fault().pc == 0x1000));
 }
 
+namespace {
+
+// Arms the timer every 7 cycles (`slices`: enabled; else the same writes
+// with the timer off), shortens the watchdog to 50 cycles, then computes
+// 300 cycles without a device access and exits. The timer's events cut
+// the run into short slices; its line stays disabled.
+std::vector<uint32_t> shorten_watchdog(bool slices) {
+  return concat(
+      {load_base(t7, NICEMU_TIMER_BASE),
+       load_base(t9, NICEMU_SYS_BASE),
+       {addiu(t0, zero, 7), sw(t0, NICEMU_TIMER_PERIOD, t7),
+        sw(t0, NICEMU_TIMER_DEADLINE_LO, t7), addiu(t0, zero, slices ? 1 : 0),
+        sw(t0, NICEMU_TIMER_CTRL, t7), addiu(t0, zero, 50),
+        sw(t0, NICEMU_SYS_WDT_PERIOD, t9), addiu(t1, zero, 100),
+        /*loop*/ addiu(t1, t1, -1), bne(t1, zero, -2), nop(),
+        sw(zero, NICEMU_SYS_EXIT, t9), beq(zero, zero, -1), nop()}});
+}
+
+} // namespace
+
+TEST_CASE("regression: a shortened watchdog bites at once, however the run "
+          "is sliced (issue 23.7)") {
+  Run whole(flash_with({{kEntry, shorten_watchdog(false)}}));
+  Run sliced(flash_with({{kEntry, shorten_watchdog(true)}}));
+  for (Run *r : {&whole, &sliced}) {
+    REQUIRE(r->result.outcome == RunOutcome::Faulted);
+    CHECK(r->node->fault().kind == FaultKind::Watchdog);
+  }
+  // The first block boundary 50 cycles after the write: both runs alike.
+  CHECK(whole.node->cpu().cycles() == sliced.node->cpu().cycles());
+  CHECK(whole.node->fault().pc == sliced.node->fault().pc);
+  CHECK(whole.node->cpu().cycles() < 100);
+}
+
 TEST_CASE("max time stops a run that never ends, at exactly that time") {
   Run r(flash_with({{kEntry, {nop(), beq(zero, zero, -1), nop()}}}),
         50'000'000 /* 50 us */, 0);
