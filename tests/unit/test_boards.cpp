@@ -172,3 +172,29 @@ TEST_CASE("boards: every variant of a shipped model fits its board") {
   check_refused(m, "[timing.link] outside_swf: no device of the martini "
                    "board reads this key (did you mean outside_swif?");
 }
+
+TEST_CASE("regression: a misspelled model key does not silently remove the "
+          "Tx, Rx and ROUTE devices (issue 23.6)") {
+  // Once, a card had its network devices only if their keys were present:
+  // per_wrod built a lanai4 card without Tx, Rx and ROUTE, and the firmware
+  // met bus errors. Now the card is not built, and the message says why.
+  Model typo =
+      edited("lanai4", "per_word = \"30.1 ns\"", "per_wrod = \"30.1 ns\"");
+  Scheduler scheduler;
+  std::string message;
+  try {
+    Node node(typo, scheduler, NodeConfig{});
+  } catch (const Error &e) {
+    message = e.what();
+  }
+  CHECK(message.find("[timing.tx_dma] per_wrod: no device of the lanai4 "
+                     "board reads this key (did you mean per_word?") !=
+        std::string::npos);
+  // Spelled right, the card has all three.
+  Model right = load_model("lanai4");
+  Node node(right, scheduler, NodeConfig{});
+  for (uint32_t base : {NICEMU_TX_BASE, NICEMU_RX_BASE, NICEMU_ROUTE_BASE}) {
+    CAPTURE(base);
+    CHECK(node.device_at(base) != nullptr);
+  }
+}
