@@ -15,7 +15,7 @@ std::vector<ModelKey> TxEngine::model_keys() {
   return {{"timing.tx_dma.gap", KeyUse::Required, me},
           {"timing.tx_dma.per_word", KeyUse::Required, me},
           {"timing.tx_dma.startup", KeyUse::Reference, me},
-          {"params.tx_dma.peak_MBps", KeyUse::Reference, me}};
+          {"params.tx_dma.peak_MBps", KeyUse::Reference, me, kBandwidthMBps}};
 }
 
 TxEngine::TxEngine(DeviceHost &host, DmaTiming timing)

@@ -241,10 +241,11 @@ TEST_SUITE("model") {
     CHECK(error_of(edit("name = \"mine\"\n", "")) ==
           "mine.toml: name: missing (required)");
     CHECK(error_of(edit("clock_hz = 1_000_000", "clock_hz = 0")) ==
-          "mine.toml:3: [core] clock_hz: must be a positive integer "
-          "(got integer 0)");
+          "mine.toml:3: [core] clock_hz: must be an integer from 1000 to "
+          "1000000000000 (got integer 0)");
     CHECK(contains(error_of(edit("1_000_000", "\"33 MHz\"")),
-                   "[core] clock_hz: must be a positive integer (got string"));
+                   "[core] clock_hz: must be an integer from 1000 to "
+                   "1000000000000 (got string"));
     CHECK(contains(error_of(edit("name = \"mine\"", "name = \"my card\"")),
                    "mine.toml:1: name: must be letters, digits"));
     CHECK(contains(error_of(edit("[flash]\nsize = \"64 KiB\"\n", "")),
