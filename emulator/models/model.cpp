@@ -293,7 +293,7 @@ void check_name(const Section &top, const std::string &name) {
     top.fail_at(top.find("name"), "name",
                 "must be letters, digits, '_' or '-' (it is the file name "
                 "and what --model takes), got \"" +
-                    name + "\"");
+                    printable(name) + "\"");
 }
 
 void check_name(const Section &variant, const std::string &name,
@@ -303,7 +303,7 @@ void check_name(const Section &variant, const std::string &name,
          std::string(what) +
              " must be letters, digits, '_' or '-' (it is "
              "what --model NAME:VARIANT takes), got \"" +
-             name + "\"");
+             printable(name) + "\"");
 }
 
 // A core clock of 1 kHz to 1 THz: a cycle lasts 1 ps to 1 ms (a faster
@@ -606,6 +606,24 @@ std::optional<uint64_t> parse_size(const std::string &text) {
   return std::nullopt;
 }
 
+bool is_model_name(const std::string &name) {
+  return is_name(name);
+}
+
+std::string printable(const std::string &text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7F && c != '\\') {
+      out += char(c);
+      continue;
+    }
+    char escaped[8];
+    std::snprintf(escaped, sizeof escaped, "\\x%02X", c);
+    out += escaped;
+  }
+  return out;
+}
+
 std::string format_size(uint64_t bytes) {
   static const std::pair<uint64_t, const char *> units[] = {
       {1ull << 30, "GiB"}, {1ull << 20, "MiB"}, {1ull << 10, "KiB"}};
@@ -672,7 +690,7 @@ Model with_variant(const Model &model, const std::string &variant) {
     for (const ModelVariant &known : model.variants)
       names.push_back(known.name);
     throw Error(model.source.string() + ": model \"" + model.name +
-                "\" has no variant \"" + variant + "\" (" +
+                "\" has no variant \"" + printable(variant) + "\" (" +
                 (names.empty() ? std::string("it has no variants")
                                : "variants: " + join(names, ", ")) +
                 ")");
@@ -711,7 +729,7 @@ Model load_model(const std::string &name_or_path) {
     return m;
   }
   std::vector<std::string> known = list_models();
-  throw Error("unknown model \"" + x + "\"; available models: " +
+  throw Error("unknown model \"" + printable(x) + "\"; available models: " +
               (known.empty() ? "none" : join(known, ", ")) + " (searched " +
               join(searched, ", ") +
               "; set NICEMU_MODEL_PATH or pass a path to a .toml file)");

@@ -170,4 +170,14 @@ std::optional<uint64_t> parse_size(const std::string &text);
 // Formats a byte count the way parse_size reads it: "256 KiB", "100 B".
 std::string format_size(uint64_t bytes);
 
+// Whether `name` may name a model or a variant: letters, digits, '_' and
+// '-', starting with a letter or digit (it is a file name and what --model
+// takes).
+bool is_model_name(const std::string &name);
+
+// `text` as a message may show it: control characters, backslashes and
+// bytes beyond ASCII as \xNN, so that a name from a file or an
+// argument cannot send escape sequences to the terminal.
+std::string printable(const std::string &text);
+
 } // namespace nicemu
