@@ -19,6 +19,7 @@ enum class FaultKind {
   ReadOnlyWrite,
   UnalignedRead,
   UnalignedWrite,
+  MisalignedJump, // a jump or branch to an address that is not a word's
   IllegalInstruction,
   NoFpu,
   Break,

@@ -266,6 +266,7 @@ private:
   void finish_fault();
   std::optional<uint32_t> find_faulting_index(const BlockInfo &block,
                                               const PendingFault &f) const;
+  std::optional<uint32_t> misaligned_jump(const BlockInfo &block);
   bool effective_address_matches(const mips::Insn &insn,
                                  const PendingFault &f) const;
 
@@ -741,6 +742,26 @@ UnicornCpu::find_faulting_index(const BlockInfo &block,
   return std::nullopt;
 }
 
+// An address error on fetch is reported as one on load (AdEL): when no load
+// of the block explains it, the jump register at the block's end may. Its
+// index, with the fault made a MisalignedJump to the register's value.
+std::optional<uint32_t> UnicornCpu::misaligned_jump(const BlockInfo &block) {
+  if (block.instructions < 2)
+    return std::nullopt;
+  const uint32_t at = block.instructions - 2; // the jump before its slot
+  const uint32_t word = block.words[at];
+  mips::Insn insn = mips::decode(word);
+  if (insn.kind != mips::Kind::Jump || (word >> 26) != 0) // jr, jalr only
+    return std::nullopt;
+  uint32_t target = insn.rs ? read_reg(UC_MIPS_REG_0 + insn.rs) : 0;
+  if (target % 4 == 0)
+    return std::nullopt;
+  fault_.kind = FaultKind::MisalignedJump;
+  fault_.has_address = true;
+  fault_.address = target;
+  return at;
+}
+
 void UnicornCpu::finish_fault() {
   PendingFault &p = *pending_fault_;
   fault_ = Fault{};
@@ -755,6 +776,12 @@ void UnicornCpu::finish_fault() {
     index = (*p.pc - block->address) / 4;
   else if (!p.pc && block)
     index = find_faulting_index(*block, p);
+  if (!index && block && p.kind == FaultKind::UnalignedRead)
+    if (std::optional<uint32_t> jump = misaligned_jump(*block)) {
+      fault_.pc = block->address + 4 * *jump; // the block ran in full
+      pending_fault_.reset();
+      return;
+    }
   if (index) {
     fault_.pc = block->address + 4 * *index;
     fault_.in_delay_slot =
@@ -921,6 +948,8 @@ const char *fault_name(FaultKind kind) {
     return "unaligned read";
   case FaultKind::UnalignedWrite:
     return "unaligned write";
+  case FaultKind::MisalignedJump:
+    return "jump to a misaligned address";
   case FaultKind::IllegalInstruction:
     return "illegal instruction";
   case FaultKind::NoFpu:
