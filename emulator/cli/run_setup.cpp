@@ -152,6 +152,21 @@ void print_summary(Simulation &sim, const RunResult &r, const Model &model) {
   }
 }
 
+void print_misroutes(Simulation &sim) {
+  const Fabric *fabric = sim.fabric();
+  if (!fabric || fabric->misrouted() == 0)
+    return;
+  const uint64_t n = fabric->misrouted();
+  std::fprintf(stderr,
+               "nicemu: network: %llu packet%s misrouted and dropped (bad "
+               "route bytes from the firmware)%s\n",
+               (unsigned long long)n, n == 1 ? "" : "s",
+               n > fabric->misroutes().size() ? "; the first:" : ":");
+  for (const Misroute &m : fabric->misroutes())
+    std::fprintf(stderr, "  at %.6f us, from node %u: %s\n", double(m.at) / 1e6,
+                 m.source, m.why.c_str());
+}
+
 int outcome_exit_code(Simulation &sim, const RunResult &r) {
   switch (r.outcome) {
   case RunOutcome::Faulted:

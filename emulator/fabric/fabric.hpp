@@ -157,6 +157,16 @@ struct FabricStats {
   uint64_t packets_lost = 0;
 };
 
+// A packet the fabric dropped because of its route bytes (Fabric::send):
+// when, whose, and what was wrong, as a person reads it.
+struct Misroute {
+  Time at = 0;
+  uint32_t source = 0;
+  std::string why; // "route byte 9 names no port of switch s1 (it has 8)"
+};
+// The fabric keeps the first misroutes it sees, and counts them all.
+inline constexpr size_t kKeptMisroutes = 8;
+
 // Faults injected on every cable (nicemu run --link-corrupt, --link-loss):
 // the spec's links lose nothing "unless a fault is injected". Each cable
 // direction draws from its own generator, seeded from `seed` and the
@@ -232,6 +242,11 @@ public:
   std::vector<uint8_t> route(uint32_t from, uint32_t to) const;
   const FabricStats &stats() const;
   uint64_t misrouted() const;
+  // The first kKeptMisroutes misrouted packets, in the order they dropped.
+  const std::vector<Misroute> &misroutes() const;
+  // Packets sent and neither delivered nor dropped: their heads wait for a
+  // link another packet holds or for a receiver (after a run: stuck).
+  uint64_t packets_in_network() const;
 
 private:
   struct Impl;
