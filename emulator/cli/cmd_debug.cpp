@@ -124,6 +124,7 @@ int debug(const DebugOptions &o) {
   for (auto &n : sim.nodes())
     if (n->state() == NodeState::Faulted)
       std::cerr << "nicemu: " << fault_report(*n);
+  print_misroutes(sim);
   if (r.outcome == RunOutcome::Deadlock || r.outcome == RunOutcome::HostFailed)
     std::cerr << "nicemu: stopped: " << r.message << "\n";
   if (r.outcome == RunOutcome::MaxTime)

@@ -18,17 +18,19 @@ void add_models_command(CLI::App &app, ExitStatus &) {
     for (const std::string &name : list_models()) {
       Model m = load_model(name);
       const Board &board = checked_board(m);
+      // Names are checked when the model loads; free text is not.
       std::printf("%-10s %6.1f MHz  %s\n", name.c_str(), m.clock_hz / 1e6,
-                  m.description.c_str());
+                  printable(m.description).c_str());
       std::printf("           board  %s: %s\n", board.name().c_str(),
                   board.description().c_str());
       for (const MemoryRegion &r : m.memories)
-        std::printf("           %-6s 0x%08x %6u KiB%s\n", r.name.c_str(),
-                    r.base, r.size / 1024, r.executable ? " code" : "");
+        std::printf("           %-6s 0x%08x %6u KiB%s\n",
+                    printable(r.name).c_str(), r.base, r.size / 1024,
+                    r.executable ? " code" : "");
       for (const ModelVariant &v : m.variants) {
         checked_board(with_variant(m, v.name)); // every variant fits too
         std::printf("           %s:%-4s %s\n", name.c_str(), v.name.c_str(),
-                    v.description.c_str());
+                    printable(v.description).c_str());
       }
     }
     std::printf("search path:");

@@ -195,6 +195,7 @@ int run(const RunOptions &o) {
   for (auto &n : sim.nodes())
     if (n->state() == NodeState::Faulted)
       std::cerr << "nicemu: " << fault_report(*n);
+  print_misroutes(sim);
   if (!stopped)
     say_why_stopped(r, o);
   if (!o.quiet)

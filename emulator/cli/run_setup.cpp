@@ -153,6 +153,21 @@ std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
       spec);
 }
 
+void print_misroutes(Simulation &sim) {
+  const Fabric *fabric = sim.fabric();
+  if (!fabric || fabric->misrouted() == 0)
+    return;
+  const uint64_t n = fabric->misrouted();
+  std::fprintf(stderr,
+               "nicemu: network: %llu packet%s misrouted and dropped (bad "
+               "route bytes from the firmware)%s\n",
+               (unsigned long long)n, n == 1 ? "" : "s",
+               n > fabric->misroutes().size() ? "; the first:" : ":");
+  for (const Misroute &m : fabric->misroutes())
+    std::fprintf(stderr, "  at %.6f us, from node %u: %s\n", double(m.at) / 1e6,
+                 m.source, m.why.c_str());
+}
+
 int outcome_exit_code(Simulation &sim, const RunResult &r) {
   switch (r.outcome) {
   case RunOutcome::Faulted:
@@ -168,9 +183,11 @@ int outcome_exit_code(Simulation &sim, const RunResult &r) {
   case RunOutcome::Halted:
     break;
   }
+  // A process exit status has 8 bits: a nonzero code whose low byte is 0
+  // (256, 512...) would read as success, so it gives 1.
   for (auto &n : sim.nodes())
     if (n->exit_code() != 0)
-      return int(n->exit_code() & 0xFF);
+      return n->exit_code() & 0xFF ? int(n->exit_code() & 0xFF) : 1;
   return 0;
 }
 

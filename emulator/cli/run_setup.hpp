@@ -53,6 +53,9 @@ std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
                                            std::vector<uint8_t> flash,
                                            RunEvents *events);
 
+// Packets the network dropped for their route bytes (a firmware bug): how
+// many, and the first ones with why. Printed with -q too, as faults are.
+void print_misroutes(Simulation &sim);
 int outcome_exit_code(Simulation &sim, const RunResult &r);
 
 } // namespace nicemu::cli

@@ -19,6 +19,7 @@ enum class FaultKind {
   ReadOnlyWrite,
   UnalignedRead,
   UnalignedWrite,
+  MisalignedJump, // a jump or branch to an address that is not a word's
   IllegalInstruction,
   NoFpu,
   Break,
@@ -143,6 +144,11 @@ public:
   virtual bool read_memory(uint32_t addr, void *out, size_t len) const = 0;
   // Forgets cached block costs (after loading new code).
   virtual void flush_code_cache() = 0;
+  // Card memory [addr, addr + len) was written behind the core's back (a
+  // DMA engine, the host's PIO, a debugger): code translated from it is
+  // dropped, so the new bytes run. Costs a map lookup when no executed code
+  // lies there.
+  virtual void code_written(uint32_t /*addr*/, uint32_t /*len*/) {}
 
   // Debugging. Hooks change at once between runs; inside a run (the
   // debugger holds it from a hook) at the next block boundary, where the

@@ -19,6 +19,10 @@
 //    the block, so the first instruction's hook stops instead; deleted hooks
 //    stay until a uc_emu_start ends, and blocks translated with them must
 //    be flushed.
+//  - Writes to card memory that do not go through Unicorn (DMA engines,
+//    host PIO: Node::card_write) leave translated blocks stale; the core
+//    keeps the ranges it has translated code from, and a write there drops
+//    that code with uc_ctl_remove_cache (code_written).
 //  - Each engine reserves a large code buffer; with transparent huge pages it
 //    pins 2 MiB at once, so THP is disabled for the process.
 //  - Every guest store to RAM takes a slow path that allocates and frees a
@@ -47,6 +51,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -206,6 +212,7 @@ public:
   const Fault &fault() const override { return fault_; }
   bool read_memory(uint32_t addr, void *out, size_t len) const override;
   void flush_code_cache() override;
+  void code_written(uint32_t addr, uint32_t len) override;
   void set_debugger(CpuDebugger *debugger) override {
     settle(); // debugging runs take the classic path
     debugger_ = debugger;
@@ -244,6 +251,9 @@ private:
   void settle();
   void close_engine();
   const BlockInfo &lookup_block(uint32_t addr, uint32_t size);
+  void note_code(uint64_t begin, uint64_t end);
+  void forget_code(uint64_t begin, uint64_t end);
+  void drop_code(uint64_t begin, uint64_t end);
   const BlockInfo *current_block() {
     return block_size_ ? &lookup_block(block_addr_, block_size_) : nullptr;
   }
@@ -256,6 +266,7 @@ private:
   void finish_fault();
   std::optional<uint32_t> find_faulting_index(const BlockInfo &block,
                                               const PendingFault &f) const;
+  std::optional<uint32_t> misaligned_jump(const BlockInfo &block);
   bool effective_address_matches(const mips::Insn &insn,
                                  const PendingFault &f) const;
 
@@ -305,6 +316,9 @@ private:
   // Full block descriptions, for device accesses and faults (not the hot
   // path, which reads hot_).
   std::unordered_map<uint32_t, std::unique_ptr<BlockInfo>> blocks_;
+  // The card memory Unicorn may hold translated code from: every block
+  // costed since the last flush, as disjoint ranges [begin, end) by begin.
+  std::map<uint64_t, uint64_t> code_ranges_;
 
   uint64_t cycles_ = 0;
   uint64_t instructions_ = 0;
@@ -481,6 +495,7 @@ void UnicornCpu::install_hooks() {
 const BlockInfo &UnicornCpu::lookup_block(uint32_t addr, uint32_t size) {
   std::unique_ptr<BlockInfo> *slot = &blocks_[addr];
   if (!*slot || (*slot)->size != size) {
+    note_code(addr, uint64_t(addr) + size);
     std::vector<uint32_t> words(size / 4);
     uc_mem_read(uc_, addr, words.data(), words.size() * 4);
     *slot =
@@ -502,6 +517,11 @@ void UnicornCpu::enter_block(uint32_t addr, uint32_t size) {
   pending_penalty_ = 0;
   fallthrough_ = addr;
   if (cycles >= limit_) {
+    // Translated, not run yet: its code must be known before the slice
+    // ends, in case a DMA overwrites it meanwhile.
+    if (uint32_t index = (addr - hot_base_) / 4;
+        index >= hot_.size() || hot_[index].size != size)
+      lookup_block(addr, size);
     cycles_ = cycles;
     stopped_at_limit_ = true;
     if (use_fiber()) {
@@ -722,6 +742,26 @@ UnicornCpu::find_faulting_index(const BlockInfo &block,
   return std::nullopt;
 }
 
+// An address error on fetch is reported as one on load (AdEL): when no load
+// of the block explains it, the jump register at the block's end may. Its
+// index, with the fault made a MisalignedJump to the register's value.
+std::optional<uint32_t> UnicornCpu::misaligned_jump(const BlockInfo &block) {
+  if (block.instructions < 2)
+    return std::nullopt;
+  const uint32_t at = block.instructions - 2; // the jump before its slot
+  const uint32_t word = block.words[at];
+  mips::Insn insn = mips::decode(word);
+  if (insn.kind != mips::Kind::Jump || (word >> 26) != 0) // jr, jalr only
+    return std::nullopt;
+  uint32_t target = insn.rs ? read_reg(UC_MIPS_REG_0 + insn.rs) : 0;
+  if (target % 4 == 0)
+    return std::nullopt;
+  fault_.kind = FaultKind::MisalignedJump;
+  fault_.has_address = true;
+  fault_.address = target;
+  return at;
+}
+
 void UnicornCpu::finish_fault() {
   PendingFault &p = *pending_fault_;
   fault_ = Fault{};
@@ -736,6 +776,12 @@ void UnicornCpu::finish_fault() {
     index = (*p.pc - block->address) / 4;
   else if (!p.pc && block)
     index = find_faulting_index(*block, p);
+  if (!index && block && p.kind == FaultKind::UnalignedRead)
+    if (std::optional<uint32_t> jump = misaligned_jump(*block)) {
+      fault_.pc = block->address + 4 * *jump; // the block ran in full
+      pending_fault_.reset();
+      return;
+    }
   if (index) {
     fault_.pc = block->address + 4 * *index;
     fault_.in_delay_slot =
@@ -814,11 +860,76 @@ void UnicornCpu::flush_code_cache() {
   settle();
   blocks_.clear();
   hot_.clear();
+  code_ranges_.clear();
   // Flushing translated blocks resets the whole translation region, which is
   // costly: only do it when something was translated.
   if (block_size_)
     uc_ctl_flush_tlb(uc_); // flushes translated blocks (misnamed in 2.0.1)
   block_size_ = 0;
+}
+
+// Adds [begin, end) to the translated ranges, merging neighbours.
+void UnicornCpu::note_code(uint64_t begin, uint64_t end) {
+  auto it = code_ranges_.upper_bound(begin);
+  if (it != code_ranges_.begin() && std::prev(it)->second >= begin) {
+    --it;
+    begin = it->first;
+    end = std::max(end, it->second);
+    it = code_ranges_.erase(it);
+  }
+  while (it != code_ranges_.end() && it->first <= end) {
+    end = std::max(end, it->second);
+    it = code_ranges_.erase(it);
+  }
+  code_ranges_.emplace(begin, end);
+}
+
+// Removes [begin, end) from the translated ranges.
+void UnicornCpu::forget_code(uint64_t begin, uint64_t end) {
+  auto it = code_ranges_.lower_bound(begin);
+  if (it != code_ranges_.begin() && std::prev(it)->second > begin)
+    --it;
+  while (it != code_ranges_.end() && it->first < end) {
+    uint64_t first = it->first, last = it->second;
+    it = code_ranges_.erase(it);
+    if (first < begin)
+      code_ranges_.emplace(first, begin);
+    if (last > end) {
+      code_ranges_.emplace(end, last);
+      break;
+    }
+  }
+}
+
+void UnicornCpu::code_written(uint32_t addr, uint32_t len) {
+  const uint64_t begin = addr, end = uint64_t(addr) + len;
+  auto it = code_ranges_.lower_bound(end); // first range starting at or past
+  if (len == 0 || it == code_ranges_.begin() || std::prev(it)->second <= begin)
+    return; // no range starts before `end` and reaches past `begin`
+  drop_code(begin, end);
+}
+
+// Drops every block with code in [begin, end): our costs and Unicorn's
+// translation. A parked run is stopped first, since its next block may be
+// one of them; a run inside a device access ends at the next block.
+void UnicornCpu::drop_code(uint64_t begin, uint64_t end) {
+  settle();
+  if (in_run_)
+    request_stop();
+  for (auto it = blocks_.begin(); it != blocks_.end();) {
+    uint64_t first = it->first, last = first + it->second->size;
+    if (first < end && begin < last) {
+      if (uint32_t index = uint32_t(first - hot_base_) / 4; index < hot_.size())
+        hot_[index] = HotCost{};
+      it = blocks_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  // Addresses as 64-bit values: uc_ctl reads them with va_arg(uint64_t).
+  check(uc_ctl_remove_cache(uc_, begin, end),
+        "uc_ctl_remove_cache(" + hex(begin) + ", " + hex(end) + ")");
+  forget_code(begin, end);
 }
 
 } // namespace
@@ -837,6 +948,8 @@ const char *fault_name(FaultKind kind) {
     return "unaligned read";
   case FaultKind::UnalignedWrite:
     return "unaligned write";
+  case FaultKind::MisalignedJump:
+    return "jump to a misaligned address";
   case FaultKind::IllegalInstruction:
     return "illegal instruction";
   case FaultKind::NoFpu:

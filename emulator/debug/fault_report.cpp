@@ -57,8 +57,9 @@ std::string fault_report(const Node &node) {
   const Fault &f = node.fault();
   std::ostringstream out;
   out << "node " << node.id() << ": firmware fault: " << fault_name(f.kind);
-  if (f.has_address)
-    out << " at " << describe_data_address(f.address);
+  if (f.has_address) // a jump's target, or the data address
+    out << (f.kind == FaultKind::MisalignedJump ? " " : " at ")
+        << describe_data_address(f.address);
   out << "\n";
   if (!f.detail.empty())
     out << "  " << f.detail << "\n";

@@ -33,6 +33,7 @@ gdb::Signal fault_signal(FaultKind kind) {
   case FaultKind::BusError:
   case FaultKind::UnalignedRead:
   case FaultKind::UnalignedWrite:
+  case FaultKind::MisalignedJump:
     return gdb::Signal::Bus;
   case FaultKind::Watchdog:
     return gdb::Signal::Abrt;

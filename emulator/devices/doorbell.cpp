@@ -51,9 +51,12 @@ std::unique_ptr<DoorbellDevice> DoorbellDevice::from_model(DeviceHost &host,
 
 std::vector<ModelKey> DoorbellDevice::model_keys() {
   const char *me = "doorbell bank";
-  return {{"params.doorbell.fifos", KeyUse::Required, me},
-          {"params.doorbell.depth", KeyUse::Required, me},
-          {"params.doorbell.entry_bits", KeyUse::Optional, me},
+  return {{"params.doorbell.fifos", KeyUse::Required, me,
+           whole_number(1, kMaxFifos)},
+          {"params.doorbell.depth", KeyUse::Required, me,
+           whole_number(1, kMaxDepth)},
+          {"params.doorbell.entry_bits", KeyUse::Optional, me,
+           whole_number(32, 32)},
           // How the VI provider shares the FIFOs out (docs/via.md).
           {"params.doorbell.reserved", KeyUse::Reference, me},
           {"params.doorbell.fifos_per_vi", KeyUse::Reference, me},

@@ -25,8 +25,10 @@ std::vector<ModelKey> HostDmaEngine::model_keys() {
           {"timing.host_dma.gap_to_host", KeyUse::Required, me},
           {"timing.host_dma.per_word_to_host", KeyUse::Required, me},
           {"timing.host_dma.startup", KeyUse::Reference, me},
-          {"params.host_dma.peak_to_sram_MBps", KeyUse::Reference, me},
-          {"params.host_dma.peak_to_host_MBps", KeyUse::Reference, me}};
+          {"params.host_dma.peak_to_sram_MBps", KeyUse::Reference, me,
+           kBandwidthMBps},
+          {"params.host_dma.peak_to_host_MBps", KeyUse::Reference, me,
+           kBandwidthMBps}};
 }
 
 HostDmaEngine::HostDmaEngine(DeviceHost &host, DmaTiming to_card,

@@ -15,7 +15,7 @@ std::vector<ModelKey> TxEngine::model_keys() {
   return {{"timing.tx_dma.gap", KeyUse::Required, me},
           {"timing.tx_dma.per_word", KeyUse::Required, me},
           {"timing.tx_dma.startup", KeyUse::Reference, me},
-          {"params.tx_dma.peak_MBps", KeyUse::Reference, me}};
+          {"params.tx_dma.peak_MBps", KeyUse::Reference, me, kBandwidthMBps}};
 }
 
 TxEngine::TxEngine(DeviceHost &host, DmaTiming timing)
@@ -168,7 +168,10 @@ RouteTable::RouteTable(DeviceHost &host)
   auto has_address = [this] { return dest_ <= kMaxMacNode; };
   registers()
       .bind(NICEMU_ROUTE_DEST, dest_, [this] { look_up(); })
-      .on_read(NICEMU_ROUTE_LENGTH, [this] { return route_.size(); })
+      .on_read(NICEMU_ROUTE_LENGTH,
+               [this]() -> uint64_t {
+                 return too_long_ ? NICEMU_ROUTE_TOO_LONG : route_.size();
+               })
       .on_read(NICEMU_ROUTE_BYTES_LO, [this, word] { return word(route_, 0); })
       .on_read(NICEMU_ROUTE_BYTES_HI, [this, word] { return word(route_, 4); })
       .on_read(NICEMU_ROUTE_MAC_LO,
@@ -186,9 +189,16 @@ RouteTable::RouteTable(DeviceHost &host)
 
 void RouteTable::look_up() {
   route_.clear();
+  too_long_ = false;
   Fabric *f = host_.fabric();
   if (f && dest_ != host_.node_id() && dest_ < f->topology().nodes)
     route_ = f->route(host_.node_id(), dest_);
+  // The table holds 8 bytes; make_fabric refuses a source-routed network
+  // with longer routes, so only an Ethernet one gets here.
+  if (route_.size() > NICEMU_ROUTE_MAX_BYTES) {
+    route_.clear();
+    too_long_ = true;
+  }
 }
 
 } // namespace nicemu

@@ -81,6 +81,7 @@ private:
   DeviceHost &host_;
   uint32_t dest_ = 0;
   std::vector<uint8_t> route_;
+  bool too_long_ = false; // longer than NICEMU_ROUTE_MAX_BYTES
 };
 
 } // namespace nicemu

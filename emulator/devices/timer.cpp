@@ -59,6 +59,8 @@ void TimerDevice::stop() {
 }
 
 // One pending event at most: at the deadline, or now if it already passed.
+// A deadline past the end of virtual time never comes: no event, so a core
+// that sleeps on it sleeps for good (a deadlock, if nothing else wakes it).
 void TimerDevice::rearm() {
   Scheduler &s = host_.scheduler();
   if (event_)
@@ -66,8 +68,10 @@ void TimerDevice::rearm() {
   event_.reset();
   if (!enabled_)
     return;
-  uint64_t at = std::max(deadline_, host_.now_cycle());
-  event_ = s.schedule(host_.clock().time_of(at), "timer", [this] { expire(); });
+  Time at = host_.clock().time_of(std::max(deadline_, host_.now_cycle()));
+  if (at > kTimeEnd)
+    return;
+  event_ = s.schedule(at, "timer", [this] { expire(); });
 }
 
 void TimerDevice::expire() {

@@ -67,6 +67,7 @@ struct Flight {
   bool dropped = false;
   bool lost = false;     // an injected fault: it ends with the cable it is on
   bool finished = false; // delivered or dropped: its last event ran
+  bool in_use = false;   // sent and not yet freed
   // Store-and-forward: the switch port the head last arrived at, and whether
   // the packet waits there for its output port, filling that input.
   uint32_t in_port = kNoPort;
@@ -126,6 +127,8 @@ struct Fabric::Impl {
   void wait(Flight *f);
   void stop_waiting(Flight *f);
   void drop(Flight *f, bool filtered = false);
+  // A misrouted packet: dropped, and the first few kept with `why`.
+  void misroute(Flight *f, const std::string &why);
   void strike(Flight *f, uint32_t link);
   // The tail.
   void move(Flight *f, Time duration, bool all = false);
@@ -155,8 +158,9 @@ struct Fabric::Impl {
   size_t sweep_at = 64;
   FabricStats stats;
   uint64_t misrouted = 0;
-  OutsideSink outside;           // set_outside
-  uint64_t outside_sequence = 0; // ids of frames from outside
+  std::vector<Misroute> misroutes; // the first kKeptMisroutes
+  OutsideSink outside;             // set_outside
+  uint64_t outside_sequence = 0;   // ids of frames from outside
   Time gap; // the interframe gap: a link stays idle that long after a tail
   // Observers (set_events): crossings by link, in the order heads entered.
   RunEvents *events = nullptr;
@@ -180,10 +184,12 @@ Flight *Fabric::Impl::new_flight() {
   if (free_slots.empty()) {
     flights.push_back(std::make_unique<Flight>());
     flights.back()->slot = uint32_t(flights.size() - 1);
+    flights.back()->in_use = true;
     return flights.back().get();
   }
   Flight *f = flights[free_slots.back()].get();
   free_slots.pop_back();
+  f->in_use = true;
   return f;
 }
 
@@ -284,11 +290,20 @@ void Fabric::Impl::leave_switch(Flight *f, uint32_t sw) {
   if (f->packet.broadcast)
     return fan_out(f, sw);
   std::vector<uint8_t> &route = f->packet.route;
-  if (route.empty() || route[0] >= wiring.ports)
-    return drop(f);
+  auto at = [sw] { return "switch s" + std::to_string(sw); }; // on failure
+  if (route.empty())
+    return misroute(f, "no route byte left at " + at());
+  if (route[0] >= wiring.ports)
+    return misroute(f, "route byte " + std::to_string(route[0]) +
+                           " names no port of " + at() + " (it has " +
+                           std::to_string(wiring.ports) + ")");
   uint32_t out = wiring.switch_port(sw, route[0]);
-  if (wiring.peer[out] == kNoPort || links[out].holder == f)
-    return drop(f);
+  if (wiring.peer[out] == kNoPort)
+    return misroute(f, "route byte " + std::to_string(route[0]) + ": port " +
+                           wiring.name(out) + " has no cable");
+  if (links[out].holder == f)
+    return misroute(f, "route byte " + std::to_string(route[0]) + " at " +
+                           at() + " loops back onto a link the packet holds");
   route.erase(route.begin());
   request(f, out);
   if (params.store_and_forward && f->waiting) {
@@ -304,12 +319,15 @@ void Fabric::Impl::fan_out(Flight *f, uint32_t sw) {
   std::map<uint8_t, std::vector<uint32_t>> by_port;
   for (uint32_t target : f->targets) {
     std::vector<uint8_t> r = router.route(f->packet.source, target);
-    if (f->hops >= r.size())
-      return drop(f); // a target behind this switch's own node: no route
+    if (f->hops >= r.size()) // a target behind this switch's own node
+      return misroute(f, "broadcast: no route from switch s" +
+                             std::to_string(sw) + " to node " +
+                             std::to_string(target));
     by_port[r[f->hops]].push_back(target);
   }
   if (by_port.empty())
-    return drop(f);
+    return misroute(f, "broadcast: no target left at switch s" +
+                           std::to_string(sw));
   bool first = true;
   uint32_t hops = f->hops + 1;
   for (auto &[port, targets] : by_port) {
@@ -326,7 +344,8 @@ void Fabric::Impl::fan_out(Flight *f, uint32_t sw) {
     branch->targets = std::move(targets);
     branch->hops = hops;
     if (wiring.peer[out] == kNoPort || links[out].holder == branch) {
-      drop(branch);
+      misroute(branch, "broadcast: port " + wiring.name(out) +
+                           " has no cable or loops back");
       continue;
     }
     request(branch, out);
@@ -336,10 +355,16 @@ void Fabric::Impl::fan_out(Flight *f, uint32_t sw) {
 void Fabric::Impl::at_node(Flight *f, uint32_t node) {
   if (f->packet.filtered) // two nodes back to back: the NIC filters it
     return drop(f, true);
-  if (!f->packet.route.empty() || !receivers[node] ||
-      (f->packet.broadcast && std::find(f->targets.begin(), f->targets.end(),
-                                        node) == f->targets.end()))
-    return drop(f);
+  auto here = [node] { return "node " + std::to_string(node); };
+  if (!f->packet.route.empty())
+    return misroute(f, "reached " + here() + " with " +
+                           std::to_string(f->packet.route.size()) +
+                           " route byte(s) left");
+  if (!receivers[node])
+    return misroute(f, "reached " + here() + ", which has no receiver");
+  if (f->packet.broadcast &&
+      std::find(f->targets.begin(), f->targets.end(), node) == f->targets.end())
+    return misroute(f, "broadcast reached " + here() + ", not a target");
   f->node = node;
   offer(f);
 }
@@ -369,6 +394,12 @@ void Fabric::Impl::stop_waiting(Flight *f) {
     return;
   f->waiting = false;
   stats.blocked_time += sched.now() - f->wait_since;
+}
+
+void Fabric::Impl::misroute(Flight *f, const std::string &why) {
+  if (misroutes.size() < kKeptMisroutes)
+    misroutes.push_back({sched.now(), f->packet.source, why});
+  drop(f);
 }
 
 void Fabric::Impl::drop(Flight *f, bool filtered) {
@@ -712,6 +743,17 @@ std::vector<uint8_t> Fabric::route(uint32_t from, uint32_t to) const {
 const FabricStats &Fabric::stats() const {
   return impl_->stats;
 }
+const std::vector<Misroute> &Fabric::misroutes() const {
+  return impl_->misroutes;
+}
+
+uint64_t Fabric::packets_in_network() const {
+  uint64_t n = 0;
+  for (const auto &f : impl_->flights)
+    n += f->in_use && !f->finished;
+  return n;
+}
+
 uint64_t Fabric::misrouted() const {
   return impl_->misrouted;
 }

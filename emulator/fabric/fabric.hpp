@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,14 @@ struct Topology {
   // Checks that every node is cabled once, ports are in range and used
   // once, and every node reaches every other. Throws nicemu::Error.
   void validate() const;
+  // A route of more than `max_bytes` bytes, if there is one: the first by
+  // source node, then by destination. One search per switch with nodes,
+  // ended by the first such route.
+  struct LongRoute {
+    uint32_t from = 0, to = 0;
+    size_t bytes = 0;
+  };
+  std::optional<LongRoute> route_longer_than(size_t max_bytes) const;
 };
 
 // One crossbar for up to `ports` nodes; beyond, a generated multi-switch
@@ -147,6 +156,16 @@ struct FabricStats {
   uint64_t packets_corrupted = 0;
   uint64_t packets_lost = 0;
 };
+
+// A packet the fabric dropped because of its route bytes (Fabric::send):
+// when, whose, and what was wrong, as a person reads it.
+struct Misroute {
+  Time at = 0;
+  uint32_t source = 0;
+  std::string why; // "route byte 9 names no port of switch s1 (it has 8)"
+};
+// The fabric keeps the first misroutes it sees, and counts them all.
+inline constexpr size_t kKeptMisroutes = 8;
 
 // Faults injected on every cable (nicemu run --link-corrupt, --link-loss):
 // the spec's links lose nothing "unless a fault is injected". Each cable
@@ -223,6 +242,11 @@ public:
   std::vector<uint8_t> route(uint32_t from, uint32_t to) const;
   const FabricStats &stats() const;
   uint64_t misrouted() const;
+  // The first kKeptMisroutes misrouted packets, in the order they dropped.
+  const std::vector<Misroute> &misroutes() const;
+  // Packets sent and neither delivered nor dropped: their heads wait for a
+  // link another packet holds or for a receiver (after a run: stuck).
+  uint64_t packets_in_network() const;
 
 private:
   struct Impl;

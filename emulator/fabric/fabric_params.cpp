@@ -51,11 +51,13 @@ FabricParams fabric_params(const Model &model) {
 std::vector<ModelKey> fabric_model_keys(bool ethernet) {
   const char *links = "network";
   std::vector<ModelKey> keys = {
-      {"params.link.bandwidth_MBps", KeyUse::Required, links},
+      {"params.link.bandwidth_MBps", KeyUse::Required, links, kBandwidthMBps},
       {"timing.link.latency", KeyUse::Required, links},
       {"timing.switch.latency", KeyUse::Required, links},
-      {"params.switch.ports", KeyUse::Required, links},
-      {"params.switch.store_and_forward", KeyUse::Optional, links},
+      // A route byte names a port.
+      {"params.switch.ports", KeyUse::Required, links, whole_number(1, 256)},
+      {"params.switch.store_and_forward", KeyUse::Optional, links,
+       whole_number(0, 1)},
       {"params.link.width_bits", KeyUse::Reference, links},
       {"params.link.ports", KeyUse::Reference, links},
   };
@@ -67,7 +69,7 @@ std::vector<ModelKey> fabric_model_keys(bool ethernet) {
                             "params.ethernet.interframe_gap_bytes",
                             "params.ethernet.min_frame_bytes",
                             "params.ethernet.max_payload_bytes"})
-      keys.push_back({key, KeyUse::Required, eth});
+      keys.push_back({key, KeyUse::Required, eth, whole_number(0, 65535)});
   } else {
     keys.push_back(
         {"params.switch.route_bytes_per_hop", KeyUse::Reference, links});

@@ -7,6 +7,9 @@
 
 #include "nicemu/error.hpp"
 
+#include <algorithm>
+#include <deque>
+
 namespace nicemu {
 
 using namespace fabric_detail;
@@ -90,6 +93,45 @@ std::vector<uint8_t> Topology::route(uint32_t from, uint32_t to) const {
   validate();
   Wiring w = wire(*this);
   return Router(w).route(from, to);
+}
+
+std::optional<Topology::LongRoute>
+Topology::route_longer_than(size_t max_bytes) const {
+  validate();
+  Wiring w = wire(*this);
+  // Each switch that has nodes, with its lowest node, by that node: a route
+  // between two nodes is one byte per switch on the shortest path.
+  std::vector<std::pair<uint32_t, uint32_t>> ends; // (node, switch)
+  std::vector<bool> listed(switches, false);
+  for (uint32_t n = 0; n < nodes; ++n) {
+    uint32_t peer = w.peer[w.node_port(n)];
+    if (peer == kNoPort || w.is_node(peer) || listed[w.switch_of(peer)])
+      continue;
+    listed[w.switch_of(peer)] = true;
+    ends.push_back({n, w.switch_of(peer)});
+  }
+  std::vector<uint32_t> hops(switches);
+  for (const auto &[from, start] : ends) {
+    std::fill(hops.begin(), hops.end(), kNoPort);
+    hops[start] = 0;
+    std::deque<uint32_t> todo{start};
+    while (!todo.empty()) {
+      uint32_t sw = todo.front();
+      todo.pop_front();
+      for (uint32_t p = 0; p < w.ports; ++p) {
+        uint32_t peer = w.peer[w.switch_port(sw, p)];
+        if (peer == kNoPort || w.is_node(peer) ||
+            hops[w.switch_of(peer)] != kNoPort)
+          continue;
+        hops[w.switch_of(peer)] = hops[sw] + 1;
+        todo.push_back(w.switch_of(peer));
+      }
+    }
+    for (const auto &[to, end] : ends)
+      if (size_t(hops[end]) + 1 > max_bytes)
+        return LongRoute{from, to, size_t(hops[end]) + 1};
+  }
+  return std::nullopt;
 }
 
 std::vector<std::vector<uint8_t>> Topology::routes_from(uint32_t from) const {

@@ -190,14 +190,25 @@ Topology parse_topology(const std::string &text, const std::string &origin,
   return parser.finish(line == 0 ? 1 : line);
 }
 
+// A topology file is at most 64 MiB: two million cable lines of 32 bytes
+// (65536 nodes on a tree of 8-port switches take about 80000 lines).
+constexpr size_t kMaxTopologyBytes = size_t(64) << 20;
+
 Topology read_topology(const std::string &path, uint32_t ports_per_switch) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error("cannot read topology file " + path + ": " +
                 std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_topology(text.str(), path, ports_per_switch);
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, size_t(in.gcount()));
+    if (text.size() > kMaxTopologyBytes)
+      throw Error(path + ": more than 64 MiB, too large for a topology file");
+  }
+  if (in.bad())
+    throw Error("cannot read topology file " + path);
+  return parse_topology(text, path, ports_per_switch);
 }
 
 } // namespace nicemu

@@ -8,6 +8,9 @@
 
 namespace nicemu {
 
+static_assert(channel::kTimeEnd == kTimeEnd,
+              "host and emulator agree on the end of virtual time");
+
 using channel::Op;
 using channel::Reply;
 using channel::Request;
@@ -120,8 +123,12 @@ void HostAgent::poll() {
     return;
   take_posted_write();
   // The simulation never passes a computing host's clock, so its request
-  // is never in the past.
-  Time at = std::max<Time>(r.time, scheduler_.now());
+  // is never in the past. A clock past the end of virtual time (only a host
+  // that writes its control block has one) is refused at the present, and
+  // the host's clock comes back to it.
+  const bool clock_ok = r.time <= kTimeEnd;
+  Time at =
+      clock_ok ? std::max<Time>(r.time, scheduler_.now()) : scheduler_.now();
   phase_ = r.op == Op::Exit ? Phase::Exited : Phase::Busy;
   request_at_ = at;
   if (r.op == Op::Exit) {
@@ -131,12 +138,22 @@ void HostAgent::poll() {
   }
   // Ordered by rank, not by when the request happened to be taken in.
   EventOrigin was = scheduler_.set_origin(EventOrigin::host(rank_));
-  scheduler_.schedule(at, "host: request", [this, r, at] {
+  scheduler_.schedule(at, "host: request", [this, r, at, clock_ok] {
     Request stamped = r;
     stamped.time = at;
+    if (!clock_ok)
+      return refuse(stamped);
     handle(stamped);
   });
   scheduler_.set_origin(was);
+}
+
+// Refused at once with no time charged: the host's clock stays where the
+// request found it.
+void HostAgent::refuse(const Request &r) {
+  call_name_ = op_name(r.op);
+  call_start_ = r.time;
+  reply_at(r.time, Reply{Status::BadArgument, 0, 0});
 }
 
 // A posted PIO write runs at the host's time, like a waited-for one, and
@@ -148,6 +165,13 @@ void HostAgent::take_posted_write() {
   if (!channel_->take_posted(w))
     return;
   Time at = std::max<Time>(w.time, scheduler_.now());
+  if (w.time > kTimeEnd) { // only a host that writes its control block
+    if (failure_.empty())
+      failure_ = "host rank " + std::to_string(rank_) +
+                 ": a posted PIO write is stamped past the end of virtual "
+                 "time (its control block was overwritten)";
+    return;
+  }
   Time cost = node_ ? node_->host_port().posted_write_cost(w.a) : 0;
   const char *name =
       node_ ? node_->host_port().call_name(w.a, true) : op_name(Op::Write);
@@ -216,6 +240,9 @@ void HostAgent::handle(const Request &r) {
   case Op::ReadBlock:
     return card_access(r, now);
   case Op::Advance:
+    // Past the end of virtual time: refused, the clock stays.
+    if (r.arg64 > kTimeEnd - std::min(now, kTimeEnd))
+      return reply_at(now, Reply{Status::BadArgument, 0, 0});
     return reply_at(now + r.arg64, Reply{});
   case Op::WaitWord:
   case Op::WaitInterrupt:
@@ -236,7 +263,8 @@ void HostAgent::handle(const Request &r) {
                    bool((r.arg64 >> 32) & 1)};
     return check_watch();
   case Op::WaitWordUntil:
-    if (!word_in_arena(r.a))
+    // kTimeNever: no deadline; any other deadline past the end is refused.
+    if (!word_in_arena(r.a) || (r.arg64 > kTimeEnd && r.arg64 != kTimeNever))
       return reply_at(now, Reply{Status::BadArgument, 0, 0});
     watch_ = Watch{r.a, r.b, r.c, std::nullopt, 0, true};
     check_watch();

@@ -66,6 +66,8 @@ public:
 private:
   enum class Phase { Starting, Computing, Busy, Exited };
   void handle(const channel::Request &r);
+  // A request stamped past the end of virtual time: BadArgument at once.
+  void refuse(const channel::Request &r);
   void take_posted_write();
   // A Read or Write of the card through its host port; the reply is
   // BadArgument where the port refuses it.

@@ -146,9 +146,10 @@ uint64_t encoded_size(const Image &image) {
 void check_encodable(const Image &image) {
   const std::string prefix = "cannot encode firmware image: ";
   if (image.model.size() > kModelNameSize ||
-      image.model.find('\0') != std::string::npos)
-    throw Error(prefix + "model name \"" + image.model +
-                "\" is longer than 16 bytes or holds a NUL");
+      (!image.model.empty() && !is_model_name(image.model)))
+    throw Error(prefix + "model name \"" + printable(image.model) +
+                "\" is longer than 16 bytes or not a model name (letters, "
+                "digits, '_' or '-')");
   if (image.build_id.size() > kMaxBuildId)
     throw Error(prefix + "build id is " +
                 std::to_string(image.build_id.size()) + " bytes (at most 32)");
@@ -440,6 +441,30 @@ std::vector<ImageSymbol> read_symbols(Bytes image, const Header &h) {
   return symbols;
 }
 
+// The fields whose bytes the format fixes: the reserved bytes are 0, the
+// target model is a model name padded with NULs, the build id is padded
+// with zeros. (Checked after the CRC: a damaged image is reported as such.)
+void check_fixed_bytes(Bytes image) {
+  const std::string bad = "bad firmware image header: ";
+  const Bytes reserved = image.subspan(kOffBuildIdLen + 1, 3);
+  if (!std::all_of(reserved.begin(), reserved.end(),
+                   [](uint8_t b) { return b == 0; }))
+    throw Error(bad + "reserved bytes 65-67 are " + hex_bytes(reserved, " ") +
+                ", not 0");
+  const Bytes model = image.subspan(kOffModel, kModelNameSize);
+  const auto end = std::find(model.begin(), model.end(), 0);
+  const std::string name(model.begin(), end);
+  if (!std::all_of(end, model.end(), [](uint8_t b) { return b == 0; }) ||
+      (!name.empty() && !is_model_name(name)))
+    throw Error(bad + "the target model (bytes " + hex_bytes(model, " ") +
+                ") is not a model name padded with NULs");
+  const Bytes id = image.subspan(kOffBuildId, kMaxBuildId);
+  if (!std::all_of(id.begin() + image[kOffBuildIdLen], id.end(),
+                   [](uint8_t b) { return b == 0; }))
+    throw Error(bad + "the build id's padding (past its " +
+                std::to_string(image[kOffBuildIdLen]) + " bytes) is not 0");
+}
+
 } // namespace
 
 Image decode_image(Bytes bytes) {
@@ -455,6 +480,7 @@ Image decode_image(Bytes bytes) {
     throw Error("firmware image is corrupted: image CRC-32 is " + hex32(crc) +
                 ", expected " + hex32(stored) +
                 " (the header or a table is damaged)");
+  check_fixed_bytes(image);
   const Bytes model = image.subspan(kOffModel, kModelNameSize);
   out.model.assign(model.begin(), std::find(model.begin(), model.end(), 0));
   out.entry = h.entry;
@@ -708,8 +734,12 @@ std::vector<uint8_t> read_file_bytes(const std::string &path) {
     throw Error("cannot open " + path + ": " + std::strerror(errno));
   std::vector<uint8_t> bytes;
   uint8_t buf[65536];
-  while (size_t n = std::fread(buf, 1, sizeof buf, f.get()))
+  while (size_t n = std::fread(buf, 1, sizeof buf, f.get())) {
     bytes.insert(bytes.end(), buf, buf + n);
+    if (bytes.size() > kMaxFlashBytes)
+      throw Error(path + ": more than 16 MiB, too large for an image or a "
+                         "flash file (the largest flash a model may have)");
+  }
   if (std::ferror(f.get()))
     throw Error("cannot read " + path + ": " + std::strerror(errno));
   return bytes;

@@ -232,7 +232,7 @@ struct Section {
       return uint64_t(i->get());
     std::string want =
         min == 0 ? "a non-negative integer" : "a positive integer";
-    if (max <= kU32Max)
+    if (max != kU64Max)
       want = "an integer from " + std::to_string(min) + " to " +
              std::to_string(max);
     fail_type(v, key, want);
@@ -293,7 +293,7 @@ void check_name(const Section &top, const std::string &name) {
     top.fail_at(top.find("name"), "name",
                 "must be letters, digits, '_' or '-' (it is the file name "
                 "and what --model takes), got \"" +
-                    name + "\"");
+                    printable(name) + "\"");
 }
 
 void check_name(const Section &variant, const std::string &name,
@@ -303,13 +303,21 @@ void check_name(const Section &variant, const std::string &name,
          std::string(what) +
              " must be letters, digits, '_' or '-' (it is "
              "what --model NAME:VARIANT takes), got \"" +
-             name + "\"");
+             printable(name) + "\"");
 }
+
+// A core clock of 1 kHz to 1 THz: a cycle lasts 1 ps to 1 ms (a faster
+// clock's cycles would take 0 ps). The watchdog's period is what
+// SYS_WDT_PERIOD, a 32-bit register, holds.
+constexpr uint64_t kMinClockHz = 1'000, kMaxClockHz = 1'000'000'000'000;
+// A cycle table entry: at most 10000 cycles, so that a block's cost and a
+// taken branch's penalty fit their counters.
+constexpr uint64_t kMaxCycleCost = 10'000;
 
 void read_core(const Section &core, Model &m) {
   core.check_keys({"clock_hz", "watchdog_cycles"});
-  m.clock_hz = core.uint("clock_hz", 1, kU64Max, std::nullopt);
-  m.watchdog_cycles = core.uint("watchdog_cycles", 0, kU64Max, 0);
+  m.clock_hz = core.uint("clock_hz", kMinClockHz, kMaxClockHz, std::nullopt);
+  m.watchdog_cycles = core.uint("watchdog_cycles", 0, kU32Max, 0);
 }
 
 void read_cycles(const Section &cycles, CycleTable &t) {
@@ -322,7 +330,7 @@ void read_cycles(const Section &cycles, CycleTable &t) {
                         &t.interrupt_entry, &t.wake};
   cycles.check_keys(keys);
   for (size_t i = 0; i < keys.size(); ++i)
-    *fields[i] = uint32_t(cycles.uint(keys[i], 0, kU32Max, 0));
+    *fields[i] = uint32_t(cycles.uint(keys[i], 0, kMaxCycleCost, 0));
 }
 
 uint32_t read_flash(const Section &flash) {
@@ -514,6 +522,9 @@ Model read_model(const toml::table &root, const std::string &origin) {
 
 // ---- files and the search path ----
 
+// A model file is at most 1 MiB (the shipped ones are under 16 KiB).
+constexpr size_t kMaxModelBytes = size_t(1) << 20;
+
 std::string read_file(const fs::path &path) {
   std::FILE *f = std::fopen(path.c_str(), "rb");
   if (!f)
@@ -521,8 +532,14 @@ std::string read_file(const fs::path &path) {
                 std::strerror(errno));
   std::string text;
   char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;)
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) {
     text.append(buf, n);
+    if (text.size() > kMaxModelBytes) {
+      std::fclose(f);
+      throw Error(path.string() +
+                  ": more than 1 MiB, too large for a model file");
+    }
+  }
   bool failed = std::ferror(f);
   std::fclose(f);
   if (failed)
@@ -587,6 +604,24 @@ std::optional<uint64_t> parse_size(const std::string &text) {
                  ? std::nullopt
                  : std::optional<uint64_t>(bytes);
   return std::nullopt;
+}
+
+bool is_model_name(const std::string &name) {
+  return is_name(name);
+}
+
+std::string printable(const std::string &text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7F && c != '\\') {
+      out += char(c);
+      continue;
+    }
+    char escaped[8];
+    std::snprintf(escaped, sizeof escaped, "\\x%02X", c);
+    out += escaped;
+  }
+  return out;
 }
 
 std::string format_size(uint64_t bytes) {
@@ -727,7 +762,7 @@ Model with_variant(const Model &model, const std::string &variant) {
     for (const ModelVariant &known : model.variants)
       names.push_back(known.name);
     throw Error(model.source.string() + ": model \"" + model.name +
-                "\" has no variant \"" + variant + "\" (" +
+                "\" has no variant \"" + printable(variant) + "\" (" +
                 (names.empty() ? std::string("it has no variants")
                                : "variants: " + join(names, ", ")) +
                 ")");
@@ -766,7 +801,7 @@ Model load_model(const std::string &name_or_path) {
     return m;
   }
   std::vector<std::string> known = list_models();
-  throw Error("unknown model \"" + x + "\"; available models: " +
+  throw Error("unknown model \"" + printable(x) + "\"; available models: " +
               (known.empty() ? "none" : join(known, ", ")) + " (searched " +
               join(searched, ", ") +
               "; set NICEMU_MODEL_PATH or pass a path to a .toml file)");
@@ -867,6 +902,58 @@ std::string key_hint(const std::string &full_key,
                    ")";
 }
 
+// "30.1 ns", "1 s", "0 ps": picoseconds in the largest unit they fill.
+std::string duration_text(double ps) {
+  static const std::pair<double, const char *> units[] = {
+      {1e12, "s"}, {1e9, "ms"}, {1e6, "us"}, {1e3, "ns"}};
+  char text[48];
+  for (const auto &[scale, unit] : units)
+    if (ps >= scale) {
+      std::snprintf(text, sizeof text, "%.15g %s", ps / scale, unit);
+      return text;
+    }
+  std::snprintf(text, sizeof text, "%.15g ps", ps);
+  return text;
+}
+
+std::string number_text(double v) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.15g", v);
+  return text;
+}
+
+// The key's value is outside its range: the message, or "" if it is not.
+std::string range_problem(const Model &model, const std::string &full_key,
+                          const KeyRange &declared) {
+  const bool timing = full_key.starts_with("timing.");
+  const std::string key = full_key.substr(full_key.find('.') + 1);
+  KeyRange r = declared;
+  if (r.max < r.min)
+    r = timing ? KeyRange{0, double(kMaxDurationPs), true}
+               : KeyRange{0, kMaxParam, true};
+  double v = timing ? double(model.timing_ps.at(key)) : model.params.at(key);
+  bool whole = timing || !r.whole || v == std::floor(v);
+  if (v >= r.min && v <= r.max && whole)
+    return "";
+  if (timing)
+    return " = " + duration_text(v) + ": must be a duration from " +
+           duration_text(r.min) + " to " + duration_text(r.max);
+  if (r.min == r.max)
+    return " = " + number_text(v) + ": must be " + number_text(r.min);
+  return " = " + number_text(v) + ": must be " +
+         (r.whole ? "a whole number" : "a number") + " from " +
+         number_text(r.min) + " to " + number_text(r.max);
+}
+
+// "the Tx engine reads it", "a reference figure of the host side".
+std::string who_reads(const ModelKey &k) {
+  std::string reader = k.reader;
+  if (!reader.starts_with("the "))
+    reader = "the " + reader;
+  return k.use == KeyUse::Reference ? "a reference figure of " + reader
+                                    : reader + " reads it";
+}
+
 } // namespace
 
 void check_model_keys(const Model &model, const std::vector<ModelKey> &keys,
@@ -876,8 +963,14 @@ void check_model_keys(const Model &model, const std::vector<ModelKey> &keys,
     const std::string &key = full_key; // (clang 14 captures no bindings)
     auto known = std::find_if(keys.begin(), keys.end(),
                               [&](const ModelKey &k) { return key == k.key; });
-    if (known != keys.end())
+    if (known != keys.end()) {
+      if (std::string problem = range_problem(model, full_key, known->range);
+          !problem.empty())
+        fail(file, line,
+             "model \"" + model.name + "\": " + file_spelling(full_key) +
+                 problem + " (" + who_reads(*known) + ")");
       continue;
+    }
     fail(file, line,
          "model \"" + model.name + "\": " + file_spelling(full_key) +
              ": no device of the " + board + " board reads this key" +

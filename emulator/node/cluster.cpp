@@ -2,8 +2,26 @@
 
 #include "boards/board.hpp"
 #include "nicemu/error.hpp"
+#include "nicemu/regs.h"
 
 namespace nicemu {
+
+namespace {
+
+// Firmware on a source-routed network sends the route bytes the ROUTE
+// device gives it, which holds NICEMU_ROUTE_MAX_BYTES of them: a longer
+// route could not be sent (the firmware would write past its table).
+void check_route_table(const Topology &topology, const std::string &origin) {
+  if (auto r = topology.route_longer_than(NICEMU_ROUTE_MAX_BYTES))
+    throw Error(origin + ": the route from node " + std::to_string(r->from) +
+                " to node " + std::to_string(r->to) + " crosses " +
+                std::to_string(r->bytes) +
+                " switches, but the ROUTE device holds at most " +
+                std::to_string(NICEMU_ROUTE_MAX_BYTES) +
+                " route bytes (one per switch; docs/fabric.md)");
+}
+
+} // namespace
 
 Time network_lookahead(const Model &model, const Fabric &fabric) {
   return checked_board(model).network_lookahead(model, fabric);
@@ -21,6 +39,11 @@ std::unique_ptr<Fabric> make_fabric(Scheduler &scheduler, const Model &model,
     throw Error(topology_file + ": the topology has " +
                 std::to_string(topology.nodes) + " nodes, the run has " +
                 std::to_string(nodes));
+  if (!params.ethernet && !params.table_routing)
+    check_route_table(topology, topology_file.empty()
+                                    ? "the generated network of " +
+                                          std::to_string(nodes) + " nodes"
+                                    : topology_file);
   return std::make_unique<Fabric>(scheduler, params, std::move(topology));
 }
 

@@ -119,11 +119,14 @@ bool Node::card_read(uint32_t addr, void *out, uint32_t len) {
   return true;
 }
 
+// Behind the core's back (Unicorn sees only its own stores): the core drops
+// code it translated from these bytes, if any.
 bool Node::card_write(uint32_t addr, const void *in, uint32_t len) {
   Memory *m = const_cast<Memory *>(memory_for(addr, len));
   if (!m)
     return false;
   std::memcpy(m->bytes.data() + (addr - m->region.base), in, len);
+  cpu_->code_written(addr, len);
   return true;
 }
 
@@ -413,9 +416,14 @@ void Node::flush_console() {
   console_line_.clear();
 }
 
+// A shorter period takes effect at once: the running slice ends no later
+// than the new deadline, so whether the watchdog bites does not depend on
+// how the run was sliced.
 void Node::set_watchdog_period(uint64_t cycles) {
   watchdog_period_ = cycles;
   kick_watchdog();
+  if (in_cpu_access_)
+    cpu_->limit_slice(watchdog_deadline());
 }
 
 void Node::kick_watchdog() {

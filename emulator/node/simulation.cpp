@@ -201,11 +201,7 @@ RunResult Simulation::run(Time max_time) {
     if (t == kTimeNever && !input_) {
       result.outcome = RunOutcome::Deadlock;
       result.end_time = latest_node_time();
-      result.message =
-          external_ ? "every host waits for its NIC and no NIC has anything "
-                      "left to do"
-                    : "every node is asleep and no event is pending that "
-                      "could wake one";
+      result.message = deadlock_message();
       if (std::string who = external_ ? external_->describe_stall() : "";
           !who.empty())
         result.message += " (" + who + ")";
@@ -225,6 +221,26 @@ RunResult Simulation::run(Time max_time) {
                             std::chrono::steady_clock::now() - wall_start)
                             .count();
   return result;
+}
+
+// Packets left in the network at a deadlock wait for links other packets
+// hold (a cycle of wormholes) or for a receiver that never takes them; the
+// message says so instead of "nothing left to do".
+std::string Simulation::deadlock_message() const {
+  uint64_t stuck = fabric_ ? fabric_->packets_in_network() : 0;
+  if (stuck == 0)
+    return external_ ? "every host waits for its NIC and no NIC has anything "
+                       "left to do"
+                     : "every node is asleep and no event is pending that "
+                       "could wake one";
+  return std::string(external_ ? "every host waits for its NIC and every NIC "
+                                 "sleeps"
+                               : "every node is asleep") +
+         ", but " + std::to_string(stuck) +
+         (stuck == 1 ? " packet is" : " packets are") +
+         " stuck in the network, waiting for a link another packet holds or "
+         "for a receiver that never takes it (a wormhole deadlock, or a NIC "
+         "that stopped receiving)";
 }
 
 } // namespace nicemu

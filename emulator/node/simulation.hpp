@@ -126,6 +126,7 @@ private:
   bool stopped(RunResult &result) const;
   void note_core_times();
   Time latest_node_time() const;
+  std::string deadlock_message() const;
 
   Scheduler scheduler_;
   std::unique_ptr<Fabric> fabric_;

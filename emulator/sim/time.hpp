@@ -9,6 +9,11 @@ namespace nicemu {
 using Time = uint64_t; // picoseconds
 inline constexpr Time kTimeNever = std::numeric_limits<Time>::max();
 inline constexpr Time kPicosPerSecond = 1'000'000'000'000ull;
+// The end of virtual time: 2^63 ps, about 106.7 days. Nothing a host or a
+// firmware asks for is scheduled past it (a host's request is refused, a
+// timer set beyond it never fires), so that adding a device's delay to the
+// present never wraps (docs/reliability.md).
+inline constexpr Time kTimeEnd = Time(1) << 63;
 
 // Converts between a core's cycles and picoseconds without drift: both
 // directions are exact integer functions of the cycle number, so a clock that
@@ -21,12 +26,13 @@ public:
       : hz_(hz), ps_num_(kPicosPerSecond / gcd(kPicosPerSecond, hz)),
         ps_den_(hz / gcd(kPicosPerSecond, hz)) {}
   uint64_t hz() const { return hz_; }
-  // Start time of cycle `c`.
+  // Start time of cycle `c`; kTimeNever when that is past 2^64 - 1 ps.
   Time time_of(uint64_t c) const {
     uint64_t product;
     if (!__builtin_mul_overflow(c, ps_num_, &product))
       return product / ps_den_;
-    return static_cast<Time>((unsigned __int128)c * ps_num_ / ps_den_);
+    unsigned __int128 t = (unsigned __int128)c * ps_num_ / ps_den_;
+    return t >= kTimeNever ? kTimeNever : static_cast<Time>(t);
   }
   // First cycle that starts at or after `t`.
   uint64_t cycle_at_or_after(Time t) const {

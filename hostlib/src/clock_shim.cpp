@@ -5,8 +5,10 @@
 // to wait for but their timeout, pass virtual time instead of wall time; and
 // gethostname names the emulated node ("node3"), so programs that look
 // themselves up by host name (VIPL's name service) find their node.
-// Outside `nicemu run` (no NICEMU_CHANNEL_FD) every call goes to the C
-// library unchanged (docs/compatibility.md, "Time").
+// Outside `nicemu run` (no NICEMU_CHANNEL_FD), and in a child forked from
+// the host program, every call goes to the C library unchanged
+// (docs/compatibility.md, "Time"; docs/host-channel.md, "Forked
+// processes").
 //
 // Each clock read costs the host NICEMU_CLOCK_COST_PS of virtual time (set
 // by the launcher), so a program that spins on the clock still advances.
@@ -16,6 +18,7 @@
 
 #include <dlfcn.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/select.h>
@@ -37,8 +40,19 @@ using nicemu::channel::ControlBlock;
 // CLOCK_REALTIME stays plausible and the same on every run.
 constexpr time_t kEpochOffset = 946684800;
 
+// Set in every child forked from the host program (pthread_atfork, from
+// when the shim is loaded): the control block it inherited is its parent's,
+// and it is not emulated, so it gets the real clocks and sleeps.
+std::atomic<bool> forked_child{false};
+[[maybe_unused]] const int fork_watch =
+    pthread_atfork(nullptr, nullptr, [] { forked_child.store(true); });
+
 struct Shim {
-  ControlBlock *control = nullptr;
+  ControlBlock *mapped = nullptr;
+  // The control block, or nullptr outside `nicemu run` or in a forked child.
+  ControlBlock *control() const {
+    return forked_child.load(std::memory_order_relaxed) ? nullptr : mapped;
+  }
   uint64_t cost_ps = 50'000; // 50 ns by default
   int (*real_clock_gettime)(clockid_t, timespec *) = nullptr;
   int (*real_gettimeofday)(timeval *, void *) = nullptr;
@@ -61,7 +75,7 @@ Shim &shim() {
                    std::atoi(fd), 0);
     if (p != MAP_FAILED &&
         static_cast<ControlBlock *>(p)->magic == nicemu::channel::kMagic)
-      made.control = static_cast<ControlBlock *>(p);
+      made.mapped = static_cast<ControlBlock *>(p);
     return made;
   }();
   return s;
@@ -70,7 +84,7 @@ Shim &shim() {
 // The host's virtual time after paying for this read, in picoseconds.
 uint64_t read_virtual() {
   Shim &s = shim();
-  return s.control->host_time.fetch_add(s.cost_ps) + s.cost_ps;
+  return s.control()->host_time.fetch_add(s.cost_ps) + s.cost_ps;
 }
 
 // Set by the host library once it talks to the emulator
@@ -81,15 +95,32 @@ std::atomic<int (*)(uint64_t)> sleeper{nullptr};
 // through the host library, which runs the cluster up to then: a program
 // that sleeps while it waits for its card sees the card act. Before that
 // the sleep only moves the program's clock (the next call carries it).
-void sleep_virtual(uint64_t ps) {
-  if (auto fn = sleeper.load(); fn && fn(ps) == 0)
-    return;
-  shim().control->host_time.fetch_add(ps);
+// False, with the clock unmoved, for a sleep past the end of virtual time
+// (or one the emulator refused): the caller fails with EINVAL.
+bool sleep_virtual(uint64_t ps) {
+  if (auto fn = sleeper.load())
+    return fn(ps) == 0;
+  std::atomic<uint64_t> &clock = shim().control()->host_time;
+  uint64_t now = clock.load();
+  do {
+    if (now > nicemu::channel::kTimeEnd || ps > nicemu::channel::kTimeEnd - now)
+      return false;
+  } while (!clock.compare_exchange_weak(now, now + ps));
+  return true;
+}
+
+// `seconds` plus `rest_ps` in picoseconds; UINT64_MAX (past the end of
+// virtual time) when that does not fit.
+uint64_t seconds_ps(uint64_t seconds, uint64_t rest_ps = 0) {
+  uint64_t ps;
+  if (__builtin_mul_overflow(seconds, 1'000'000'000'000ull, &ps) ||
+      __builtin_add_overflow(ps, rest_ps, &ps))
+    return UINT64_MAX;
+  return ps;
 }
 
 uint64_t ps_of(const timespec &t) {
-  return uint64_t(t.tv_sec) * 1'000'000'000'000ull +
-         uint64_t(t.tv_nsec) * 1000ull;
+  return seconds_ps(uint64_t(t.tv_sec), uint64_t(t.tv_nsec) * 1000ull);
 }
 
 template <typename Fn> Fn real(const char *name) {
@@ -116,7 +147,7 @@ extern "C" {
 
 int clock_gettime(clockid_t clock, timespec *ts) {
   Shim &s = shim();
-  if (!s.control || !virtual_clock(clock))
+  if (!s.control() || !virtual_clock(clock))
     return s.real_clock_gettime ? s.real_clock_gettime(clock, ts) : -1;
   uint64_t ps = read_virtual();
   bool wall = clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE;
@@ -127,7 +158,7 @@ int clock_gettime(clockid_t clock, timespec *ts) {
 
 int gettimeofday(timeval *tv, void *tz) {
   Shim &s = shim();
-  if (!s.control)
+  if (!s.control())
     return s.real_gettimeofday ? s.real_gettimeofday(tv, tz) : -1;
   uint64_t ps = read_virtual();
   tv->tv_sec = time_t(ps / 1'000'000'000'000ull) + kEpochOffset;
@@ -137,7 +168,7 @@ int gettimeofday(timeval *tv, void *tz) {
 
 int gethostname(char *name, size_t len) {
   const char *rank = std::getenv("NICEMU_RANK");
-  if (!rank || !shim().control) {
+  if (!rank || !shim().control()) {
     using Real = int (*)(char *, size_t);
     static auto real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "gethostname"));
     return real ? real(name, len) : -1;
@@ -157,7 +188,7 @@ void nicemu_clock_set_sleeper(int (*fn)(uint64_t)) {
 }
 
 int nanosleep(const timespec *req, timespec *rem) {
-  if (!shim().control) {
+  if (!shim().control()) {
     static auto next = real<int (*)(const timespec *, timespec *)>("nanosleep");
     return next ? next(req, rem) : -1;
   }
@@ -166,7 +197,10 @@ int nanosleep(const timespec *req, timespec *rem) {
     errno = EINVAL;
     return -1;
   }
-  sleep_virtual(ps_of(*req));
+  if (!sleep_virtual(ps_of(*req))) {
+    errno = EINVAL;
+    return -1;
+  }
   if (rem)
     *rem = timespec{};
   return 0;
@@ -174,7 +208,7 @@ int nanosleep(const timespec *req, timespec *rem) {
 
 int clock_nanosleep(clockid_t clock, int flags, const timespec *req,
                     timespec *rem) {
-  if (!shim().control || !virtual_clock(clock)) {
+  if (!shim().control() || !virtual_clock(clock)) {
     static auto next =
         real<int (*)(clockid_t, int, const timespec *, timespec *)>(
             "clock_nanosleep");
@@ -187,31 +221,34 @@ int clock_nanosleep(clockid_t clock, int flags, const timespec *req,
   if (flags & TIMER_ABSTIME) { // until the clock reads `req`
     bool wall = clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE;
     uint64_t offset = wall ? uint64_t(kEpochOffset) * 1'000'000'000'000ull : 0;
-    uint64_t now = shim().control->host_time.load() + offset;
+    uint64_t now = shim().control()->host_time.load() + offset;
     ps = ps > now ? ps - now : 0;
   }
-  sleep_virtual(ps);
+  if (!sleep_virtual(ps))
+    return EINVAL;
   if (rem && !(flags & TIMER_ABSTIME))
     *rem = timespec{};
   return 0;
 }
 
 int usleep(useconds_t us) {
-  if (!shim().control) {
+  if (!shim().control()) {
     static auto next = real<int (*)(useconds_t)>("usleep");
     return next ? next(us) : -1;
   }
-  sleep_virtual(uint64_t(us) * 1'000'000ull);
+  if (!sleep_virtual(uint64_t(us) * 1'000'000ull)) {
+    errno = EINVAL;
+    return -1;
+  }
   return 0;
 }
 
 unsigned int sleep(unsigned int seconds) {
-  if (!shim().control) {
+  if (!shim().control()) {
     static auto next = real<unsigned int (*)(unsigned int)>("sleep");
     return next ? next(seconds) : seconds;
   }
-  sleep_virtual(uint64_t(seconds) * 1'000'000'000'000ull);
-  return 0;
+  return sleep_virtual(seconds_ps(seconds)) ? 0 : seconds;
 }
 
 // With no descriptor to wait for, a select or poll is a sleep; with some,
@@ -220,15 +257,18 @@ int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds,
            timeval *timeout) {
   static auto next =
       real<int (*)(int, fd_set *, fd_set *, fd_set *, timeval *)>("select");
-  if (!shim().control || nfds > 0 || !timeout)
+  if (!shim().control() || nfds > 0 || !timeout)
     return next ? next(nfds, readfds, writefds, exceptfds, timeout) : -1;
   if (timeout->tv_sec < 0 || timeout->tv_usec < 0 ||
       timeout->tv_usec >= 1'000'000) {
     errno = EINVAL;
     return -1;
   }
-  sleep_virtual(uint64_t(timeout->tv_sec) * 1'000'000'000'000ull +
-                uint64_t(timeout->tv_usec) * 1'000'000ull);
+  if (!sleep_virtual(seconds_ps(uint64_t(timeout->tv_sec),
+                                uint64_t(timeout->tv_usec) * 1'000'000ull))) {
+    errno = EINVAL;
+    return -1;
+  }
   *timeout = timeval{}; // Linux leaves the time not slept
   return 0;
 }
@@ -238,11 +278,14 @@ int poll(pollfd *fds, nfds_t n, int timeout_ms) {
   bool any = false;
   for (nfds_t i = 0; i < n; ++i)
     any = any || fds[i].fd >= 0; // negative descriptors are ignored
-  if (!shim().control || any || timeout_ms < 0)
+  if (!shim().control() || any || timeout_ms < 0)
     return next ? next(fds, n, timeout_ms) : -1;
   for (nfds_t i = 0; i < n; ++i)
     fds[i].revents = 0;
-  sleep_virtual(uint64_t(timeout_ms) * 1'000'000'000ull);
+  if (!sleep_virtual(uint64_t(timeout_ms) * 1'000'000'000ull)) {
+    errno = EINVAL;
+    return -1;
+  }
   return 0;
 }
 
@@ -273,11 +316,14 @@ int epoll_wait(int epfd, epoll_event *events, int maxevents, int timeout_ms) {
   static auto next = real<int (*)(int, epoll_event *, int, int)>("epoll_wait");
   if (!next)
     return -1;
-  if (!shim().control || timeout_ms < 0 || !empty_epoll_set(epfd))
+  if (!shim().control() || timeout_ms < 0 || !empty_epoll_set(epfd))
     return next(epfd, events, maxevents, timeout_ms);
   if (int now = next(epfd, events, maxevents, 0); now != 0)
     return now; // an error (not an epoll set, bad arguments)
-  sleep_virtual(uint64_t(timeout_ms) * 1'000'000'000ull);
+  if (!sleep_virtual(uint64_t(timeout_ms) * 1'000'000'000ull)) {
+    errno = EINVAL;
+    return -1;
+  }
   return 0;
 }
 

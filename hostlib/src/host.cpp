@@ -168,7 +168,12 @@ void compute(uint64_t ps) {
   Request r;
   r.op = Op::Advance;
   r.arg64 = ps;
-  call(r);
+  if (call(r).status != Status::Ok)
+    throw Error("nicemu: compute(" + std::to_string(ps) +
+                    " ps) would pass the end of virtual time (2^63 ps); "
+                    "the clock stays at " +
+                    std::to_string(now_ps()) + " ps",
+                ErrorCode::BadArgument);
 }
 
 void *alloc(size_t bytes) {
@@ -257,6 +262,13 @@ bool wait_word_until(const volatile uint32_t *word, uint32_t mask,
   r.c = expected;
   r.arg64 = deadline_ps;
   Reply rep = call(r);
+  if (rep.status != Status::Ok && deadline_ps > channel::kTimeEnd &&
+      deadline_ps != UINT64_MAX)
+    throw Error("nicemu: wait_word_until: the deadline " +
+                    std::to_string(deadline_ps) +
+                    " ps is past the end of virtual time (2^63 ps; "
+                    "UINT64_MAX is no deadline)",
+                ErrorCode::BadArgument);
   check(rep.status, "waiting for a word");
   if (value_out)
     *value_out = rep.word;

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <csignal>
@@ -123,6 +124,14 @@ int env_fd(const char *name) {
   return int(fd);
 }
 
+// Set in every child forked from this process once the library is loaded
+// (pthread_atfork): such a child shares the channel's mapping, but the
+// channel is its parent's. posix_spawn'ed children exec at once and start
+// afresh.
+std::atomic<bool> forked_child{false};
+[[maybe_unused]] const int fork_watch =
+    pthread_atfork(nullptr, nullptr, [] { forked_child.store(true); });
+
 // A close-on-exec duplicate the caller owns; clear message if `fd` is bad.
 int duplicate(int fd, const char *what) {
   int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -141,6 +150,11 @@ int duplicate(int fd, const char *what) {
 HostEnd &HostEnd::from_environment() {
   // Never destroyed: atexit handlers and static destructors may still call.
   static HostEnd *end = [] {
+    if (forked_child.load())
+      throw not_run("host channel: this process (pid " +
+                    std::to_string(getpid()) +
+                    ") was forked from the one nicemu started for its rank; "
+                    "only that process may call the host library");
     int channel_fd = env_fd("NICEMU_CHANNEL_FD");
     int wake_fd = env_fd("NICEMU_WAKE_FD");
     auto *attached = new HostEnd(channel_fd, wake_fd);
@@ -166,6 +180,24 @@ HostEnd::HostEnd(int channel_fd, int wake_fd) {
     throw;
   }
   parent_ = int32_t(getppid());
+  owner_ = int32_t(getpid());
+}
+
+bool HostEnd::foreign() const {
+  return forked_child.load(std::memory_order_relaxed) &&
+         int32_t(getpid()) != owner_;
+}
+
+// Before anything else: a forked child may even have inherited
+// call_mutex_ locked by another thread of its parent.
+void HostEnd::check_owner() const {
+  if (foreign())
+    throw not_run(
+        "host channel: this process (pid " + std::to_string(getpid()) +
+        ") was forked from the one nicemu "
+        "started for rank " +
+        std::to_string(control_->rank) + " (pid " + std::to_string(owner_) +
+        "); only that process may call the host library");
 }
 
 HostEnd::~HostEnd() {
@@ -224,6 +256,7 @@ void HostEnd::check_callable() const {
 }
 
 Reply HostEnd::call(Request r) {
+  check_owner();
   std::lock_guard<std::mutex> lock(call_mutex_);
   ControlBlock &cb = *control_;
   check_callable();
@@ -250,6 +283,7 @@ bool HostEnd::post_write(uint32_t card_addr, uint32_t value) {
 }
 
 bool HostEnd::post_write(uint32_t card_addr, uint32_t size, uint64_t value) {
+  check_owner();
   std::lock_guard<std::mutex> lock(call_mutex_);
   ControlBlock &cb = *control_;
   check_callable();
@@ -269,6 +303,8 @@ bool HostEnd::post_write(uint32_t card_addr, uint32_t size, uint64_t value) {
 }
 
 void HostEnd::exit(int status) {
+  if (foreign()) // a forked child's exit is not its parent's
+    return;
   // The run ends with the last host's exit: a posted write not taken in yet
   // would never land. An empty call (Advance 0) makes the emulator run it,
   // as a waited-for write would have been, without moving the clock.

@@ -15,7 +15,8 @@ namespace nicemu::channel {
 class HostEnd {
 public:
   // From NICEMU_CHANNEL_FD and NICEMU_WAKE_FD; throws nicemu::Error with a
-  // clear message if the program was not started by `nicemu run`. Created
+  // clear message if the program was not started by `nicemu run`, or is a
+  // child forked from the program (ErrorKind::NotRun either way). Created
   // once and never destroyed (atexit handlers may still call it); the
   // descriptors become close-on-exec, so the program's own children do not
   // inherit the channel.
@@ -47,9 +48,18 @@ public:
   // Moves the host's clock on by `ps` with no call: work the library did
   // itself that costs virtual time (a load it answered from what the
   // emulator promised stays unchanged, Reply::stable_until).
-  void charge(uint64_t ps) { control_->host_time.fetch_add(ps); }
+  void charge(uint64_t ps) {
+    check_owner();
+    control_->host_time.fetch_add(ps);
+  }
   // Posts Exit without waiting (quietly, if the emulator is already gone).
+  // In a forked child, nothing: the channel is its parent's.
   void exit(int status);
+
+  // Whether this process was forked from the one that owns the channel
+  // (the one `nicemu run` started for the rank): a pthread_atfork handler
+  // marks forked children, getpid() confirms. One load in the owner.
+  bool foreign() const;
 
   uint32_t rank() const { return control_->rank; }
   uint32_t size() const { return control_->size; }
@@ -69,6 +79,8 @@ private:
   void map(int channel_fd);
   void release() noexcept;
   void check_callable() const;
+  // Throws ErrorKind::NotRun in a forked child (foreign()).
+  void check_owner() const;
   void post(const Request &r);
   void wake_emulator();
   void wait_for_reply(uint32_t seen);
@@ -79,6 +91,7 @@ private:
   uint8_t *base_ = nullptr;
   ControlBlock *control_ = nullptr;
   int32_t parent_ = 0; // getppid() when attached
+  int32_t owner_ = 0;  // getpid() when attached
   std::mutex call_mutex_;
 };
 

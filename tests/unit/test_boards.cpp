@@ -172,3 +172,90 @@ TEST_CASE("boards: every variant of a shipped model fits its board") {
   check_refused(m, "[timing.link] outside_swf: no device of the martini "
                    "board reads this key (did you mean outside_swif?");
 }
+
+TEST_CASE("regression: a misspelled model key does not silently remove the "
+          "Tx, Rx and ROUTE devices (issue 23.6)") {
+  // Once, a card had its network devices only if their keys were present:
+  // per_wrod built a lanai4 card without Tx, Rx and ROUTE, and the firmware
+  // met bus errors. Now the card is not built, and the message says why.
+  Model typo =
+      edited("lanai4", "per_word = \"30.1 ns\"", "per_wrod = \"30.1 ns\"");
+  Scheduler scheduler;
+  std::string message;
+  try {
+    Node node(typo, scheduler, NodeConfig{});
+  } catch (const Error &e) {
+    message = e.what();
+  }
+  CHECK(message.find("[timing.tx_dma] per_wrod: no device of the lanai4 "
+                     "board reads this key (did you mean per_word?") !=
+        std::string::npos);
+  // Spelled right, the card has all three.
+  Model right = load_model("lanai4");
+  Node node(right, scheduler, NodeConfig{});
+  for (uint32_t base : {NICEMU_TX_BASE, NICEMU_RX_BASE, NICEMU_ROUTE_BASE}) {
+    CAPTURE(base);
+    CHECK(node.device_at(base) != nullptr);
+  }
+}
+
+TEST_CASE("regression: every model number has a range, checked at load, "
+          "named with its key, file and line (issue 23.10)") {
+  // The error for lanai4 with the first `from` replaced by `to`, whether
+  // the file's reader or the board refuses it.
+  std::string text = shipped_text("lanai4");
+  auto error_for = [&](const std::string &from, const std::string &to) {
+    try {
+      return refusal(edited("lanai4", from, to));
+    } catch (const Error &e) {
+      return std::string(e.what());
+    }
+  };
+  auto contains = [](const std::string &text, const std::string &part) {
+    return text.find(part) != std::string::npos;
+  };
+  auto at_line = [&](const std::string &needle) {
+    return "edited.toml:" + std::to_string(line_of(text, needle)) + ": ";
+  };
+  // A huge clock made cycles take 0 ps.
+  CHECK(error_for("clock_hz = 33_000_000", "clock_hz = 2_000_000_000_000") ==
+        at_line("clock_hz = 33_000_000") +
+            "[core] clock_hz: must be an integer from 1000 to 1000000000000 "
+            "(got integer 2000000000000)");
+  // A tiny bandwidth overflowed llround (1e6 / MBps picoseconds a byte).
+  CHECK(error_for("bandwidth_MBps = 160", "bandwidth_MBps = 1e-300") ==
+        at_line("bandwidth_MBps = 160") +
+            "model \"lanai4\": [params.link] bandwidth_MBps = 1e-300: must "
+            "be a number from 0.001 to 1000000 (the network reads it)");
+  // Huge durations wrapped when added to the present.
+  CHECK(error_for("latency = \"15 ns\"",
+                  "latency = \"18446744073709551615 ps\"") ==
+        at_line("latency = \"15 ns\"") +
+            "model \"lanai4\": [timing.link] latency = 18446744.0737096 s: "
+            "must be a duration from 0 ps to 1 s (the network reads it)");
+  // ports = 8.5 truncated; ports = -8 became 4294967288.
+  CHECK(error_for("ports = 8 ", "ports = 8.5 ") ==
+        at_line("ports = 8 ") +
+            "model \"lanai4\": [params.switch] ports = 8.5: must be a whole "
+            "number from 1 to 256 (the network reads it)");
+  CHECK(contains(error_for("ports = 8 ", "ports = -8 "),
+                 "[params.switch] ports = -8: must be a whole number from 1 "
+                 "to 256"));
+  // The core's own numbers: cycle costs, the watchdog's 32-bit period.
+  CHECK(contains(error_for("mul = 11", "mul = 4294967295"),
+                 "[cycles] mul: must be an integer from 0 to 10000"));
+  CHECK(contains(error_for("watchdog_cycles = 330_000_000",
+                           "watchdog_cycles = 5_000_000_000"),
+                 "[core] watchdog_cycles: must be an integer from 0 to "
+                 "4294967295"));
+  // Reference figures are checked too, and keys without a range of their
+  // own take the default: a whole number from 0 to 2^32 - 1.
+  CHECK(contains(error_for("pci_bus_bits = 32", "pci_bus_bits = 32.5"),
+                 "[params.host] pci_bus_bits = 32.5: must be a whole number "
+                 "from 0 to 4294967295 (a reference figure of the PCI host "
+                 "side)"));
+  // The bounds themselves are allowed.
+  CHECK(error_for("bandwidth_MBps = 160", "bandwidth_MBps = 1000000") ==
+        "(no error)");
+  CHECK(error_for("latency = \"15 ns\"", "latency = \"1 s\"") == "(no error)");
+}

@@ -261,6 +261,18 @@ TEST_CASE("faults name the exact instruction") {
     CHECK(h.cpu->fault().pc_exact);
     CHECK(h.cpu->instructions() == 3); // the faulting one did not complete
   }
+  SUBCASE("regression: a jump to a misaligned address is not an unaligned "
+          "read (issue 23, also)") {
+    Harness h({addiu(t0, zero, 0x1102), lw(t1, 0x100, zero), jr(t0), nop()});
+    CHECK(run_to_end(h) == StopReason::Fault);
+    CHECK(h.cpu->fault().kind == FaultKind::MisalignedJump);
+    CHECK(h.cpu->fault().pc == 0x1008); // the jump, not the load before it
+    CHECK(h.cpu->fault().pc_exact);
+    CHECK(h.cpu->fault().has_address);
+    CHECK(h.cpu->fault().address == 0x1102);
+    CHECK(std::string(fault_name(h.cpu->fault().kind)) ==
+          "jump to a misaligned address");
+  }
   SUBCASE("store to unmapped memory") {
     Harness h({lui(a0, 0x4000), nop(), sw(zero, 8, a0), nop()});
     CHECK(run_to_end(h) == StopReason::Fault);

@@ -56,6 +56,30 @@ std::vector<uint32_t> one_transfer(uint32_t host_addr, uint32_t ctrl) {
        {sw(zero, NICEMU_SYS_EXIT, t9), beq(zero, zero, -1), nop()}});
 }
 
+// Calls the function at 0x6000 and stores its result at 0x7010; loads 16
+// bytes from the host over it by host DMA; calls it again and stores the
+// result at 0x7014; exits.
+std::vector<uint32_t> call_load_call() {
+  return concat(
+      {{jal(0x6000), nop(), sw(v0, 0x7010, zero)},
+       load_base(t9, NICEMU_HDMA_BASE),
+       load_base(t0, kHostBase),
+       {sw(t0, NICEMU_HDMA_HOST_ADDR, t9), ori(t0, zero, 0x6000),
+        sw(t0, NICEMU_HDMA_CARD_ADDR, t9), addiu(t0, zero, 16),
+        sw(t0, NICEMU_HDMA_LENGTH, t9),
+        addiu(t0, zero, int32_t(NICEMU_DMA_START)),
+        sw(t0, NICEMU_HDMA_CTRL, t9),
+        /*poll*/ lw(t1, NICEMU_HDMA_STATUS, t9), andi(t2, t1, 6),
+        beq(t2, zero, -3), nop(), jal(0x6000), nop(), sw(v0, 0x7014, zero)},
+       load_base(t9, NICEMU_SYS_BASE),
+       {sw(zero, NICEMU_SYS_EXIT, t9), beq(zero, zero, -1), nop()}});
+}
+
+// A function that returns `value`, padded to 16 bytes.
+std::vector<uint32_t> returns(int32_t value) {
+  return {jr(ra), addiu(v0, zero, value), nop(), nop()};
+}
+
 uint32_t card_word(Run &r, uint32_t addr) {
   uint32_t v = 0;
   REQUIRE(r.node->card_read(addr, &v, 4));
@@ -146,4 +170,17 @@ TEST_CASE("host DMA tells observers each transfer: node, times, bytes, "
   CHECK(t.bytes == 16);
   CHECK(t.to_host);
   CHECK(t.end - t.start == 2'000'000 + 4 * 20'000); // 2 us + 4 x 20 ns
+}
+
+TEST_CASE("regression: code loaded by DMA over a function that already ran "
+          "runs (issue 23.3)") {
+  FakeHost host;
+  std::vector<uint32_t> code = returns(2);
+  std::memcpy(host.bytes.data(), code.data(), 16);
+  Run r(flash_with({{kEntry, call_load_call()}, {0x6000, returns(1)}}),
+        kTimeNever, std::nullopt, &host);
+  REQUIRE(r.result.outcome == RunOutcome::Halted);
+  CHECK(card_word(r, 0x6000) == code[0]); // the DMA landed
+  CHECK(card_word(r, 0x7010) == 1);
+  CHECK(card_word(r, 0x7014) == 2); // was 1: the old translation ran
 }

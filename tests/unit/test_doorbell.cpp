@@ -470,17 +470,21 @@ TEST_CASE("doorbell: a model's [params.doorbell] is checked") {
   };
   CHECK(card_with("fifos = 32\ndepth = 1\n") == 32);
   CHECK_THROWS_WITH_AS(card_with("fifos = 33\ndepth = 4\n"),
-                       doctest::Contains("[params.doorbell] fifos must be a "
-                                         "whole number from 1 to 32"),
+                       doctest::Contains("bad.toml:34: model \"bellcard\": "
+                                         "[params.doorbell] fifos = 33: must "
+                                         "be a whole number from 1 to 32 "
+                                         "(the doorbell bank reads it)"),
                        Error);
   CHECK_THROWS_WITH_AS(card_with("fifos = 4\ndepth = 0\n"),
-                       doctest::Contains("depth must be"), Error);
+                       doctest::Contains("depth = 0: must be"), Error);
   CHECK_THROWS_WITH_AS(card_with("fifos = 4\ndepth = 2.5\n"),
-                       doctest::Contains("depth must be"), Error);
+                       doctest::Contains("depth = 2.5: must be a whole number"),
+                       Error);
   CHECK_THROWS_WITH_AS(card_with("fifos = 4\n"),
                        doctest::Contains("[params.doorbell] depth"), Error);
   CHECK_THROWS_WITH_AS(card_with("fifos = 4\ndepth = 2\nentry_bits = 64\n"),
-                       doctest::Contains("entry_bits must be"), Error);
+                       doctest::Contains("entry_bits = 64: must be 32 "),
+                       Error);
 }
 
 // ---- the host's doorbell write -------------------------------------------

@@ -205,6 +205,8 @@ TEST_CASE("a sender queues behind its own earlier packet") {
 
 TEST_CASE("misrouted packets are dropped, counted, and free their path") {
   Net net(make_topology(4, 8));
+  // Each is kept, with why, for the run's report (issue 23, also).
+  std::string why;
   SUBCASE("a port that does not exist") {
     uint64_t bad = net.send(0, {9}, 100, 0);
     uint64_t good = net.send(0, {1}, 100, 0);
@@ -212,18 +214,21 @@ TEST_CASE("misrouted packets are dropped, counted, and free their path") {
     CHECK(net.arrival(bad) == nullptr);
     CHECK(net.sent[bad] == 10000); // drained at s0 from 1500
     CHECK(*net.arrival(good) == Arrival{1, good, 12500, 22500, 0, 100});
+    why = "route byte 9 names no port of switch s0 (it has 8)";
   }
   SUBCASE("a port with no cable") {
     uint64_t bad = net.send(0, {6}, 100, 0);
     net.sched.run_until(kTimeNever);
     CHECK(net.arrival(bad) == nullptr);
     CHECK(net.sent[bad] == 10000);
+    why = "route byte 6: port s0:6 has no cable";
   }
   SUBCASE("no route byte left at a switch") {
     uint64_t bad = net.send(0, {}, 100, 0);
     net.sched.run_until(kTimeNever);
     CHECK(net.arrival(bad) == nullptr);
     CHECK(net.sent[bad] == 10000);
+    why = "no route byte left at switch s0";
   }
   SUBCASE("route bytes left at a node") {
     uint64_t bad = net.send(0, {1, 3}, 100, 0);
@@ -234,8 +239,13 @@ TEST_CASE("misrouted packets are dropped, counted, and free their path") {
     CHECK(net.sent[bad] == 10000);
     // bad drained into node 1 from 2500: s0:1 free at 2500 + 10000 - 1000.
     CHECK(*net.arrival(next) == Arrival{1, next, 12500, 22500, 0, 100});
+    why = "reached node 1 with 1 route byte(s) left";
   }
   CHECK(net.fabric.misrouted() == 1);
+  REQUIRE(net.fabric.misroutes().size() == 1);
+  CHECK(net.fabric.misroutes()[0].source == 0);
+  CHECK(net.fabric.misroutes()[0].why == why);
+  CHECK(net.fabric.packets_in_network() == 0);
   CHECK(net.fabric.stats().packets_sent == net.sent.size());
   CHECK(net.fabric.stats().packets_delivered == net.log.size());
   CHECK(net.sched.empty());
@@ -695,4 +705,31 @@ TEST_CASE("two cabled nodes: a broadcast reaches the other, and source routes "
   CHECK(myrinet.log.empty());
   CHECK(myrinet.fabric.misrouted() == 1);
   CHECK(myrinet.sched.empty());
+}
+
+TEST_CASE("regression: a stalled wormhole ring leaves its packets counted in "
+          "the network (issue 23, also)") {
+  // Three switches in a ring, a node on each; each node sends two switches
+  // round, all at once: each head holds its first ring link and waits for
+  // the next, which the next packet holds. Nothing moves again.
+  Topology ring = parse_topology("switches 3\nnodes 3\n"
+                                 "node 0 s0:0\nnode 1 s1:0\nnode 2 s2:0\n"
+                                 "cable s0:1 s1:2\ncable s1:1 s2:2\n"
+                                 "cable s2:1 s0:2\n",
+                                 "ring.topo", 8);
+  Net net(ring);
+  for (uint32_t n = 0; n < 3; ++n)
+    net.send(n, {1, 1, 0}, 1000, 0);
+  net.sched.run_until(kTimeNever);
+  CHECK(net.log.empty());
+  CHECK(net.sched.empty());
+  CHECK(net.fabric.stats().packets_delivered == 0);
+  CHECK(net.fabric.misrouted() == 0);
+  CHECK(net.fabric.packets_in_network() == 3);
+  // The same traffic one way round the other nodes' way is fine.
+  Net fine(ring);
+  fine.send(0, {1, 1, 0}, 1000, 0);
+  fine.sched.run_until(kTimeNever);
+  CHECK(fine.log.size() == 1);
+  CHECK(fine.fabric.packets_in_network() == 0);
 }

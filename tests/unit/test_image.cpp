@@ -734,3 +734,43 @@ TEST_CASE("image: file helpers") {
       Error);
   CHECK_THROWS_AS(write_file_bytes(dir / "no/such/dir", bytes), Error);
 }
+
+TEST_CASE("regression: an image's reserved and padding bytes must be 0, "
+          "its model a model name (issue 23, also)") {
+  const std::vector<uint8_t> good = encode_image(sample_image());
+  auto sealed_error = [&](size_t offset, std::vector<uint8_t> bytes) {
+    std::vector<uint8_t> b = good;
+    std::copy(bytes.begin(), bytes.end(), b.begin() + long(offset));
+    reseal(b);
+    return decode_error(b);
+  };
+  CHECK(sealed_error(kOffBuildIdLen + 1, {1}) ==
+        "bad firmware image header: reserved bytes 65-67 are 01 00 00, not "
+        "0");
+  CHECK(sealed_error(kOffBuildIdLen + 3, {0x80}) ==
+        "bad firmware image header: reserved bytes 65-67 are 00 00 80, not "
+        "0");
+  // Past the 20 bytes of the build id.
+  CHECK(sealed_error(kOffBuildId + 25, {7}) ==
+        "bad firmware image header: the build id's padding (past its 20 "
+        "bytes) is not 0");
+  // "lanai4\0" then a byte: not NUL-padded.
+  CHECK(contains(sealed_error(kOffModel + 8, {'x'}),
+                 "the target model (bytes 6c 61 6e 61 69 34 00 00 78"));
+  // An escape sequence as the model: refused, and never printed raw.
+  std::string escape = sealed_error(kOffModel, {0x1B, '[', '2', 'J', 0, 0});
+  CHECK(contains(escape, "the target model (bytes 1b 5b 32 4a 00"));
+  CHECK(escape.find('\x1b') == std::string::npos);
+  // The encoder refuses such a name, and says it without the escape.
+  Image im = sample_image();
+  im.model = "\x1b]0;pwned\a";
+  std::string encode;
+  try {
+    encode_image(im);
+  } catch (const Error &e) {
+    encode = e.what();
+  }
+  CHECK(contains(encode, "model name \"\\x1B]0;pwned\\x07\" is longer than 16 "
+                         "bytes or not a model name"));
+  CHECK(decode_error(good) == "(no error)");
+}

@@ -48,6 +48,16 @@ std::string error_of(const std::string &text) {
   return "(no error)";
 }
 
+// The message of the nicemu::Error that load_model(name) throws.
+std::string error_of_load(const std::string &name) {
+  try {
+    load_model(name);
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }
@@ -241,10 +251,11 @@ TEST_SUITE("model") {
     CHECK(error_of(edit("name = \"mine\"\n", "")) ==
           "mine.toml: name: missing (required)");
     CHECK(error_of(edit("clock_hz = 1_000_000", "clock_hz = 0")) ==
-          "mine.toml:3: [core] clock_hz: must be a positive integer "
-          "(got integer 0)");
+          "mine.toml:3: [core] clock_hz: must be an integer from 1000 to "
+          "1000000000000 (got integer 0)");
     CHECK(contains(error_of(edit("1_000_000", "\"33 MHz\"")),
-                   "[core] clock_hz: must be a positive integer (got string"));
+                   "[core] clock_hz: must be an integer from 1000 to "
+                   "1000000000000 (got string"));
     CHECK(contains(error_of(edit("name = \"mine\"", "name = \"my card\"")),
                    "mine.toml:1: name: must be letters, digits"));
     CHECK(contains(error_of(edit("[flash]\nsize = \"64 KiB\"\n", "")),
@@ -440,4 +451,17 @@ TEST_SUITE("model") {
                    "variant name must be letters"));
   }
 
+  TEST_CASE("regression: a model name from a file or an argument is never "
+            "printed raw (issue 23, also)") {
+    // An escape sequence in --model, or as the file's name: shown as \xNN.
+    std::string unknown = error_of_load("\x1b]0;pwned\a");
+    CHECK(contains(unknown, "unknown model \"\\x1B]0;pwned\\x07\""));
+    CHECK(unknown.find('\x1b') == std::string::npos);
+    std::string named =
+        error_of(edit("name = \"mine\"", "name = \"\\u001b[31mred\""));
+    CHECK(contains(named, "got \"\\x1B[31mred\""));
+    CHECK(named.find('\x1b') == std::string::npos);
+    CHECK(printable("lanai4") == "lanai4");
+    CHECK(printable("a\\b\xc2\xb5") == "a\\x5Cb\\xC2\\xB5");
+  }
 } // TEST_SUITE

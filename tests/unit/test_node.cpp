@@ -196,6 +196,45 @@ TEST_CASE("a sleeping core skips to the timer and wakes for the wake cost") {
   CHECK(r.node->cpu().instructions() == 14);
 }
 
+namespace {
+
+// Sleeps on a timer deadline at cycle `deadline` (both halves written),
+// then exits with the cycle counter read right after waking.
+std::vector<uint32_t> sleep_until(uint64_t deadline) {
+  return concat({load_base(t7, NICEMU_TIMER_BASE),
+                 load_base(t8, NICEMU_IRQ_BASE),
+                 load_base(t0, uint32_t(deadline >> 32)),
+                 {sw(t0, NICEMU_TIMER_DEADLINE_HI, t7)},
+                 load_base(t0, uint32_t(deadline)),
+                 {sw(t0, NICEMU_TIMER_DEADLINE_LO, t7), addiu(t0, zero, 1),
+                  sw(t0, NICEMU_TIMER_CTRL, t7), sw(t0, NICEMU_IRQ_ENABLE, t8),
+                  wait(), lw(t1, NICEMU_TIMER_CYCLE_LO, t7)},
+                 load_base(t9, NICEMU_SYS_BASE),
+                 {sw(t1, NICEMU_SYS_EXIT, t9), beq(zero, zero, -1), nop()}});
+}
+
+} // namespace
+
+TEST_CASE("regression: a far-future timer does not fire early (issue 23.2)") {
+  // At 100 MHz a cycle is 10000 ps: cycle 0x68DB8BAC710CC starts 8384 ps
+  // past 2^64 ps, which a 64-bit product wrapped to 8384 ps (the timer
+  // woke the core at once); lanai4's cycle 0x229a5ebb773a0 likewise.
+  CHECK(ClockDomain(100'000'000).time_of(0x68DB8BAC710CCull) == kTimeNever);
+  CHECK(ClockDomain(33'000'000).time_of(0x229a5ebb773a0ull) == kTimeNever);
+  // Past 2^64 ps, and past the end of virtual time (2^63 ps): never.
+  for (uint64_t deadline :
+       {uint64_t(0x68DB8BAC710CCull), kTimeEnd / 10000 + 1, ~uint64_t(0)}) {
+    CAPTURE(deadline);
+    // (A limit of 1 s of virtual time: wrapped times never end the run.)
+    Run r(flash_with({{kEntry, sleep_until(deadline)}}), kPicosPerSecond);
+    CHECK(r.result.outcome == RunOutcome::Deadlock);
+    CHECK(r.node->time() < 1'000'000); // asleep after a few instructions
+  }
+  // The last cycle that starts before the end still fires, exactly then.
+  ClockDomain clock(100'000'000);
+  CHECK(clock.time_of(kTimeEnd / 10000) <= kTimeEnd);
+}
+
 TEST_CASE("timer interrupts run the stub and return where they interrupted") {
   Run r(flash_with(five_interrupts()));
   REQUIRE(r.result.outcome == RunOutcome::Halted);
@@ -233,6 +272,40 @@ TEST_CASE("the watchdog stops firmware stuck in a loop") {
   CHECK(r.node->cpu().cycles() >= 100'000);
   CHECK(r.node->cpu().cycles() < 100'010);
   CHECK((r.node->fault().pc == 0x1004 || r.node->fault().pc == 0x1000));
+}
+
+namespace {
+
+// Arms the timer every 7 cycles (`slices`: enabled; else the same writes
+// with the timer off), shortens the watchdog to 50 cycles, then computes
+// 300 cycles without a device access and exits. The timer's events cut
+// the run into short slices; its line stays disabled.
+std::vector<uint32_t> shorten_watchdog(bool slices) {
+  return concat(
+      {load_base(t7, NICEMU_TIMER_BASE),
+       load_base(t9, NICEMU_SYS_BASE),
+       {addiu(t0, zero, 7), sw(t0, NICEMU_TIMER_PERIOD, t7),
+        sw(t0, NICEMU_TIMER_DEADLINE_LO, t7), addiu(t0, zero, slices ? 1 : 0),
+        sw(t0, NICEMU_TIMER_CTRL, t7), addiu(t0, zero, 50),
+        sw(t0, NICEMU_SYS_WDT_PERIOD, t9), addiu(t1, zero, 100),
+        /*loop*/ addiu(t1, t1, -1), bne(t1, zero, -2), nop(),
+        sw(zero, NICEMU_SYS_EXIT, t9), beq(zero, zero, -1), nop()}});
+}
+
+} // namespace
+
+TEST_CASE("regression: a shortened watchdog bites at once, however the run "
+          "is sliced (issue 23.7)") {
+  Run whole(flash_with({{kEntry, shorten_watchdog(false)}}));
+  Run sliced(flash_with({{kEntry, shorten_watchdog(true)}}));
+  for (Run *r : {&whole, &sliced}) {
+    REQUIRE(r->result.outcome == RunOutcome::Faulted);
+    CHECK(r->node->fault().kind == FaultKind::Watchdog);
+  }
+  // The first block boundary 50 cycles after the write: both runs alike.
+  CHECK(whole.node->cpu().cycles() == sliced.node->cpu().cycles());
+  CHECK(whole.node->fault().pc == sliced.node->fault().pc);
+  CHECK(whole.node->cpu().cycles() < 100);
 }
 
 TEST_CASE("max time stops a run that never ends, at exactly that time") {

@@ -257,3 +257,38 @@ TEST_CASE("read_topology reads a file and names it in errors") {
   std::filesystem::remove(path);
   CHECK_THROWS_AS(read_topology(path.string(), 8), Error);
 }
+
+namespace {
+
+// `switches` switches in a line, node 0 on the first, node 1 on the last.
+std::string chain(uint32_t switches) {
+  std::string text = "switches " + std::to_string(switches) +
+                     "\nnodes 2\nnode 0 s0:0\nnode 1 s" +
+                     std::to_string(switches - 1) + ":0\n";
+  for (uint32_t s = 0; s + 1 < switches; ++s)
+    text +=
+        "cable s" + std::to_string(s) + ":1 s" + std::to_string(s + 1) + ":2\n";
+  return text;
+}
+
+} // namespace
+
+TEST_CASE("the longest route is found without walking every pair "
+          "(issue 23.9)") {
+  CHECK(!parse(chain(8)).route_longer_than(8));
+  auto r = parse(chain(12)).route_longer_than(8);
+  REQUIRE(r);
+  CHECK(r->from == 0);
+  CHECK(r->to == 1);
+  CHECK(r->bytes == 12);
+  CHECK(r->bytes == parse(chain(12)).route(0, 1).size());
+  // Generated trees: 7 bytes up to 2744 nodes, 9 beyond.
+  CHECK(!make_topology(2744, 8).route_longer_than(8));
+  CHECK(!make_topology(1024, 8).route_longer_than(7));
+  auto big = make_topology(2745, 8).route_longer_than(8);
+  REQUIRE(big);
+  CHECK(big->bytes == 9);
+  CHECK(big->from == 0);
+  // Back to back: no switch, no route bytes.
+  CHECK(!parse("switches 0\nnodes 2\ncable n0 n1\n").route_longer_than(0));
+}

@@ -8,6 +8,8 @@
 #include <unicorn/unicorn.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 using namespace mips_asm;
@@ -102,4 +104,63 @@ TEST_CASE("unicorn fact: registers are exact when an exception is raised") {
   uc_emu_start(e.uc, kCode, kCode + 16, 0, 0);
   CHECK(e.reg(UC_MIPS_REG_V0) == 2); // exactly the instructions before break
   CHECK(pc_in_hook != kCode + 8);    // but the PC is lost
+}
+
+TEST_CASE("unicorn fact: code written behind Unicorn's back during a run "
+          "runs only after uc_ctl_remove_cache") {
+  // Card memory is the emulator's own buffer (uc_mem_map_ptr); DMA engines
+  // write it with memcpy, which Unicorn does not see (Node::card_write),
+  // while the core's run waits in its block hook (a parked fiber).
+  static constexpr size_t kBytes = 0x10000;
+  static constexpr uint32_t kFunction = 0x2000, kEnd = kCode + 0x18;
+  struct Run {
+    uint8_t *mem = static_cast<uint8_t *>(std::aligned_alloc(4096, kBytes));
+    uc_engine *uc = nullptr;
+    bool remove = false;
+    void returns(int32_t value) {
+      uint32_t code[] = {jr(ra), addiu(v0, zero, value)};
+      std::memcpy(mem + kFunction, code, sizeof code);
+    }
+    ~Run() {
+      uc_close(uc);
+      std::free(mem);
+    }
+  };
+  // Calls the function twice, keeping its results in s0 and s1; the hook
+  // of the block between the calls loads a new function over it.
+  auto second_result = [&](bool remove) {
+    Run r;
+    r.remove = remove;
+    std::memset(r.mem, 0, kBytes);
+    uint32_t main[] = {jal(kFunction), nop(), addu(s0, v0, zero),
+                       jal(kFunction), nop(), addu(s1, v0, zero),
+                       nop()};
+    std::memcpy(r.mem + kCode, main, sizeof main);
+    r.returns(1);
+    uc_open(UC_ARCH_MIPS, uc_mode(UC_MODE_MIPS32 | UC_MODE_LITTLE_ENDIAN),
+            &r.uc);
+    uc_mem_map_ptr(r.uc, 0, kBytes, UC_PROT_ALL, r.mem);
+    uc_hook hook;
+    uc_hook_add(
+        r.uc, &hook, UC_HOOK_BLOCK,
+        (void *)+[](uc_engine *uc, uint64_t addr, uint32_t, void *user) {
+          auto *run = static_cast<Run *>(user);
+          if (addr != kCode + 8)
+            return;
+          run->returns(2);
+          // Addresses as 64-bit values: uc_ctl reads them as uint64_t.
+          if (run->remove)
+            uc_ctl_remove_cache(uc, uint64_t(kFunction),
+                                uint64_t(kFunction + 8));
+        },
+        &r, 1, 0);
+    uc_emu_start(r.uc, kCode, kEnd, 0, 0);
+    uint32_t first = 0, second = 0;
+    uc_reg_read(r.uc, UC_MIPS_REG_S0, &first);
+    uc_reg_read(r.uc, UC_MIPS_REG_S1, &second);
+    CHECK(first == 1);
+    return second;
+  };
+  CHECK(second_result(false) == 1); // the block translated before still runs
+  CHECK(second_result(true) == 2);
 }

@@ -74,26 +74,37 @@ std::vector<ModelKey> model_keys() {
   const char *swif = "the link interface (SWIF clock)";
   const char *host = "the host CPU on the memory bus";
   const char *net = "the RHiNET network";
+  // The ranges Figures::from checks, so that the model's check names them.
+  const KeyRange clock = whole_number(1e6, 1e10), stage = whole_number(1, 1000);
+  const KeyRange flag = whole_number(0, 1);
   std::vector<ModelKey> keys = {
-      {"params.clocks.dimm_hz", KeyUse::Required, iface},
-      {"params.clocks.swif_hz", KeyUse::Required, swif},
-      {"params.dimm_pipeline.to_pins", KeyUse::Required, iface},
-      {"params.dimm_pipeline.host_write", KeyUse::Required, iface},
-      {"params.dimm_pipeline.transaction_queue", KeyUse::Required, iface},
-      {"params.dimm_pipeline.htlb_lookup", KeyUse::Required, iface},
-      {"params.dimm_pipeline.size_check", KeyUse::Required, iface},
-      {"params.dimm_pipeline.send_buffer_handshake", KeyUse::Required, iface},
-      {"params.dimm_pipeline.llcm_write", KeyUse::Required, iface},
-      {"params.swif_pipeline.send", KeyUse::Required, swif},
-      {"params.swif_pipeline.receive", KeyUse::Required, swif},
-      {"params.aotf.queue_entries", KeyUse::Required, iface},
-      {"params.aotf.payload_max_bytes", KeyUse::Required, iface},
+      {"params.clocks.dimm_hz", KeyUse::Required, iface, clock},
+      {"params.clocks.swif_hz", KeyUse::Required, swif, clock},
+      {"params.dimm_pipeline.to_pins", KeyUse::Required, iface,
+       whole_number(0, 1000)},
+      {"params.dimm_pipeline.host_write", KeyUse::Required, iface, stage},
+      {"params.dimm_pipeline.transaction_queue", KeyUse::Required, iface,
+       stage},
+      {"params.dimm_pipeline.htlb_lookup", KeyUse::Required, iface, stage},
+      {"params.dimm_pipeline.size_check", KeyUse::Required, iface, stage},
+      {"params.dimm_pipeline.send_buffer_handshake", KeyUse::Required, iface,
+       stage},
+      {"params.dimm_pipeline.llcm_write", KeyUse::Required, iface, stage},
+      {"params.swif_pipeline.send", KeyUse::Required, swif, stage},
+      {"params.swif_pipeline.receive", KeyUse::Required, swif, stage},
+      {"params.aotf.queue_entries", KeyUse::Required, iface,
+       whole_number(1, 1u << 20)},
+      {"params.aotf.payload_max_bytes", KeyUse::Required, iface,
+       whole_number(8, 8)},
       {"params.aotf.payload_min_bytes", KeyUse::Reference, iface},
-      {"params.botf.windows", KeyUse::Required, iface},
-      {"params.botf.payload_max_bytes", KeyUse::Required, iface},
+      {"params.botf.windows", KeyUse::Required, iface, whole_number(1, 64)},
+      {"params.botf.payload_max_bytes", KeyUse::Required, iface,
+       whole_number(1, NICEMU_MARTINI_BOTF_STRIDE -
+                           NICEMU_MARTINI_STATUS_HEADER_BYTES)},
       {"params.botf.payload_min_bytes", KeyUse::Reference, iface},
-      {"params.htlb.ways", KeyUse::Required, iface},
-      {"params.htlb.tag_entries", KeyUse::Required, iface},
+      {"params.htlb.ways", KeyUse::Required, iface, whole_number(4, 4)},
+      {"params.htlb.tag_entries", KeyUse::Required, iface,
+       whole_number(1024, 1024)},
       {"params.htlb.seed_entries", KeyUse::Reference, iface},
       {"params.htlb.seed_bits", KeyUse::Reference, iface},
       {"params.otf.status_address", KeyUse::Optional, "the OTF receiver"},
@@ -102,19 +113,23 @@ std::vector<ModelKey> model_keys() {
       {"timing.host.uncached_load_8_pentium4", KeyUse::Reference, host},
       {"timing.host.poll_own_memory", KeyUse::Required, "host launcher"},
       {"timing.host.clock_read", KeyUse::Optional, "host launcher"},
-      {"params.link.bandwidth_MBps", KeyUse::Required, net},
-      {"params.link.short_packet_pad_bytes", KeyUse::Required, net},
+      {"params.link.bandwidth_MBps", KeyUse::Required, net, kBandwidthMBps},
+      {"params.link.short_packet_pad_bytes", KeyUse::Required, net,
+       whole_number(0, 65535)},
       {"timing.link.outside_swif", KeyUse::Required, net},
       {"timing.switch.per_packet", KeyUse::Required, net},
-      {"params.switch.ports", KeyUse::Required, net},
-      {"params.switch.multicast", KeyUse::Reference, net},
-      {"params.switch.two_nodes_switched", KeyUse::Optional, net},
+      {"params.switch.ports", KeyUse::Required, net, whole_number(1, 256)},
+      {"params.switch.multicast", KeyUse::Reference, net, flag},
+      {"params.switch.two_nodes_switched", KeyUse::Optional, net, flag},
       {"params.protection.max_users", KeyUse::Reference, iface},
   };
   const char *banks = "the SO-DIMM banks";
-  keys.push_back({"params.sodimm.banks", KeyUse::Required, banks});
-  keys.push_back({"params.sodimm.bank_bytes", KeyUse::Required, banks});
-  keys.push_back({"params.sodimm.bandwidth_MBps", KeyUse::Required, banks});
+  keys.push_back(
+      {"params.sodimm.banks", KeyUse::Required, banks, whole_number(2, 2)});
+  keys.push_back({"params.sodimm.bank_bytes", KeyUse::Required, banks,
+                  whole_number(4096, NICEMU_MARTINI_SPACE_BYTES)});
+  keys.push_back({"params.sodimm.bandwidth_MBps", KeyUse::Required, banks,
+                  kBandwidthMBps});
   keys.push_back({"params.sodimm.min_bank_bytes", KeyUse::Reference, banks});
   keys.push_back({"params.sodimm.max_bank_bytes", KeyUse::Reference, banks});
   return keys;

@@ -17,19 +17,21 @@ std::vector<ModelKey> Figures::model_keys() {
         "timing.block_4k.destination_pcix", "timing.translation.sram_lookup",
         "timing.translation.host_lookup", "timing.fpga.send_non_pl4",
         "timing.fpga.send_pl4", "timing.fpga.receive_pl4",
-        "timing.fpga.receive_non_pl4", "timing.mac.send_receive",
-        "params.host_bus.clock_hz"})
+        "timing.fpga.receive_non_pl4", "timing.mac.send_receive"})
     keys.push_back({key, KeyUse::Required, kReader});
+  keys.push_back(
+      {"params.host_bus.clock_hz", KeyUse::Required, kReader, kClockHz});
   // Published figures the blocks do not read: the wire time of a 4 KB
   // block follows from the link's rate, the bus and PL4 peaks from the
   // transfers, the table's size from the SRAM. (The PCI host side and the
   // network declare the host's and the link's keys.)
   for (const char *key :
        {"timing.sram.read_latency", "timing.block_4k.wire",
-        "params.host_bus.peak_MBps", "params.translation.entry_bytes",
-        "params.translation.table_bytes", "params.translation.coverage_bytes",
-        "params.pl4.peak_MBps"})
+        "params.translation.entry_bytes", "params.translation.table_bytes",
+        "params.translation.coverage_bytes"})
     keys.push_back({key, KeyUse::Reference, kReader});
+  for (const char *key : {"params.host_bus.peak_MBps", "params.pl4.peak_MBps"})
+    keys.push_back({key, KeyUse::Reference, kReader, kBandwidthMBps});
   return keys;
 }
 

@@ -33,6 +33,11 @@ constexpr uint32_t kVersion = 10;
 // a valid host address).
 constexpr uint64_t kArenaBusBase = 0x10000000;
 constexpr uint32_t kMaxRegions = 64;
+// The end of virtual time (2^63 ps, about 106.7 days): a request whose time
+// would pass it (the host's clock, an Advance, a WaitWordUntil deadline
+// other than UINT64_MAX) is refused with Status::BadArgument and moves no
+// clock (docs/host-channel.md, "The end of virtual time").
+constexpr uint64_t kTimeEnd = uint64_t(1) << 63;
 
 enum class Op : uint32_t {
   None = 0,

@@ -184,6 +184,13 @@ enum nicemu_register {
 #define NICEMU_RX_CRC_ERROR (1u << 2)
 #define NICEMU_RX_TRUNCATED (1u << 3)
 
+/* ROUTE: the most route bytes the table holds (BYTES_LO, BYTES_HI). A
+ * source-routed network with a longer route is refused when the run is
+ * built; where the switches route by address (Ethernet) a longer route
+ * reads as LENGTH NICEMU_ROUTE_TOO_LONG and no bytes. */
+#define NICEMU_ROUTE_MAX_BYTES 8u
+#define NICEMU_ROUTE_TOO_LONG 0xFFFFFFFFu
+
 /* TIMER_CTRL bits. */
 #define NICEMU_TIMER_ENABLE (1u << 0)
 

@@ -74,6 +74,13 @@ Image decode_image(std::span<const uint8_t> bytes);
 // Multi-line human description for `nicemu image --info`.
 std::string describe_image(const Image &image, std::span<const uint8_t> bytes);
 
+// The largest image or flash file: the flash window, the most flash a
+// model may have (docs/models.md).
+inline constexpr size_t kMaxFlashBytes = size_t(16) << 20;
+
+// The bytes of an image or flash file. Throws nicemu::Error naming the file
+// when it cannot be read, or holds more than kMaxFlashBytes (a device such
+// as /dev/zero is never read to its end).
 std::vector<uint8_t> read_file_bytes(const std::string &path);
 void write_file_bytes(const std::string &path, std::span<const uint8_t> bytes);
 

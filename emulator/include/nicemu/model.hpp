@@ -99,16 +99,44 @@ enum class KeyUse : uint8_t {
              // check value, or a block the board does not model yet)
 };
 
+// The values a [timing.*] or [params.*] key may take, checked with the
+// keys (check_model_keys), so that no figure overflows the arithmetic of
+// the device that reads it. Unless a key says otherwise: a duration from
+// 0 ps to 1 s (kMaxDurationPs); a parameter, a whole number from 0 to
+// 2^32 - 1 (kMaxParam).
+inline constexpr uint64_t kMaxDurationPs = 1'000'000'000'000;
+inline constexpr double kMaxParam = 4294967295.0;
+struct KeyRange {
+  double min = 0;
+  double max = -1;   // below min: the default of the key's kind (above)
+  bool whole = true; // [params.*]: a whole number
+};
+// A [params.*] key that is a whole number from `min` to `max`, or any
+// number (a bandwidth, a rate) from `min` to `max`.
+constexpr KeyRange whole_number(double min, double max) {
+  return {min, max, true};
+}
+constexpr KeyRange any_number(double min, double max) {
+  return {min, max, false};
+}
+// Bandwidths in MB/s: the links' per-byte time (1e6 / MBps picoseconds)
+// stays from 1 ps to 1 ms.
+inline constexpr KeyRange kBandwidthMBps = any_number(0.001, 1e6);
+// Clocks a device counts cycles of: one cycle lasts 1 ps to 1 ms.
+inline constexpr KeyRange kClockHz = whole_number(1e3, 1e12);
+
 struct ModelKey {
   const char *key; // "timing.tx_dma.gap", "params.doorbell.fifos"
   KeyUse use;
   const char *reader; // who reads it, for messages: "the Tx engine"
+  KeyRange range = {};
 };
 
 // Throws nicemu::Error naming the model's file and line when one of its
 // [timing.*]/[params.*] keys is not in `keys` (with "did you mean ...?"),
-// or when a Required key of `keys` is missing (naming its reader). `board`
-// names the board in the messages.
+// when its value is outside the key's range (naming the range), or when a
+// Required key of `keys` is missing (naming its reader). `board` names the
+// board in the messages.
 void check_model_keys(const Model &model, const std::vector<ModelKey> &keys,
                       const std::string &board);
 
@@ -141,5 +169,15 @@ std::optional<uint64_t> parse_size(const std::string &text);
 
 // Formats a byte count the way parse_size reads it: "256 KiB", "100 B".
 std::string format_size(uint64_t bytes);
+
+// Whether `name` may name a model or a variant: letters, digits, '_' and
+// '-', starting with a letter or digit (it is a file name and what --model
+// takes).
+bool is_model_name(const std::string &name);
+
+// `text` as a message may show it: control characters, backslashes and
+// bytes beyond ASCII as \xNN, so that a name from a file or an
+// argument cannot send escape sequences to the terminal.
+std::string printable(const std::string &text);
 
 } // namespace nicemu

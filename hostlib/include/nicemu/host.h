@@ -70,7 +70,9 @@ int nicemu_size(uint32_t *out) NICEMU_NOEXCEPT;
 /* The virtual clock, in picoseconds and in microseconds. */
 int nicemu_now_ps(uint64_t *out) NICEMU_NOEXCEPT;
 int nicemu_now_us(double *out) NICEMU_NOEXCEPT;
-/* Spends `ps` of virtual time computing (the host's own work). */
+/* Spends `ps` of virtual time computing (the host's own work). A duration
+ * that would pass the end of virtual time (2^63 ps, about 106.7 days) is
+ * NICEMU_EINVAL, and the clock stays where it was. */
 int nicemu_compute(uint64_t ps) NICEMU_NOEXCEPT;
 
 /* ---- Registered memory and PIO ---- */
@@ -99,7 +101,9 @@ int nicemu_wait_word(const volatile uint32_t *word, uint32_t mask,
  * by the deadline (noticed one poll after the write lands), 0 if not (the
  * call then returns at the deadline exactly; at once if it has passed).
  * Timing out is not a failure: the call returns NICEMU_OK. Stores the word
- * as last seen in *value_out, which may be NULL; `matched` may not. */
+ * as last seen in *value_out, which may be NULL; `matched` may not.
+ * UINT64_MAX is no deadline; any other deadline past the end of virtual
+ * time (2^63 ps) is NICEMU_EINVAL. */
 int nicemu_wait_word_until(const volatile uint32_t *word, uint32_t mask,
                            uint32_t expected, uint64_t deadline_ps,
                            uint32_t *value_out, int *matched) NICEMU_NOEXCEPT;

@@ -53,7 +53,9 @@ uint32_t processes_per_node();
 // The virtual clock, in picoseconds and in microseconds.
 uint64_t now_ps();
 double now_us();
-// Spends `ps` of virtual time computing (the host's own work).
+// Spends `ps` of virtual time computing (the host's own work). A duration
+// that would pass the end of virtual time (2^63 ps, about 106.7 days)
+// throws Error (ErrorCode::BadArgument) and leaves the clock where it was.
 void compute(uint64_t ps);
 
 // Registered memory: NIC-reachable buffers from the host's arena, aligned to
@@ -80,7 +82,8 @@ uint32_t wait_word(const volatile uint32_t *word, uint32_t mask,
 // notices it one poll after the write lands, as with wait_word); false if
 // not, and the call then returns at the deadline exactly (at once if the
 // deadline has passed). `value_out`, if not null, receives the word as the
-// host saw it last.
+// host saw it last. UINT64_MAX is no deadline; any other deadline past the
+// end of virtual time (2^63 ps) throws Error (ErrorCode::BadArgument).
 bool wait_word_until(const volatile uint32_t *word, uint32_t mask,
                      uint32_t expected, uint64_t deadline_ps,
                      uint32_t *value_out = nullptr);

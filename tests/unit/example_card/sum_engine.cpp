@@ -40,8 +40,9 @@ std::unique_ptr<SumEngine> SumEngine::from_model(DeviceHost &host,
 }
 
 std::vector<ModelKey> SumEngine::model_keys() {
-  return {{"params.sum.clock_hz", KeyUse::Required, "SUM engine"},
-          {"params.sum.startup_cycles", KeyUse::Required, "SUM engine"}};
+  return {{"params.sum.clock_hz", KeyUse::Required, "SUM engine", kClockHz},
+          {"params.sum.startup_cycles", KeyUse::Required, "SUM engine",
+           whole_number(0, 1000)}};
 }
 
 // The words are read when the engine starts; the sum is ready after the
