@@ -48,9 +48,11 @@ public:
   // Moves the host's clock on by `ps` with no call: work the library did
   // itself that costs virtual time (a load it answered from what the
   // emulator promised stays unchanged, Reply::stable_until).
+  // In a forked child, nothing: the clock is its parent's (the child's
+  // next call fails with NotRun).
   void charge(uint64_t ps) {
-    check_owner();
-    control_->host_time.fetch_add(ps);
+    if (!foreign())
+      control_->host_time.fetch_add(ps);
   }
   // Posts Exit without waiting (quietly, if the emulator is already gone).
   // In a forked child, nothing: the channel is its parent's.
