@@ -148,6 +148,12 @@ void HostAgent::poll() {
   scheduler_.set_origin(was);
 }
 
+bool HostAgent::request_waiting() const {
+  Request r;
+  return phase_ != Phase::Busy && phase_ != Phase::Exited &&
+         channel_->pending(r);
+}
+
 // Refused at once with no time charged: the host's clock stays where the
 // request found it.
 void HostAgent::refuse(const Request &r) {

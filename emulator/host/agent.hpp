@@ -37,6 +37,8 @@ public:
 
   // Picks up a posted request, if any, and schedules it at its time.
   void poll();
+  // Whether the host has posted a request that poll() has not taken in.
+  bool request_waiting() const;
   // The earliest virtual time at which this host may still act on its own:
   // its clock while it computes; never while it waits for the emulator.
   Time earliest_action() const;

@@ -107,6 +107,9 @@ EmulatorEnd::EmulatorEnd(uint32_t rank, uint32_t size, uint64_t arena_bytes,
   control_->arena_offset = arena_offset_;
   control_->arena_size = arena_size_;
   control_->emulator_pid = int32_t(getpid());
+  // Until its owner says otherwise, the emulator is taken to sleep: every
+  // request wakes it (HostGroup::wait clears this while it spins).
+  control_->emulator_sleeping.store(1);
   control_->state.store(uint32_t(HostState::Starting),
                         std::memory_order_release);
 }

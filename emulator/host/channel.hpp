@@ -43,6 +43,12 @@ public:
   bool take_posted(Request &out);
   // What a posted write costs the host (its clock moves on by this much).
   void set_posted_write_cost(uint64_t ps) { control_->posted_write_ps = ps; }
+  // Tells the host whether the emulator sleeps on the wake pipe (it then
+  // writes the wake byte after posting a request). seq_cst: see
+  // HostGroup::wait.
+  void set_emulator_sleeping(bool sleeping) {
+    control_->emulator_sleeping.store(sleeping ? 1 : 0);
+  }
   // The cluster stops: the host's call in progress and all later ones throw
   // nicemu::Error. Also done by the destructor.
   void shutdown();

@@ -5,6 +5,7 @@ extern char **environ; // POSIX: the process environment
 #include "nicemu/error.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <spawn.h>
 #include <sys/personality.h>
 #include <sys/wait.h>
@@ -304,6 +305,27 @@ Time HostGroup::earliest_action() const {
 // give up after the timeout instead of hanging. A stop request ends the
 // wait too (within 100 ms): the run loop then stops.
 void HostGroup::wait() {
+  // A host usually posts its next request within microseconds: yielding the
+  // core meanwhile (often to that host) is far cheaper than sleeping and
+  // being woken (see hostlib/src/host_end.cpp, kYields).
+  for (int i = 0; i < kWaitYields; ++i) {
+    if (request_waiting() || child_event)
+      return;
+    sched_yield();
+  }
+  // Flag, then look again: a host posts, then looks at the flag (both
+  // seq_cst), so either this sees its request or it writes the wake byte.
+  auto sleeping = [this](bool on) {
+    for (auto &a : agents_)
+      a->channel().set_emulator_sleeping(on);
+  };
+  sleeping(true);
+  struct Awake {
+    decltype(sleeping) &set;
+    ~Awake() { set(false); }
+  } awake{sleeping};
+  if (request_waiting())
+    return;
   auto start = std::chrono::steady_clock::now();
   while (!wake_.wait(100)) {
     reap(false);
@@ -323,6 +345,13 @@ void HostGroup::wait() {
       return;
     }
   }
+}
+
+bool HostGroup::request_waiting() const {
+  for (const auto &a : agents_)
+    if (a->request_waiting())
+      return true;
+  return false;
 }
 
 // Ranks with the same state are listed together, so that the one host that

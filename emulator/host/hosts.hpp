@@ -55,6 +55,9 @@ public:
   Time earliest_action_except(uint32_t rank) const override;
   Time earliest_action_on(uint32_t node, uint32_t except) const override;
   void wait() override;
+  // Whether some host posted a request not taken in yet.
+  bool request_waiting() const;
+  static constexpr int kWaitYields = 200;
   bool finished() const override;
   std::string failure() const override { return failure_; }
   std::string describe_stall() const override;

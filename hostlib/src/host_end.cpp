@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -33,6 +34,12 @@ int spins_for(uint32_t hosts) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   return cpus > 0 && long(hosts) + 1 <= cpus ? kSpins : 0;
 }
+// Then the host yields its core this many times before it sleeps: the
+// emulator usually answers within microseconds, and a sleeping process's
+// wake-up costs tens of microseconds (an inter-processor interrupt, and in
+// a virtual machine an exit), where a yield hands the core to a runnable
+// process (often the emulator itself) in well under one.
+constexpr int kYields = 200;
 // A waiting host re-checks this often that the emulator still runs.
 constexpr int kLivenessCheckMs = 250;
 
@@ -264,8 +271,11 @@ Reply HostEnd::call(Request r) {
   uint32_t seen = cb.reply_seq.load(std::memory_order_acquire);
   r.time = cb.host_time.load(std::memory_order_relaxed);
   post(r);
-  cb.state.store(uint32_t(HostState::Requesting), std::memory_order_release);
-  wake_emulator();
+  // seq_cst store, then load: pairs with the emulator's flag-then-check
+  // (HostGroup::wait): either it sees this request or this sees it asleep.
+  cb.state.store(uint32_t(HostState::Requesting));
+  if (cb.emulator_sleeping.load())
+    wake_emulator();
   wait_for_reply(seen);
   if (cb.shutdown.load())
     throw stopped("the cluster is shutting down");
@@ -349,6 +359,11 @@ void HostEnd::wait_for_reply(uint32_t seen) {
     if (seq.load(std::memory_order_acquire) != seen)
       return;
     cpu_relax();
+  }
+  for (int i = 0; i < kYields; ++i) {
+    if (seq.load(std::memory_order_acquire) != seen)
+      return;
+    sched_yield();
   }
   for (;;) {
     // seq_cst: pairs with the emulator's bump-then-check in reply().

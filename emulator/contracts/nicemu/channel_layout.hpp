@@ -28,7 +28,9 @@ constexpr uint32_t kMagic = 0x4E4D4348; // 'NMCH'
 // 8: ControlBlock::node, local, per_node (several processes per node).
 // 9: Op::WaitInterrupt.
 // 10: WaitEither's arg64 bit 32: woken by an interrupt.
-constexpr uint32_t kVersion = 10;
+// 11: ControlBlock::emulator_sleeping (a host wakes the emulator only when
+//     it sleeps).
+constexpr uint32_t kVersion = 11;
 // Bus address of arena offset 0 as the NIC's DMA engines see it (0 is never
 // a valid host address).
 constexpr uint64_t kArenaBusBase = 0x10000000;
@@ -142,6 +144,10 @@ struct ControlBlock {
   std::atomic<uint32_t> posted_seq;   // bumped by the host per posted write
   std::atomic<uint32_t> posted_taken; // posted_seq the emulator took in
   uint64_t posted_write_ps;           // the model's host.pio_write_word
+  // 1 while the emulator may sleep on the wake pipe (its initial value;
+  // HostGroup::wait clears it while it spins or runs): a host that posts a
+  // request writes the wake byte only then.
+  std::atomic<uint32_t> emulator_sleeping;
 };
 
 // Shared between processes: atomics must be address-free and plain words.
