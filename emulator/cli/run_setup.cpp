@@ -37,6 +37,9 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
                  "stop after this much virtual time (e.g. 10ms)");
   cmd.add_option("--watchdog", o.watchdog,
                  "watchdog period in cycles (0 = off; default: the model's)");
+  cmd.add_flag("--no-leases", o.no_leases,
+               "answer every poll of a host's own memory in the emulator "
+               "(a speed-up's switch: the virtual results are the same)");
   cmd.add_option("--host-timeout", o.host_timeout,
                  "stop the run when the host processes it waits for make no "
                  "library call for this many seconds of wall time")
@@ -63,6 +66,7 @@ HostOptions host_options(const ClusterOptions &o) {
   HostOptions h;
   h.host_timeout_ms = int(std::min(o.host_timeout, 1e6) * 1000);
   h.tag_output = o.tag_output;
+  h.leases = !o.no_leases;
   return h;
 }
 

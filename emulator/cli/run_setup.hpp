@@ -28,6 +28,7 @@ struct ClusterOptions {
   int64_t watchdog = -1;
   double host_timeout = 60; // wall seconds, --host-timeout
   bool tag_output = false;  // --tag-output
+  bool no_leases = false;   // --no-leases
   LinkFaults link_faults;   // --link-corrupt, --link-loss, --fault-seed
 };
 

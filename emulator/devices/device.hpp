@@ -65,6 +65,14 @@ public:
 
   RegisterBank &registers() { return registers_; }
 
+  // The earliest virtual time at which this device could write host memory,
+  // asked at `now` for every write from then on (the host library answers a
+  // host's polls of its own memory by itself until then: HostAgent, "host
+  // leases"). Only devices that write host memory override it; a device
+  // that writes before the time it promised stops the run with an internal
+  // error (HostAgent::write), so a missing override cannot go unnoticed.
+  virtual Time earliest_host_write(Time /*now*/) const { return kTimeNever; }
+
 private:
   RegisterBank registers_;
 };

@@ -4,6 +4,7 @@
 #include "nicemu/regs.h"
 #include "observe/run_events.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace nicemu {
@@ -77,7 +78,19 @@ void HostDmaEngine::start(uint32_t ctrl) {
   const DmaTiming &t = to_host ? to_host_ : to_card_;
   xfer_start_ = host_.now();
   Time done = xfer_start_ + t.gap + t.per_word * (length_ / 4);
+  xfer_done_ = done;
   host_.scheduler().schedule(done, "hdma: done", [this] { complete(); });
+}
+
+// A transfer to the host in flight lands when it is done. Any later one
+// starts no earlier than now, nor before the one in flight ends (the engine
+// refuses a start while busy), and lands a gap and one word after its start.
+Time HostDmaEngine::earliest_host_write(Time now) const {
+  const bool busy = (status_ & NICEMU_DMA_BUSY) != 0;
+  if (busy && to_host_dir_)
+    return xfer_done_;
+  Time start = busy ? std::max(now, xfer_done_) : now;
+  return start + to_host_.gap + to_host_.per_word;
 }
 
 void HostDmaEngine::complete() {

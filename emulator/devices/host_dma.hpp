@@ -27,6 +27,8 @@ public:
 
   static constexpr uint32_t kMaxLength = 1u << 20;
 
+  Time earliest_host_write(Time now) const override;
+
 private:
   void start(uint32_t ctrl);
   void fail(uint32_t code);
@@ -39,7 +41,7 @@ private:
   // The transfer in flight.
   bool to_host_dir_ = false, irq_ = false;
   uint32_t xfer_host_ = 0, xfer_card_ = 0, xfer_length_ = 0;
-  Time xfer_start_ = 0;
+  Time xfer_start_ = 0, xfer_done_ = 0;
 };
 
 } // namespace nicemu

@@ -76,7 +76,8 @@ HostAgent::HostAgent(uint32_t rank, uint32_t size, uint64_t arena_bytes,
     : rank_(rank), scheduler_(scheduler), model_(model),
       costs_(HostCosts::from(model)),
       channel_(std::make_unique<channel::EmulatorEnd>(rank, size, arena_bytes,
-                                                      per_node)) {}
+                                                      per_node)),
+      per_node_(per_node) {}
 
 // The host charges itself a posted write's cost: the board's figure for
 // the writes its host library posts (PCI: a PIO write; DIMMnet: a store).
@@ -121,6 +122,7 @@ void HostAgent::poll() {
   Request r;
   if (phase_ == Phase::Busy || !channel_->pending(r))
     return;
+  report_local_polls();
   take_posted_write();
   // The simulation never passes a computing host's clock, so its request
   // is never in the past. A clock past the end of virtual time (only a host
@@ -152,6 +154,29 @@ bool HostAgent::request_waiting() const {
   Request r;
   return phase_ != Phase::Busy && phase_ != Phase::Exited &&
          channel_->pending(r);
+}
+
+// The polls the host answered by itself under its lease, told to the
+// observers as if the emulator had answered them (the trace is the same
+// with leases on or off). Their times lie between the lease's reply and
+// this request, where the simulation has not gone yet. The host writes the
+// list: a broken one only loses trace entries.
+void HostAgent::report_local_polls() {
+  channel::ControlBlock &cb = channel_->control();
+  uint32_t n = std::min(cb.local_polls, channel::kMaxLocalPolls);
+  cb.local_polls = 0;
+  polls_ += n;
+  leased_polls_ += n;
+  RunEvents *events = node_ ? node_->events() : nullptr;
+  if (!events)
+    return;
+  for (uint32_t i = 0; i < n; ++i) {
+    Time start = cb.local_poll_start[i];
+    if (start < clock_ || start > kTimeEnd - costs_.poll_own_memory)
+      continue;
+    events->host_call(node_->node_id(), op_name(Op::WaitWord), start,
+                      start + costs_.poll_own_memory);
+  }
 }
 
 // Refused at once with no time charged: the host's clock stays where the
@@ -203,13 +228,23 @@ void HostAgent::take_posted_write() {
   scheduler_.set_origin(was);
 }
 
-void HostAgent::reply_at(Time t, Reply reply) {
+void HostAgent::reply_at(Time t, Reply reply, Time lease_poll) {
   if (RunEvents *events = node_ ? node_->events() : nullptr)
     events->host_call(node_ ? node_->node_id() : rank_, call_name_, call_start_,
                       t);
   reply.time = t;
   reply_due_ = t;
-  scheduler_.schedule(t, "host: reply", [this, reply] {
+  scheduler_.schedule(t, "host: reply", [this, reply, lease_poll]() mutable {
+    // The lease is taken when the reply is due: every event before it has
+    // run, and a transfer a core started since the request is in flight.
+    if (lease_poll) {
+      Time stable = node_->earliest_host_write(reply.time);
+      if (stable > reply.time + lease_poll) {
+        reply.stable_until = stable;
+        reply.data = lease_poll;
+        promised_until_ = std::max(promised_until_, stable);
+      }
+    }
     reply_due_.reset();
     clock_ = reply.time;
     phase_ = Phase::Computing;
@@ -256,7 +291,8 @@ void HostAgent::handle(const Request &r) {
       return reply_at(now, Reply{Status::BadArgument, 0, 0});
     watch_ =
         Watch{r.a, r.b, r.c, std::nullopt, 0, false, r.op == Op::WaitInterrupt};
-    return check_watch();
+    polls_ += r.op == Op::WaitWord;
+    return check_watch(r.op == Op::WaitWord);
   case Op::WaitEither:
     if (!word_in_arena(r.a) || !word_in_arena(r.b))
       return reply_at(now, Reply{Status::BadArgument, 0, 0});
@@ -340,7 +376,14 @@ uint32_t HostAgent::arena_word(uint64_t offset) const {
 }
 
 // A waiting host notices a change in its own memory one poll later.
-void HostAgent::check_watch() {
+//
+// Host leases: a poll that matches at once (most often an empty poll, mask
+// 0) tells the host when its memory can next change: the earliest time
+// any device of its card could write host memory (Node::earliest_host_write).
+// Until then the host library answers polls of its own memory by itself,
+// each charged one poll, exactly as the emulator would have answered them,
+// and saves a round trip each.
+void HostAgent::check_watch(bool at_request) {
   if (!watch_)
     return;
   uint32_t word = arena_word(watch_->offset);
@@ -358,7 +401,8 @@ void HostAgent::check_watch() {
     scheduler_.cancel(*deadline_);
     deadline_.reset();
   }
-  reply_at(scheduler_.now() + notice, Reply{Status::Ok, value, 0, word});
+  reply_at(scheduler_.now() + notice, Reply{Status::Ok, value, 0, word},
+           at_request && leases_ && per_node_ == 1 && node_ ? notice : 0);
 }
 
 // WaitWordUntil: if the word has not matched by `deadline`, the host gives
@@ -392,6 +436,15 @@ bool HostAgent::read(uint64_t addr, void *out, size_t len) const {
 bool HostAgent::write(uint64_t addr, const void *in, size_t len) {
   if (!registered(addr, len))
     return false;
+  // A device wrote before the time its card promised: the host may have
+  // answered a poll from memory that was already stale. Never expected; the
+  // run stops instead of giving a wrong result.
+  if (scheduler_.now() < promised_until_ && failure_.empty())
+    failure_ =
+        "internal error: the card of host rank " + std::to_string(rank_) +
+        " wrote host memory at " + std::to_string(scheduler_.now()) +
+        " ps, before the time it promised (" + std::to_string(promised_until_) +
+        " ps); rerun with --no-leases, and please report it";
   std::memcpy(channel_->arena() + (addr - channel::kArenaBusBase), in, len);
   check_watch();
   return true;

@@ -37,6 +37,13 @@ public:
 
   // Picks up a posted request, if any, and schedules it at its time.
   void poll();
+  // Whether polls that match at once come with a lease (on by default;
+  // nicemu run --no-leases). Never on a node with several host processes.
+  void set_leases(bool on) { leases_ = on; }
+  // Polls of its own memory this host made: all of them, and those its
+  // library answered under a lease (no round trip to the emulator).
+  uint64_t polls() const { return polls_; }
+  uint64_t leased_polls() const { return leased_polls_; }
   // Whether the host has posted a request that poll() has not taken in.
   bool request_waiting() const;
   // The earliest virtual time at which this host may still act on its own:
@@ -74,8 +81,13 @@ private:
   // A Read or Write of the card through its host port; the reply is
   // BadArgument where the port refuses it.
   void card_access(const channel::Request &r, Time at);
-  void reply_at(Time t, channel::Reply r);
-  void check_watch();
+  // Answers at `t`. `lease_poll`: a poll that matched at once, costing
+  // this much; its reply may come with a lease (check_watch).
+  void reply_at(Time t, channel::Reply r, Time lease_poll = 0);
+  // `at_request`: the watch was just set by a WaitWord request, and a
+  // match now may come with a lease.
+  void check_watch(bool at_request = false);
+  void report_local_polls();
   void watch_deadline(Time deadline);
   bool word_in_arena(uint64_t offset) const;
   uint32_t arena_word(uint64_t offset) const;
@@ -94,6 +106,12 @@ private:
   bool said_exit_ = false;
   int exit_status_ = 0;
   std::string failure_;
+  bool leases_ = true;
+  uint32_t per_node_ = 1;
+  // The latest lease granted: no write to this host's memory may land
+  // before it.
+  Time promised_until_ = 0;
+  uint64_t polls_ = 0, leased_polls_ = 0;
   // WaitWord in progress.
   struct Watch {
     uint64_t offset;

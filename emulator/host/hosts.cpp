@@ -23,9 +23,11 @@ HostGroup::HostGroup(uint32_t nodes, Scheduler &scheduler, const Model &model,
                      HostOptions options, uint32_t per_node)
     : options_(options), model_(model), per_node_(per_node),
       statuses_(nodes * per_node, -1) {
-  for (uint32_t r = 0; r < nodes * per_node; ++r)
+  for (uint32_t r = 0; r < nodes * per_node; ++r) {
     agents_.push_back(std::make_unique<HostAgent>(
         r, nodes * per_node, options.arena_bytes, scheduler, model, per_node));
+    agents_.back()->set_leases(options.leases);
+  }
 }
 
 HostGroup::~HostGroup() {

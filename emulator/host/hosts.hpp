@@ -25,6 +25,10 @@ struct HostOptions {
   // Every line a host prints, prefixed by its rank (host/tagged_output.hpp;
   // not with stdout_fd).
   bool tag_output = false;
+  // Host leases (HostAgent::check_watch): polls of a host's own memory
+  // answered by its library while nothing can change there. Same virtual
+  // results either way; off only to check a surprising result.
+  bool leases = true;
 };
 
 class HostGroup final : public ExternalActor, public HostPeers {
@@ -36,6 +40,7 @@ public:
   ~HostGroup() override;
 
   HostAgent &agent(uint32_t rank) { return *agents_[rank]; }
+  const HostAgent &agent(uint32_t rank) const { return *agents_[rank]; }
   uint32_t ranks() const { return uint32_t(agents_.size()); }
   // Starts `argv` once per rank. Throws nicemu::Error if it cannot.
   void launch(const std::vector<std::string> &argv);

@@ -215,6 +215,13 @@ void Node::reset() {
   last_progress_ = cpu_->cycles();
 }
 
+Time Node::earliest_host_write(Time now) const {
+  Time t = kTimeNever;
+  for (const auto &d : devices_)
+    t = std::min(t, d->earliest_host_write(now));
+  return t;
+}
+
 Time Node::core_may_act_from() const {
   switch (state_) {
   case NodeState::Halted:

@@ -125,6 +125,9 @@ public:
   Fabric *fabric() override { return config_.fabric; }
   RunEvents *events() override { return config_.events; }
   Time core_may_act_from() const override;
+  // The earliest time any of the card's devices could write host memory,
+  // asked at `now` (Device::earliest_host_write).
+  Time earliest_host_write(Time now) const;
   // The device whose window starts at `base` (NICEMU_<DEV>_BASE), or null.
   Device *device_at(uint32_t base) const;
   // The windows host programs reach (mapped by the board).

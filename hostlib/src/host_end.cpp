@@ -38,8 +38,15 @@ int spins_for(uint32_t hosts) {
 // emulator usually answers within microseconds, and a sleeping process's
 // wake-up costs tens of microseconds (an inter-processor interrupt, and in
 // a virtual machine an exit), where a yield hands the core to a runnable
-// process (often the emulator itself) in well under one.
+// process (often the emulator itself) in well under one. Only while the
+// hosts are few: a crowd of yielding hosts would keep the emulator, the one
+// process that can answer them, off the cores.
 constexpr int kYields = 200;
+
+int yields_for(uint32_t hosts) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return cpus > 0 && long(hosts) + 1 <= 2 * cpus ? kYields : 0;
+}
 // A waiting host re-checks this often that the emulator still runs.
 constexpr int kLivenessCheckMs = 250;
 
@@ -285,7 +292,28 @@ Reply HostEnd::call(Request r) {
                   "fault)");
   cb.host_time.store(reply.time, std::memory_order_relaxed);
   cb.state.store(uint32_t(HostState::Computing), std::memory_order_release);
+  const bool leased = r.op == Op::WaitWord && reply.status == Status::Ok &&
+                      reply.stable_until > reply.time && reply.data > 0;
+  lease_until_ = leased ? reply.stable_until : 0;
+  poll_cost_ = leased ? reply.data : 0;
   return reply;
+}
+
+bool HostEnd::poll_locally() {
+  check_owner();
+  std::lock_guard<std::mutex> lock(call_mutex_);
+  ControlBlock &cb = *control_;
+  check_callable();
+  // Strictly before the lease ends: a write landing at that very time may
+  // come before the poll's answer.
+  uint64_t now = cb.host_time.load(std::memory_order_relaxed);
+  if (lease_until_ == 0 || cb.local_polls >= kMaxLocalPolls ||
+      now >= lease_until_ || poll_cost_ >= lease_until_ - now)
+    return false;
+  // fetch_add: a clock read in another thread (the shim) is not lost.
+  uint64_t start = cb.host_time.fetch_add(poll_cost_);
+  cb.local_poll_start[cb.local_polls++] = start;
+  return true;
 }
 
 bool HostEnd::post_write(uint32_t card_addr, uint32_t value) {
@@ -355,12 +383,13 @@ void HostEnd::wake_emulator() {
 void HostEnd::wait_for_reply(uint32_t seen) {
   std::atomic<uint32_t> &seq = control_->reply_seq;
   static const int spins = spins_for(control_->size);
+  static const int yields = yields_for(control_->size);
   for (int i = 0; i < spins; ++i) {
     if (seq.load(std::memory_order_acquire) != seen)
       return;
     cpu_relax();
   }
-  for (int i = 0; i < kYields; ++i) {
+  for (int i = 0; i < yields; ++i) {
     if (seq.load(std::memory_order_acquire) != seen)
       return;
     sched_yield();

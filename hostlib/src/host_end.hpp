@@ -45,6 +45,12 @@ public:
   // The same for a store of `size` bytes (1, 2, 4 or 8) at a host bus
   // address (DIMMnet's AOTF stores).
   bool post_write(uint32_t card_addr, uint32_t size, uint64_t value);
+  // A poll of the host's own memory (a WaitWord whose word already matches)
+  // answered without the emulator, under the lease the last such poll came
+  // with (Reply::stable_until): the clock moves on by one poll and the poll
+  // is noted for the emulator's observers. False, with nothing done, when
+  // no lease covers it (then make the call).
+  bool poll_locally();
   // Moves the host's clock on by `ps` with no call: work the library did
   // itself that costs virtual time (a load it answered from what the
   // emulator promised stays unchanged, Reply::stable_until).
@@ -95,6 +101,8 @@ private:
   int32_t parent_ = 0; // getppid() when attached
   int32_t owner_ = 0;  // getpid() when attached
   std::mutex call_mutex_;
+  // The lease of the last poll that had one (0: none), and one poll's cost.
+  uint64_t lease_until_ = 0, poll_cost_ = 0;
 };
 
 } // namespace nicemu::channel

@@ -280,6 +280,63 @@ TEST_CASE("channel: a host writes the wake byte only while the emulator "
   CHECK(round_trip(Op::Advance));
 }
 
+TEST_CASE("channel: under a lease the host answers polls itself, each one "
+          "poll later, and lists them for the emulator") {
+  WakePipe wake;
+  EmulatorEnd emu(0, 1, kArena);
+  HostEnd host(emu.fd(), wake.write_fd);
+  // One call answered by `reply`; returns the request the emulator saw.
+  auto round_trip = [&](Request req, Reply reply) {
+    std::thread host_thread([&] { host.call(req); });
+    auto r = next_request(emu, wake, 3000);
+    if (r)
+      emu.reply(reply);
+    else
+      emu.shutdown();
+    host_thread.join();
+    REQUIRE(r);
+    return *r;
+  };
+  CHECK_FALSE(host.poll_locally()); // no lease yet
+  // A poll answered at 1000 ps (cost 250), stable until 2000 ps.
+  Reply leased{Status::Ok, 0, 1000};
+  leased.stable_until = 2000;
+  leased.data = 250;
+  round_trip(request(Op::WaitWord), leased);
+  REQUIRE(host.time() == 1000);
+  // 1000, 1250, 1500 end before 2000; one at 1750 would end at 2000, where
+  // a write landing at that very time may come first.
+  CHECK(host.poll_locally());
+  CHECK(host.poll_locally());
+  CHECK(host.poll_locally());
+  CHECK_FALSE(host.poll_locally());
+  CHECK(host.time() == 1750);
+  ControlBlock &cb = emu.control();
+  REQUIRE(cb.local_polls == 3);
+  CHECK(cb.local_poll_start[0] == 1000);
+  CHECK(cb.local_poll_start[2] == 1500);
+  // The next call ends the lease; its request comes at the host's clock.
+  Request seen = round_trip(request(Op::Advance), Reply{Status::Ok, 0, 1800});
+  CHECK(seen.time == 1750);
+  CHECK_FALSE(host.poll_locally());
+  // A lease on anything but a poll is no lease; nor is one without a cost.
+  round_trip(request(Op::Read), leased);
+  CHECK_FALSE(host.poll_locally());
+  leased.data = 0;
+  round_trip(request(Op::WaitWord), leased);
+  CHECK_FALSE(host.poll_locally());
+  // However long the lease, at most kMaxLocalPolls polls go unseen.
+  cb.local_polls = 0;
+  Reply forever{Status::Ok, 0, 3000};
+  forever.stable_until = UINT64_MAX;
+  forever.data = 1;
+  round_trip(request(Op::WaitWord), forever);
+  uint32_t answered = 0;
+  while (answered < 2 * kMaxLocalPolls && host.poll_locally())
+    ++answered;
+  CHECK(answered == kMaxLocalPolls);
+}
+
 TEST_CASE("channel: exit is posted without waiting and ends the calls") {
   WakePipe wake;
   EmulatorEnd emu(0, 1, kArena);

@@ -122,6 +122,36 @@ TEST_CASE("host DMA to the host lands in host memory") {
   CHECK(took >= 3 + 200 + 4 * 2); // 2 us + 4 x 20 ns
 }
 
+// Host leases rest on this promise (HostAgent::check_watch): asked at any
+// time, the engine names a time before which it writes no host memory.
+TEST_CASE("host DMA: the earliest host write it promises is when its "
+          "transfer lands, or a fresh transfer's gap and word away") {
+  struct TimedHost : FakeHost {
+    Scheduler *clock = nullptr;
+    std::vector<Time> writes;
+    bool write(uint64_t addr, const void *in, size_t len) override {
+      writes.push_back(clock ? clock->now() : 0);
+      return FakeHost::write(addr, in, len);
+    }
+  } host;
+  std::vector<uint32_t> code =
+      one_transfer(kHostBase + 64, NICEMU_DMA_START | NICEMU_DMA_TO_HOST);
+  // Stopped 1 us in: the 2.08 us transfer to the host is in flight.
+  Run r(flash_with({{kEntry, code}}), 1'000'000, std::nullopt, &host);
+  REQUIRE(r.result.outcome == RunOutcome::MaxTime);
+  REQUIRE(host.writes.empty());
+  const Time in_flight = r.node->earliest_host_write(1'000'000);
+  CHECK(in_flight > 1'000'000);
+  CHECK(in_flight < 1'000'000 + 2'080'000);
+  host.clock = &r.sim.scheduler();
+  r.sim.run(kTimeNever);
+  REQUIRE(host.writes.size() == 1);
+  CHECK(host.writes[0] == in_flight); // exactly when it lands
+  // Idle: a transfer started now lands the model's gap and one word later.
+  const Time later = 50'000'000;
+  CHECK(r.node->earliest_host_write(later) == later + 2'000'000 + 20'000);
+}
+
 TEST_CASE("host DMA outside registered memory is refused and moves nothing") {
   FakeHost host;
   std::fill(host.bytes.begin(), host.bytes.end(), 0x5A);

@@ -29,12 +29,15 @@ constexpr uint32_t kMagic = 0x4E4D4348; // 'NMCH'
 // 9: Op::WaitInterrupt.
 // 10: WaitEither's arg64 bit 32: woken by an interrupt.
 // 11: ControlBlock::emulator_sleeping (a host wakes the emulator only when
-//     it sleeps).
+//     it sleeps); host leases (Reply::stable_until for WaitWord,
+//     ControlBlock::local_polls).
 constexpr uint32_t kVersion = 11;
 // Bus address of arena offset 0 as the NIC's DMA engines see it (0 is never
 // a valid host address).
 constexpr uint64_t kArenaBusBase = 0x10000000;
 constexpr uint32_t kMaxRegions = 64;
+// A host answers at most this many polls by itself under one lease.
+constexpr uint32_t kMaxLocalPolls = 32;
 // The end of virtual time (2^63 ps, about 106.7 days): a request whose time
 // would pass it (the host's clock, an Advance, a WaitWordUntil deadline
 // other than UINT64_MAX) is refused with Status::BadArgument and moves no
@@ -99,6 +102,10 @@ struct Reply {
   uint64_t data = 0; // Read: the data, up to 8 bytes
   // Read: what was read does not change before this time unless this host
   // acts (HostBusResult::stable_until; 0: no promise).
+  // WaitWord that matched at once: the host's own memory does not change
+  // before this time (a lease; 0: none), and `data` is what one poll costs.
+  // Until then the host answers such polls itself (docs/host-channel.md,
+  // "Host leases").
   uint64_t stable_until = 0;
 };
 
@@ -148,6 +155,12 @@ struct ControlBlock {
   // HostGroup::wait clears it while it spins or runs): a host that posts a
   // request writes the wake byte only then.
   std::atomic<uint32_t> emulator_sleeping;
+  // The polls the host answered by itself under a lease since its last
+  // request (their start times; each took the lease's poll cost). Written
+  // before the next request is posted, read and cleared by the emulator
+  // when it takes that request in, so that observers still see every poll.
+  uint32_t local_polls;
+  uint64_t local_poll_start[kMaxLocalPolls];
 };
 
 // Shared between processes: atomics must be address-free and plain words.
