@@ -114,14 +114,7 @@ int run(const RunOptions &o) {
     profiling = std::make_unique<CycleProfiling>(image, model, o.measure,
                                                  o.budget, observers.events());
   }
-  Time max_time = kTimeNever;
-  if (!o.max_time.empty()) {
-    auto t = parse_duration_ps(o.max_time);
-    if (!t)
-      throw Error("run: --max-time '" + o.max_time +
-                  "' is not a duration (e.g. 10ms, 1.5s, 200us)");
-    max_time = *t;
-  }
+  const Time max_time = max_run_time(o);
   // --tap: the device is opened before anything starts, so that a refusal
   // stops the run here. The host library learns that FM node N (N = -n) is
   // the outside from NICEMU_TAP, which the host processes inherit.

@@ -12,6 +12,12 @@
 
 namespace nicemu::cli {
 
+namespace {
+// The longest --watchdog: far beyond any run (2^62 cycles is 4.4 years at
+// 33 GHz), and small enough that adding it to a cycle count cannot wrap.
+constexpr int64_t kMaxWatchdogCycles = int64_t(1) << 62;
+} // namespace
+
 void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
   cmd.add_option("--model", o.model,
                  "model (name or .toml file; default: the one the image was "
@@ -36,7 +42,8 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
   cmd.add_option("--max-time", o.max_time,
                  "stop after this much virtual time (e.g. 10ms)");
   cmd.add_option("--watchdog", o.watchdog,
-                 "watchdog period in cycles (0 = off; default: the model's)");
+                 "watchdog period in cycles (0 = off; default: the model's)")
+      ->check(CLI::Range(int64_t(0), kMaxWatchdogCycles));
   cmd.add_flag("--no-leases", o.no_leases,
                "answer every poll of a host's own memory in the emulator "
                "(a speed-up's switch: the virtual results are the same)");
@@ -132,6 +139,10 @@ Time max_run_time(const ClusterOptions &o) {
   if (!t)
     throw Error("run: --max-time '" + o.max_time +
                 "' is not a duration (e.g. 10ms, 1.5s, 200us)");
+  if (*t == 0 || *t > kTimeEnd)
+    throw Error("run: --max-time '" + o.max_time +
+                "' is out of range: more than 0 and at most the end of "
+                "virtual time (2^63 ps, about 106 days)");
   return *t;
 }
 

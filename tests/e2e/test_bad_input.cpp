@@ -160,6 +160,23 @@ TEST_CASE("bad arguments and missing files are user errors") {
     INFO(r);
     check_user_error(r, {"--max-time", "banana", "not a duration"});
   }
+  SUBCASE("--max-time of zero, or past the end of virtual time") {
+    for (const char *t : {"0ps", "10000000s"}) {
+      CommandResult r =
+          nicemu({"run", "--max-time", t, "--firmware", firmware("hello.img")});
+      INFO(r);
+      check_user_error(r, {"--max-time", t, "out of range", "2^63 ps"});
+    }
+  }
+  SUBCASE("--watchdog below 0 or too large to add to a cycle count") {
+    for (const char *w :
+         {"-1", "4611686018427387905", "99999999999999999999999"}) {
+      CommandResult r =
+          nicemu({"run", "--watchdog", w, "--firmware", firmware("hello.img")});
+      INFO(r);
+      check_user_error(r, {"--watchdog", w, "not in range"});
+    }
+  }
   SUBCASE("unknown model") {
     CommandResult r = nicemu({"run", "--model", "no-such-card", "--firmware",
                               firmware("hello.img")});
