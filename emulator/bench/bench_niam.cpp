@@ -143,8 +143,7 @@ void measure_barriers(const BenchContext &c, const NiamBenchOptions &o,
       sampler = std::make_unique<PssSampler>(std::chrono::milliseconds(
           nodes >= 256 ? 2000 : 10)); // reading 1000 processes takes time
     }
-    HostRun run =
-        run_hosts(c, nodes, {"niam_bench_barrier", std::to_string(rounds)});
+    HostRun run = run_barrier_loop(c, nodes, rounds);
     f.barrier.push_back(
         {nodes, rounds, single_value(run, "barrier_us"), run.total_wall});
     if (largest) {
@@ -179,13 +178,12 @@ void measure_am(const BenchContext &c, const NiamBenchOptions &o,
   f.am_gap_us = single_value(run, "am_gap_us");
 }
 
-// Many rounds, so that starting the processes is a small part of the run.
+// The speed row: the barrier loop of kSpeedLoopNodes nodes (bench_niam.hpp).
 void measure_speed(const BenchContext &c, const NiamBenchOptions &o,
                    NiamBenchFigures &f) {
-  f.speed_nodes = 8;
-  f.speed_rounds = o.quick ? 100 : 1000;
-  HostRun run = run_hosts(
-      c, f.speed_nodes, {"niam_bench_barrier", std::to_string(f.speed_rounds)});
+  f.speed_nodes = kSpeedLoopNodes;
+  f.speed_rounds = o.quick ? kSpeedLoopRoundsQuick : kSpeedLoopRounds;
+  HostRun run = run_barrier_loop(c, f.speed_nodes, f.speed_rounds);
   f.speed_virtual_seconds = double(run.virtual_time) / 1e12;
   f.speed_wall_seconds = run.run_wall;
   f.speed_instructions = run.instructions;
@@ -203,6 +201,10 @@ BenchContext niam_context(const NiamBenchOptions &o, std::string &model) {
 }
 
 } // namespace
+
+HostRun run_barrier_loop(const BenchContext &c, uint32_t nodes, int rounds) {
+  return run_hosts(c, nodes, {"niam_bench_barrier", std::to_string(rounds)});
+}
 
 NiamBenchFigures run_niam_bench(const NiamBenchOptions &o) {
   NiamBenchFigures f;

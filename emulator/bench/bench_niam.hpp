@@ -5,6 +5,7 @@
 #pragma once
 
 #include "bench/bench_hooks.hpp"
+#include "bench/bench_hosts.hpp"
 
 #include <cstdint>
 #include <string>
@@ -63,6 +64,16 @@ struct NiamBenchOptions {
 };
 
 NiamBenchFigures run_niam_bench(const NiamBenchOptions &options);
+
+// The speed row's barrier loop: many rounds, so that starting the processes
+// is a small part of the run.
+inline constexpr uint32_t kSpeedLoopNodes = 8;
+inline constexpr int kSpeedLoopRounds = 1000, kSpeedLoopRoundsQuick = 100;
+
+// `rounds` barriers of niam_bench_barrier on `nodes` nodes of `c` (niam.img):
+// the runs of the barrier table and of the speed row (8 nodes, 1000 rounds),
+// which `nicemu bench speed` makes too.
+HostRun run_barrier_loop(const BenchContext &c, uint32_t nodes, int rounds);
 
 // `nicemu bench logp`: LogP/LogGP parameters of Active Messages with host
 // handlers on 2 nodes (examples/niam-bench/logp_bench.cpp says how each is

@@ -422,6 +422,7 @@ void add_bench_command(CLI::App &app, ExitStatus &) {
   add_via_bench(*bench);
   add_dimmnet_bench(*bench);
   add_uzura_bench(*bench);
+  add_speed_bench(*bench);
 }
 
 } // namespace nicemu::cli

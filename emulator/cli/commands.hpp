@@ -23,5 +23,7 @@ void add_plot_command(CLI::App &app, ExitStatus &status);
 // `nicemu bench dimmnet` (cmd_bench_dimmnet.cpp), under `nicemu bench`.
 void add_dimmnet_bench(CLI::App &bench);
 void add_uzura_bench(CLI::App &bench);
+// `nicemu bench speed` (cmd_bench_speed.cpp).
+void add_speed_bench(CLI::App &bench);
 
 } // namespace nicemu::cli
