@@ -47,6 +47,7 @@
 
 #include <sys/prctl.h>
 
+#include <array>
 #include <cassert>
 #include <chrono>
 #include <cstdio>
@@ -250,7 +251,21 @@ private:
   void park();
   void settle();
   void close_engine();
-  const BlockInfo &lookup_block(uint32_t addr, uint32_t size);
+  // The block at addr of this size, costed on first sight. Device accesses
+  // and slice ends ask for the current block again and again: a
+  // direct-mapped cache of recent blocks answers them without hashing.
+  const BlockInfo &lookup_block(uint32_t addr, uint32_t size) {
+    BlockInfo *recent = recent_[(addr >> 2) % kRecentBlocks];
+    if (recent && recent->address == addr && recent->size == size) [[likely]]
+      return *recent;
+    return lookup_block_slow(addr, size);
+  }
+  const BlockInfo &lookup_block_slow(uint32_t addr, uint32_t size);
+  void forget_recent(const BlockInfo *block) {
+    BlockInfo *&recent = recent_[(block->address >> 2) % kRecentBlocks];
+    if (recent == block)
+      recent = nullptr;
+  }
   void note_code(uint64_t begin, uint64_t end);
   void forget_code(uint64_t begin, uint64_t end);
   void drop_code(uint64_t begin, uint64_t end);
@@ -313,9 +328,15 @@ private:
   CpuOptions options_;
   uint32_t mmio_base_ = 0;
   std::vector<RamRegion> ram_regions_;
-  // Full block descriptions, for device accesses and faults (not the hot
-  // path, which reads hot_).
+  // Full block descriptions, for device accesses and faults (not the block
+  // hook's hot path, which reads hot_; device accesses find theirs through
+  // recent_).
   std::unordered_map<uint32_t, std::unique_ptr<BlockInfo>> blocks_;
+  // Blocks of blocks_ by (address / 4) % kRecentBlocks, or null; an entry is
+  // cleared before blocks_ frees its block (lookup_block_slow, drop_code,
+  // flush_code_cache).
+  static constexpr uint32_t kRecentBlocks = 256;
+  std::array<BlockInfo *, kRecentBlocks> recent_{};
   // The card memory Unicorn may hold translated code from: every block
   // costed since the last flush, as disjoint ranges [begin, end) by begin.
   std::map<uint64_t, uint64_t> code_ranges_;
@@ -492,9 +513,11 @@ void UnicornCpu::install_hooks() {
         "uc_hook_add(UC_HOOK_MEM_INVALID)");
 }
 
-const BlockInfo &UnicornCpu::lookup_block(uint32_t addr, uint32_t size) {
+const BlockInfo &UnicornCpu::lookup_block_slow(uint32_t addr, uint32_t size) {
   std::unique_ptr<BlockInfo> *slot = &blocks_[addr];
   if (!*slot || (*slot)->size != size) {
+    if (*slot)
+      forget_recent(slot->get());
     note_code(addr, uint64_t(addr) + size);
     std::vector<uint32_t> words(size / 4);
     uc_mem_read(uc_, addr, words.data(), words.size() * 4);
@@ -505,6 +528,7 @@ const BlockInfo &UnicornCpu::lookup_block(uint32_t addr, uint32_t size) {
       hot_[index] = {(*slot)->cost, uint16_t(size),
                      uint16_t((*slot)->taken_penalty)};
   }
+  recent_[(addr >> 2) % kRecentBlocks] = slot->get();
   return **slot;
 }
 
@@ -859,6 +883,7 @@ bool UnicornCpu::read_memory(uint32_t addr, void *out, size_t len) const {
 void UnicornCpu::flush_code_cache() {
   settle();
   blocks_.clear();
+  recent_.fill(nullptr);
   hot_.clear();
   code_ranges_.clear();
   // Flushing translated blocks resets the whole translation region, which is
@@ -921,6 +946,7 @@ void UnicornCpu::drop_code(uint64_t begin, uint64_t end) {
     if (first < end && begin < last) {
       if (uint32_t index = uint32_t(first - hot_base_) / 4; index < hot_.size())
         hot_[index] = HotCost{};
+      forget_recent(it->second.get());
       it = blocks_.erase(it);
     } else {
       ++it;

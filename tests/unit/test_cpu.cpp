@@ -170,6 +170,31 @@ TEST_CASE("device accesses are timed at their instruction inside the block") {
   CHECK(h.reg(t0) == 0x1234);
 }
 
+TEST_CASE("a device access in code rewritten behind the core's back is timed "
+          "by the new code") {
+  // Two blocks of the same address and size; the device read moves from
+  // instruction 2 to instruction 3. Device accesses find their block
+  // through a cache of recent blocks, which code_written must clear.
+  std::vector<uint32_t> before = {
+      lui(t9, NICEMU_TIMER_BASE >> 16), ori(t9, t9, NICEMU_TIMER_BASE & 0xffff),
+      lw(t0, NICEMU_TIMER_CYCLE_LO, t9), addiu(t1, zero, 1), wait()};
+  std::vector<uint32_t> after = {
+      lui(t9, NICEMU_TIMER_BASE >> 16), ori(t9, t9, NICEMU_TIMER_BASE & 0xffff),
+      addiu(t1, zero, 2), lw(t0, NICEMU_TIMER_CYCLE_LO, t9), wait()};
+  Harness h(before);
+  CHECK(h.cpu->run(UINT64_MAX) == StopReason::Sleep);
+  REQUIRE(h.bus.accesses.size() == 1);
+  CHECK(h.bus.accesses[0].cycle == 2);
+  std::memcpy(h.ram.data() + 0x1000, after.data(), after.size() * 4);
+  h.cpu->code_written(0x1000, uint32_t(after.size() * 4));
+  h.cpu->set_pc(0x1000);
+  const uint64_t start = h.cpu->cycles();
+  CHECK(h.cpu->run(UINT64_MAX) == StopReason::Sleep);
+  REQUIRE(h.bus.accesses.size() == 2);
+  CHECK(h.bus.accesses[1].cycle == start + 3);
+  CHECK(h.reg(t1) == 2);
+}
+
 // A loop full of delay slots (taken and not), nested calls, and loads whose
 // use sits in the delay slot. Whatever the slice length, the result and the
 // cycle count must equal those of one unsliced run.
