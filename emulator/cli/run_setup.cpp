@@ -1,6 +1,7 @@
 #include "cli/run_setup.hpp"
 
 #include "cli/image_model.hpp"
+#include "mem/boot_rom.hpp"
 #include "mem/flash.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/image.hpp"
@@ -117,8 +118,17 @@ Model run_model(const ClusterOptions &o) {
 std::vector<uint8_t> boot_flash(const ClusterOptions &o, const Model &model) {
   if (!o.flash.empty() && !o.firmware.empty())
     throw Error("run: give either --flash or --firmware, not both");
-  if (!o.flash.empty())
-    return read_flash(o.flash, model);
+  if (!o.flash.empty()) {
+    std::vector<uint8_t> flash = read_flash(o.flash, model);
+    // Checked as a card boots it, so that an erased or damaged flash is
+    // refused here, naming the file, before anything starts.
+    try {
+      boot_from_flash(flash, model, [](uint32_t, const uint8_t *, uint32_t) {});
+    } catch (const Error &e) {
+      throw Error(o.flash + ": " + e.what());
+    }
+    return flash;
+  }
   if (o.firmware.empty())
     throw Error("run: give the node's flash (--flash F) or an image "
                 "(--firmware FW.img)");

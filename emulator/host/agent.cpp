@@ -246,6 +246,11 @@ void HostAgent::reply_at(Time t, Reply reply, Time lease_poll) {
       }
     }
     reply_due_.reset();
+    // A host whose process has ended (in the middle of this call) gets no
+    // reply: it must not come back to life as a computing host that the
+    // simulation would then wait for.
+    if (phase_ == Phase::Exited)
+      return;
     clock_ = reply.time;
     phase_ = Phase::Computing;
     channel_->reply(reply);
@@ -454,8 +459,15 @@ std::string HostAgent::waiting_in() const {
   return phase_ == Phase::Busy ? call_name_ : "";
 }
 
+// Whatever it waited for no longer matters: its memory may still be written
+// (the arena is the emulator's), but no reply is due.
 void HostAgent::process_ended() {
   phase_ = Phase::Exited;
+  watch_.reset();
+  if (deadline_) {
+    scheduler_.cancel(*deadline_);
+    deadline_.reset();
+  }
 }
 
 void HostAgent::shut_down() {

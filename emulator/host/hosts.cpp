@@ -22,7 +22,7 @@ namespace nicemu {
 HostGroup::HostGroup(uint32_t nodes, Scheduler &scheduler, const Model &model,
                      HostOptions options, uint32_t per_node)
     : options_(options), model_(model), per_node_(per_node),
-      statuses_(nodes * per_node, -1) {
+      statuses_(nodes * per_node, -1), ended_in_(nodes * per_node) {
   for (uint32_t r = 0; r < nodes * per_node; ++r) {
     agents_.push_back(std::make_unique<HostAgent>(
         r, nodes * per_node, options.arena_bytes, scheduler, model, per_node));
@@ -247,6 +247,7 @@ void HostGroup::launch(const std::vector<std::string> &argv) {
 
 void HostGroup::note_end(uint32_t rank, int status) {
   statuses_[rank] = status;
+  ended_in_[rank] = agents_[rank]->waiting_in();
   agents_[rank]->process_ended();
   bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (!clean && failure_.empty()) {
@@ -426,8 +427,19 @@ void HostGroup::stop() {
 
 std::vector<std::string> HostGroup::outcomes() const {
   std::vector<std::string> out;
-  for (int s : statuses_)
-    out.push_back(s == -1 ? "still running" : describe_status(s));
+  for (uint32_t r = 0; r < statuses_.size(); ++r) {
+    const int s = statuses_[r];
+    if (s == -1) {
+      out.push_back("still running");
+      continue;
+    }
+    out.push_back(describe_status(s));
+    // A clean exit in the middle of a call skipped the library's exit
+    // (_exit, or another thread's exit): say so, or nothing would.
+    if (WIFEXITED(s) && WEXITSTATUS(s) == 0 && !ended_in_[r].empty())
+      out.back() += ", in the middle of " + ended_in_[r] +
+                    " (without the host library's exit)";
+  }
   return out;
 }
 

@@ -78,6 +78,8 @@ private:
   uint32_t per_node_ = 1;
   std::vector<pid_t> pids_;
   std::vector<int> statuses_; // waitpid status, -1 while running
+  // The call a host was in when its process ended by itself, else "".
+  std::vector<std::string> ended_in_;
   std::string failure_;
   int failed_status_ = -1; // the wait status of the host that stopped the run
   const StopRequest *stop_request_ = nullptr;

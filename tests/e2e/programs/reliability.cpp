@@ -4,11 +4,20 @@
 // attack was refused as documented (docs/reliability.md).
 //   time: durations and deadlines past the end of virtual time
 //   fork: children forked from the program call the library
+//   crash-mid-dma abort|kill: rank 0 dies while a bcopy into its memory is
+//     half done (niam firmware, 2 nodes)
+//   leave-mid-request: rank 1 closes its descriptors and _exit(0)s while its
+//     wait_word is pending; rank 0 then DMAs into its memory (niam, 2 nodes)
 #include <nicemu/host.h>
 #include <nicemu/host.hpp>
 
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <thread>
 
 #include <cinttypes>
 #include <cstdint>
@@ -154,6 +163,91 @@ int attack_fork(bool *is_child) {
   return early_ok && ok && read == 7 ? 0 : 1;
 }
 
+// Sleeps `ms` of wall time without the clock shim (which would make it a
+// library call): the program computes, as far as the emulator knows.
+void wall_sleep_ms(long ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1'000'000};
+  while (syscall(SYS_nanosleep, &ts, &ts) != 0) {
+  }
+}
+
+constexpr size_t kTransfer = 64 << 10;
+
+// Rank 0 copies rank 1's memory into its own (a get: rank 1's NIC sends,
+// rank 0's NIC DMAs each 4 KB chunk into rank 0's memory), computes 1 us at
+// a time until part of it has landed, then dies by `how` with the rest in
+// flight. Rank 1 waits in a barrier rank 0 never reaches.
+int crash_mid_dma(const char *how) {
+  auto *src = static_cast<uint8_t *>(host::am_alloc(kTransfer));
+  auto *dst = static_cast<volatile uint8_t *>(host::am_alloc(kTransfer));
+  std::memset(src, 0x5A, kTransfer);
+  for (size_t i = 0; i < kTransfer; ++i)
+    dst[i] = 0;
+  host::barrier();
+  if (host::rank() != 0) {
+    try {
+      host::barrier();
+    } catch (const host::Error &e) {
+      std::printf("rank %u: %s\n", host::rank(), e.what());
+    }
+    return 3;
+  }
+  host::bcopy(1, src, 0, const_cast<uint8_t *>(dst), kTransfer);
+  for (;;) {
+    host::compute(1'000'000); // 1 us
+    size_t landed = 0;
+    for (size_t i = 0; i < kTransfer; ++i)
+      landed += dst[i] == 0x5A;
+    if (landed == kTransfer) {
+      std::printf("rank 0: the whole transfer landed first\n");
+      return 1;
+    }
+    if (landed > 0) {
+      std::printf("rank 0: %zu of %zu bytes landed; dying by %s\n", landed,
+                  kTransfer, how);
+      std::fflush(stdout);
+      if (std::strcmp(how, "kill") == 0)
+        std::raise(SIGKILL);
+      std::abort();
+    }
+  }
+}
+
+// Rank 1 waits for a flag (a request the emulator holds); another thread
+// closes every descriptor the program has (the channel's and the wake
+// pipe's among them) and ends the process with _exit(0), with no library
+// exit. Rank 0, computing meanwhile, then copies into rank 1's memory and
+// raises the flag it waited for: the data and the flag land in memory whose
+// process is gone.
+int leave_mid_request() {
+  auto *src = static_cast<uint8_t *>(host::am_alloc(kTransfer));
+  auto *dst = static_cast<uint8_t *>(host::am_alloc(kTransfer));
+  auto *flag = static_cast<volatile uint32_t *>(host::am_alloc(4));
+  std::memset(src, 0x5A, kTransfer);
+  *flag = 0;
+  host::barrier();
+  if (host::rank() == 1) {
+    std::thread([] {
+      wall_sleep_ms(300);
+      std::printf("rank 1: leaving in the middle of wait_word, without the "
+                  "library's exit\n");
+      std::fflush(stdout);
+      for (int fd = 3; fd < 1024; ++fd)
+        close(fd);
+      _exit(0);
+    }).detach();
+    host::wait_word(flag, ~0u, 1);
+    std::printf("rank 1: the wait ended\n");
+    return 1;
+  }
+  wall_sleep_ms(1000); // rank 1 has left by now
+  host::bcopy_notify(0, src, 1, dst, kTransfer, flag, 1);
+  uint32_t refused = host::sync();
+  std::printf("rank 0: the copy into rank 1's memory ended, %u refused\n",
+              refused);
+  return refused == 0 ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -167,6 +261,13 @@ int main(int argc, char **argv) {
       std::fflush(stdout);
     return status; // children too: the library's atexit handler runs
   }
-  std::fprintf(stderr, "usage: %s time|fork\n", argv[0]);
+  if (std::strcmp(mode, "crash-mid-dma") == 0 && argc > 2)
+    return crash_mid_dma(argv[2]);
+  if (std::strcmp(mode, "leave-mid-request") == 0)
+    return leave_mid_request();
+  std::fprintf(stderr,
+               "usage: %s time|fork|crash-mid-dma abort|kill|"
+               "leave-mid-request\n",
+               argv[0]);
   return 2;
 }
