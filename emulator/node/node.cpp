@@ -14,6 +14,7 @@
 #include <cassert>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 namespace nicemu {
 
@@ -169,7 +170,7 @@ void Node::boot(std::shared_ptr<const std::vector<uint8_t>> flash) {
                 const_cast<uint8_t *>(flash_->data()), false);
   cpu_->flush_code_cache();
   cpu_->set_pc(image_.entry);
-  state_ = NodeState::Running;
+  set_state(NodeState::Running);
   last_progress_ = cpu_->cycles();
 }
 
@@ -211,8 +212,14 @@ void Node::reset() {
   }
   watchdog_period_ = config_.watchdog_cycles.value_or(model_.watchdog_cycles);
   exit_code_ = 0;
-  state_ = NodeState::Running;
+  set_state(NodeState::Running);
   last_progress_ = cpu_->cycles();
+}
+
+void Node::set_state(NodeState state) {
+  NodeState was = std::exchange(state_, state);
+  if (was != state && state_observer_)
+    state_observer_(was, state);
 }
 
 Time Node::earliest_host_write(Time now) const {
@@ -260,12 +267,12 @@ void Node::run_until(Time horizon) {
     check_watchdog();
     break;
   case StopReason::Sleep:
-    state_ = NodeState::Sleeping;
+    set_state(NodeState::Sleeping);
     last_progress_ = cpu_->cycles();
     irq_state_changed(); // an enabled line may already be pending
     break;
   case StopReason::Halt:
-    state_ = NodeState::Halted;
+    set_state(NodeState::Halted);
     flush_console();
     break;
   case StopReason::Fault:
@@ -288,7 +295,7 @@ void Node::check_watchdog() {
 
 void Node::fail(Fault f) {
   fault_ = std::move(f);
-  state_ = NodeState::Faulted;
+  set_state(NodeState::Faulted);
   flush_console();
   if (config_.events) {
     char pc[16];
@@ -325,7 +332,7 @@ void Node::irq_state_changed() {
       observer_->slept(now - cpu_->cycles() + model_.cycles.wake);
     cpu_->add_cycles(now - cpu_->cycles() + model_.cycles.wake);
     last_progress_ = cpu_->cycles();
-    state_ = NodeState::Running;
+    set_state(NodeState::Running);
   } else if (state_ == NodeState::Running && irq_->should_interrupt()) {
     cpu_->request_stop(); // taken at the next block boundary
   }

@@ -71,6 +71,11 @@ public:
   Time time() const; // the core's own time (>= scheduler time while running)
 
   NodeState state() const { return state_; }
+  // Told of every change of state, after it (the simulation keeps its set
+  // of running nodes with it).
+  void set_state_observer(std::function<void(NodeState was, NodeState now)> f) {
+    state_observer_ = std::move(f);
+  }
   bool finished() const {
     return state_ == NodeState::Halted || state_ == NodeState::Faulted;
   }
@@ -151,6 +156,7 @@ private:
   const Memory *memory_for(uint32_t addr, uint32_t len) const;
   void take_interrupt();
   void check_watchdog();
+  void set_state(NodeState state);
   uint64_t watchdog_deadline() const;
 
   const Model &model_;
@@ -175,6 +181,7 @@ private:
   uint32_t caps_ = 0;
   IrqController *irq_ = nullptr;
   NodeState state_ = NodeState::Reset;
+  std::function<void(NodeState, NodeState)> state_observer_;
   Image image_;
   uint32_t exit_code_ = 0;
   Fault fault_;

@@ -9,6 +9,11 @@ Node &Simulation::add_node(const Model &model, NodeConfig config) {
   nodes_.push_back(
       std::make_unique<Node>(model, scheduler_, std::move(config)));
   Node *node = nodes_.back().get();
+  const size_t index = nodes_.size() - 1;
+  running_bits_.resize(index / 64 + 1, 0);
+  node->set_state_observer([this, index](NodeState was, NodeState now) {
+    node_state_changed(index, was, now);
+  });
   // A new event earlier than the running slice's end shortens the slice.
   // Only the running core needs telling: the others' slices are computed
   // when they start, from the scheduler's next event.
@@ -17,6 +22,34 @@ Node &Simulation::add_node(const Model &model, NodeConfig config) {
       running_->cpu().limit_slice(running_->clock().cycle_at_or_after(t));
   });
   return *node;
+}
+
+void Simulation::node_state_changed(size_t index, NodeState was,
+                                    NodeState now) {
+  const uint64_t bit = uint64_t(1) << (index % 64);
+  if (now == NodeState::Running)
+    running_bits_[index / 64] |= bit;
+  else
+    running_bits_[index / 64] &= ~bit;
+  auto ended = [](NodeState s) {
+    return s == NodeState::Halted || s == NodeState::Faulted;
+  };
+  faulted_ += (now == NodeState::Faulted) - (was == NodeState::Faulted);
+  finished_ += ended(now) - ended(was);
+}
+
+template <class F> void Simulation::for_each_running(F f) const {
+  for (size_t w = 0; w < running_bits_.size(); ++w) {
+    uint64_t visited = 0; // this word's bits up to the last node visited
+    for (;;) {
+      uint64_t bits = running_bits_[w] & ~visited;
+      if (!bits)
+        break;
+      unsigned i = unsigned(__builtin_ctzll(bits));
+      visited = i == 63 ? ~uint64_t(0) : (uint64_t(2) << i) - 1;
+      f(*nodes_[w * 64 + i]);
+    }
+  }
 }
 
 // A core may run up to the earliest pending event (including events the
@@ -40,33 +73,27 @@ Time Simulation::slice_end(const Node &node, Time max_time) const {
 void Simulation::note_core_times() {
   earliest_ = second_earliest_ = kTimeNever;
   earliest_node_ = nullptr;
-  for (const auto &n : nodes_) {
-    if (n->state() != NodeState::Running)
-      continue;
-    Time t = n->time();
+  for_each_running([this](const Node &n) {
+    Time t = n.time();
     if (t < earliest_) {
       second_earliest_ = earliest_;
       earliest_ = t;
-      earliest_node_ = n.get();
+      earliest_node_ = &n;
     } else if (t < second_earliest_) {
       second_earliest_ = t;
     }
-  }
+  });
 }
 
 Time Simulation::earliest_core_time() const {
   Time t = kTimeNever;
-  for (const auto &n : nodes_)
-    if (n->state() == NodeState::Running)
-      t = std::min(t, n->time());
+  for_each_running([&t](const Node &n) { t = std::min(t, n.time()); });
   return t;
 }
 
 Time Simulation::present() const {
   Time t = scheduler_.now();
-  for (const auto &n : nodes_)
-    if (n->state() == NodeState::Running)
-      t = std::max(t, n->time());
+  for_each_running([&t](const Node &n) { t = std::max(t, n.time()); });
   return t;
 }
 
@@ -92,12 +119,13 @@ bool Simulation::stopped(RunResult &result) const {
 
 // Whether the run is over: a fault, a failed host, everything finished.
 bool Simulation::finished(RunResult &result) const {
-  for (const auto &n : nodes_)
-    if (n->state() == NodeState::Faulted) {
-      result.outcome = RunOutcome::Faulted;
-      result.end_time = n->time();
-      return true;
-    }
+  if (faulted_)
+    for (const auto &n : nodes_)
+      if (n->state() == NodeState::Faulted) {
+        result.outcome = RunOutcome::Faulted;
+        result.end_time = n->time();
+        return true;
+      }
   if (external_ && !external_->failure().empty()) {
     result.outcome = RunOutcome::HostFailed;
     result.end_time = scheduler_.now();
@@ -106,9 +134,7 @@ bool Simulation::finished(RunResult &result) const {
   }
   // With host programs the run is theirs: it ends when they all have, even
   // if the firmware loops forever, as NIC firmware does.
-  bool done = external_ ? external_->finished()
-                        : std::all_of(nodes_.begin(), nodes_.end(),
-                                      [](auto &n) { return n->finished(); });
+  bool done = external_ ? external_->finished() : finished_ == nodes_.size();
   if (!done)
     return false;
   result.outcome = RunOutcome::Halted;
@@ -158,20 +184,18 @@ RunResult Simulation::run(Time max_time) {
     if (lookahead_ != kTimeNever)
       note_core_times();
     host_action_ = external_ ? external_->earliest_action() : kTimeNever;
-    for (auto &n : nodes_) {
-      if (n->state() != NodeState::Running)
-        continue;
-      running_ = n.get();
-      Time end = slice_end(*n, max_time);
+    for_each_running([this, max_time](Node &n) {
+      running_ = &n;
+      Time end = slice_end(n, max_time);
       if (debugger_) // a slice may end at any block boundary
-        end = std::min(end, n->time() + debugger_->max_slice());
+        end = std::min(end, n.time() + debugger_->max_slice());
       // What the core schedules is ordered by its node, not by when in the
       // round its slice ran (Scheduler, "origin").
-      EventOrigin was = scheduler_.set_origin(EventOrigin::core(n->node_id()));
-      n->run_until(end);
+      EventOrigin was = scheduler_.set_origin(EventOrigin::core(n.node_id()));
+      n.run_until(end);
       scheduler_.set_origin(was);
       running_ = nullptr;
-    }
+    });
     if (finished(result))
       break;
     // Run every event the cores have reached, or jump to the next one if all

@@ -125,6 +125,12 @@ private:
   bool finished(RunResult &result) const;
   bool stopped(RunResult &result) const;
   void note_core_times();
+  // Keeps running_bits_ and the counts below with a node's state.
+  void node_state_changed(size_t index, NodeState was, NodeState now);
+  // Calls f(node) for each running node in node order, as a scan of all
+  // nodes that skips the others would: a node later in the order that
+  // starts running during the calls is visited too.
+  template <class F> void for_each_running(F f) const;
   Time latest_node_time() const;
   std::string deadlock_message() const;
 
@@ -146,6 +152,11 @@ private:
   // The two earliest running cores' times at the start of a round.
   Time earliest_ = kTimeNever, second_earliest_ = kTimeNever;
   const Node *earliest_node_ = nullptr;
+  // Bit i: nodes_[i] is running. The rounds visit only those, so that a
+  // round costs the running nodes, not all of them (1024 nodes waiting in
+  // a barrier).
+  std::vector<uint64_t> running_bits_;
+  size_t faulted_ = 0, finished_ = 0; // nodes in those states
 };
 
 } // namespace nicemu
