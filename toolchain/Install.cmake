@@ -162,3 +162,7 @@ foreach(pc nicemu nicemu-fm2 nicemu-mpi)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc
     DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endforeach()
+
+# The Debian package: `cpack -G DEB` in the build directory
+# (toolchain/Package.cmake).
+include(${CMAKE_CURRENT_LIST_DIR}/Package.cmake)
