@@ -19,6 +19,18 @@
 #                                       niam.img
 #   lib/nicemu/examples/                the host programs `nicemu bench niam`
 #                                       and `nicemu bench via` run
+#   lib/nicemu/libnicemu_clock.so       the clock shim `nicemu run` preloads
+#   share/nicemu/examples/firmware-hello/  an out-of-tree firmware to copy
+#   share/nicemu/wireshark/nicemu.lua   the dissector of --pcap captures
+#   share/man/man1/nicemu.1             the man page (if help2man was found)
+#   share/bash-completion/completions/nicemu  bash completion
+# The tree is relocatable: nicemu finds everything of it relative to
+# /proc/self/exe (<exe>/../share/nicemu, <exe>/../lib/nicemu), and the
+# pkg-config and CMake package files relative to themselves; so the same
+# tree works under any --prefix and unpacked from the .deb
+# (toolchain/Package.cmake) anywhere. What nicemu finds relative to itself
+# is under lib/nicemu whatever CMAKE_INSTALL_LIBDIR is (it could be
+# lib/x86_64-linux-gnu with a /usr prefix).
 include(CMakePackageConfigHelpers)
 
 set(NICEMU_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/nicemu)
@@ -37,14 +49,45 @@ install(PROGRAMS ${CMAKE_CURRENT_BINARY_DIR}/installed/nicemu-mpicc
 # target is exported too. Its compile options never reach users.
 install(TARGETS nicemu_warnings EXPORT nicemuTargets)
 # The clock shim `nicemu run` preloads into host programs.
-install(TARGETS nicemu_clock LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/nicemu)
+install(TARGETS nicemu_clock LIBRARY DESTINATION lib/nicemu)
 # The host programs the benches run (found next to nicemu), and examples
 # to run as they are.
 install(TARGETS niam_bench_barrier niam_bench_bcopy niam_bench_am niam_bench_logp
                 vipl_pingpong fm_pingpong aotf_pingpong dimmnet_bench
                 dimm_collectives dimm_sendrecv ring_stream uzura_bench
                 uzura_transpose mpi_pingpong mpi_onesided
-  RUNTIME DESTINATION ${CMAKE_INSTALL_LIBDIR}/nicemu/examples)
+  RUNTIME DESTINATION lib/nicemu/examples)
+# The out-of-tree firmware example, as a user copies it to start from
+# (firmware.md); its CMakeLists.txt finds the SDK by the toolchain file.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/firmware-hello
+  DESTINATION ${NICEMU_INSTALL_DATADIR}/examples)
+# The Wireshark dissector of the --pcap captures (docs/profiling.md).
+install(FILES ${PROJECT_SOURCE_DIR}/tools/wireshark/nicemu.lua
+  DESTINATION ${NICEMU_INSTALL_DATADIR}/wireshark)
+# bash completion, where bash-completion loads it on demand.
+install(FILES ${PROJECT_SOURCE_DIR}/tools/bash-completion/nicemu
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
+# The man page, made from `nicemu --help` by help2man (Debian package
+# help2man; toolchain/setup.sh installs it). Without help2man, none.
+find_program(NICEMU_HELP2MAN help2man)
+if(NICEMU_HELP2MAN)
+  set(_nicemu_man ${CMAKE_CURRENT_BINARY_DIR}/man/nicemu.1)
+  set(_nicemu_h2m ${PROJECT_SOURCE_DIR}/tools/man/nicemu.h2m)
+  add_custom_command(OUTPUT ${_nicemu_man}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/man
+    COMMAND ${NICEMU_HELP2MAN} --no-info --no-discard-stderr
+            --include=${_nicemu_h2m} --output=${_nicemu_man}
+            $<TARGET_FILE:nicemu>
+    DEPENDS nicemu ${_nicemu_h2m}
+    COMMENT "Generating the man page nicemu.1 with help2man"
+    VERBATIM)
+  add_custom_target(nicemu_man ALL DEPENDS ${_nicemu_man})
+  install(FILES ${_nicemu_man} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+  unset(_nicemu_man)
+  unset(_nicemu_h2m)
+else()
+  message(STATUS "help2man not found: no man page (apt-get install help2man)")
+endif()
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/emulator/include/nicemu/
                   ${PROJECT_SOURCE_DIR}/hostlib/include/nicemu/
@@ -119,3 +162,7 @@ foreach(pc nicemu nicemu-fm2 nicemu-mpi)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc
     DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endforeach()
+
+# The Debian package: `cpack -G DEB` in the build directory
+# (toolchain/Package.cmake).
+include(${CMAKE_CURRENT_LIST_DIR}/Package.cmake)

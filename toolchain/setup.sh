@@ -28,6 +28,7 @@ PACKAGES=(
   gdb-multiarch                        # nicemu run --gdb (docs/debugging.md)
   libedit-dev                          # nicemu debug: line editing, history
   iproute2                             # tests: --tap in a network namespace
+  help2man                             # the man page, made from nicemu --help (docs/install.md)
 )
 
 install_missing() {

@@ -735,8 +735,16 @@ std::vector<fs::path> model_search_path() {
   if (!ec)
     dirs.push_back((exe.parent_path() / ".." / "share" / "nicemu" / "models")
                        .lexically_normal());
-#ifdef NICEMU_SOURCE_MODEL_DIR
-  dirs.emplace_back(NICEMU_SOURCE_MODEL_DIR);
+#if defined(NICEMU_SOURCE_MODEL_DIR) && defined(NICEMU_BUILD_TREE)
+  // Only an executable of the build tree (nicemu, the tests) looks into the
+  // source tree: an installed copy finds its models relative to itself alone,
+  // wherever the source tree is or was.
+  if (!ec) {
+    fs::path build = fs::weakly_canonical(NICEMU_BUILD_TREE, ec);
+    fs::path rel = exe.lexically_normal().lexically_relative(build);
+    if (!rel.empty() && *rel.begin() != "..")
+      dirs.emplace_back(NICEMU_SOURCE_MODEL_DIR);
+  }
 #endif
   return dirs;
 }

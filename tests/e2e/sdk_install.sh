@@ -47,6 +47,9 @@ done
 grep -q "search path:.*$prefix/share/nicemu/models" <<<"$models" ||
   fail "installed nicemu does not search $prefix/share/nicemu/models:
 $models"
+! grep -q "search path:.*$source/emulator/models" <<<"$models" ||
+  fail "installed nicemu still searches the source tree's models:
+$models"
 
 # The sample images are installed too, and boot with the installed tool.
 sample=$prefix/share/nicemu/firmware/hello.img

@@ -154,8 +154,9 @@ Model with_variant(const Model &model, const std::string &variant);
 Model parse_model(const std::string &toml_text, const std::string &origin);
 
 // Directories searched for NAME.toml, in order: $NICEMU_MODEL_PATH (colon
-// separated), the installed share dir (<exe>/../share/nicemu/models), the
-// source tree's model directory (when built with NICEMU_SOURCE_MODEL_DIR).
+// separated), the installed share dir (<exe>/../share/nicemu/models), and,
+// for an executable inside the build tree only (NICEMU_BUILD_TREE), the
+// source tree's model directory (NICEMU_SOURCE_MODEL_DIR).
 std::vector<std::filesystem::path> model_search_path();
 
 // Names of all models found on the search path.
