@@ -26,9 +26,11 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # The shared libraries bin/nicemu and lib/nicemu/libnicemu_clock.so link
 # (objdump -p: NEEDED), by the Debian 12 packages that provide them
 # (dpkg -S); tests/e2e/deb_package.sh checks that every NEEDED library is
-# covered. libm is in libc6.
+# covered. libm is in libc6. zlib1g: the fabric calls crc32, which the
+# Release binary reaches through libelf's own NEEDED libz and the sanitizer
+# builds link directly.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1, libunicorn2 (>= 2.0), libcapstone4 (>= 4.0), libelf1, libdw1, libboost-context1.74.0, libedit2")
+    "libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1, libunicorn2 (>= 2.0), libcapstone4 (>= 4.0), libelf1, libdw1, libboost-context1.74.0, libedit2, zlib1g")
 # The SDK's users build firmware with clang and lld (nicemu-mipsel.cmake)
 # and host programs with a C/C++ compiler, CMake or pkg-config.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
