@@ -114,6 +114,8 @@ HostRun run_hosts(const BenchContext &c, uint32_t nodes,
     run.instructions += node->cpu().instructions();
     run.cycles += node->cpu().cycles();
     run.slept_cycles += node->sleep_cycles();
+    run.fast_forwarded_instructions +=
+        node->cpu().fast_forwarded().instructions;
   }
   if (r.outcome != RunOutcome::Halted || cluster->hosts->exit_code() != 0)
     throw Error(

@@ -42,6 +42,7 @@ struct HostRun {
   double total_wall = 0; // from building the cluster to the last reap
   // Summed over the NIC cores: what their firmware cost the emulator.
   uint64_t instructions = 0, cycles = 0, slept_cycles = 0;
+  uint64_t fast_forwarded_instructions = 0; // of `instructions`
 };
 
 // Runs `program` (its name in the programs directory, then its arguments)

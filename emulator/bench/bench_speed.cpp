@@ -34,12 +34,15 @@ struct CaseSpec {
   int rounds = 0; // barriers: the program is niam_bench_barrier ROUNDS
   std::string shrunk;
   std::string skipped;
+  bool fast_forward = true; // false: --no-fast-forward
 };
 
 std::string command_of(const CaseSpec &s) {
   std::string c = "nicemu run";
   if (s.nodes > 1 || !s.program.empty())
     c += " -n " + std::to_string(s.nodes);
+  if (!s.fast_forward)
+    c += " --no-fast-forward";
   if (!s.model.empty())
     c += " --model " + s.model;
   c += " --firmware " + s.image;
@@ -74,6 +77,9 @@ std::vector<CaseSpec> plan_cases(bool quick) {
       barrier_case(1024, 10),
       {"sleep_1s", "sleep_1s.img", "", {}, 1, 0, {}, {}},
       {"poll_1s", "poll_1s.img", "", {}, 1, 0, {}, {}},
+      // The same with every iteration of its loop emulated: the baseline
+      // of the fast-forward, measured in the same run.
+      {"poll_1s_full", "poll_1s.img", "", {}, 1, 0, {}, {}, false},
   };
   if (quick) {
     cases[2].shrunk = "--quick: 100 barriers instead of 1000";
@@ -108,6 +114,7 @@ void run_with_hosts(const SpeedBenchOptions &o, const CaseSpec &s,
   out.instructions = run.instructions;
   out.cycles = run.cycles;
   out.slept_cycles = run.slept_cycles;
+  out.fast_forwarded_instructions = run.fast_forwarded_instructions;
 }
 
 // The firmware alone on one node, as `nicemu run --firmware IMAGE` runs it.
@@ -121,6 +128,7 @@ void run_alone(const SpeedBenchOptions &o, const CaseSpec &s, SpeedCase &out) {
   Clock::time_point start = Clock::now();
   Simulation sim;
   Node &node = sim.add_node(model, NodeConfig{});
+  node.cpu().set_fast_forward(s.fast_forward);
   node.boot(flash);
   RunResult r = sim.run();
   out.wall_seconds = seconds_since(start);
@@ -132,6 +140,7 @@ void run_alone(const SpeedBenchOptions &o, const CaseSpec &s, SpeedCase &out) {
   out.instructions = node.cpu().instructions();
   out.cycles = node.cpu().cycles();
   out.slept_cycles = node.sleep_cycles();
+  out.fast_forwarded_instructions = node.cpu().fast_forwarded().instructions;
 }
 
 } // namespace
@@ -144,11 +153,15 @@ const SpeedCase *SpeedBenchFigures::find(const std::string &name) const {
 }
 
 double SpeedBenchFigures::polling_ratio() const {
-  const SpeedCase *sleep = find("sleep_1s"), *poll = find("poll_1s");
-  if (!sleep || !poll || !sleep->ran() || !poll->ran() ||
-      sleep->wall_per_virtual_second() <= 0)
+  return wall_ratio("poll_1s", "sleep_1s");
+}
+
+double SpeedBenchFigures::wall_ratio(const std::string &name,
+                                     const std::string &base) const {
+  const SpeedCase *b = find(base), *c = find(name);
+  if (!b || !c || !b->ran() || !c->ran() || b->wall_per_virtual_second() <= 0)
     return 0;
-  return poll->wall_per_virtual_second() / sleep->wall_per_virtual_second();
+  return c->wall_per_virtual_second() / b->wall_per_virtual_second();
 }
 
 SpeedBenchFigures run_speed_bench(const SpeedBenchOptions &o) {

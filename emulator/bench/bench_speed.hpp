@@ -26,6 +26,9 @@ struct SpeedCase {
   Time virtual_time = 0;
   // Summed over the NIC cores: what their firmware cost the emulator.
   uint64_t instructions = 0, cycles = 0, slept_cycles = 0;
+  // Of `instructions`, those of polling-loop iterations the emulator
+  // skipped (counted, not emulated: Cpu::fast_forwarded).
+  uint64_t fast_forwarded_instructions = 0;
   double wall_seconds = 0;      // steady_clock around the whole case
   double loop_wall_seconds = 0; // the simulation loop alone (RunResult)
   int threads = 1;              // threads emulating the nodes
@@ -35,8 +38,12 @@ struct SpeedCase {
   double virtual_per_wall() const {
     return wall_seconds > 0 ? virtual_seconds() / wall_seconds : 0;
   }
+  // Instructions emulated per wall second (skipped ones left out).
   double mips() const {
-    return wall_seconds > 0 ? double(instructions) / wall_seconds / 1e6 : 0;
+    return wall_seconds > 0
+               ? double(instructions - fast_forwarded_instructions) /
+                     wall_seconds / 1e6
+               : 0;
   }
   // Wall time per virtual second: the figure the polling pair compares.
   double wall_per_virtual_second() const {
@@ -52,6 +59,9 @@ struct SpeedBenchFigures {
   // Wall per virtual second of poll_1s over that of sleep_1s; 0 unless both
   // ran.
   double polling_ratio() const;
+  // Wall per virtual second of case `name` over that of case `base`; 0
+  // unless both ran.
+  double wall_ratio(const std::string &name, const std::string &base) const;
 };
 
 struct SpeedBenchOptions {

@@ -40,16 +40,23 @@ void print_notes(const SpeedBenchFigures &f) {
                   "", c.rounds, c.wall_seconds / c.rounds * 1e3,
                   c.virtual_seconds() / c.rounds * 1e6);
   }
-  const SpeedCase *sleep = f.find("sleep_1s"), *poll = f.find("poll_1s");
+  const SpeedCase *sleep = f.find("sleep_1s"), *poll = f.find("poll_1s"),
+                  *full = f.find("poll_1s_full");
   if (f.polling_ratio() > 0)
     std::printf("\npolling: a virtual second costs %.3f ms of wall time when "
                 "the firmware sleeps (sleep_1s, %llu instructions) and "
-                "%.1f ms when it busy-polls (poll_1s, %llu instructions): "
-                "%.0f times as much\n",
+                "%.3f ms when it busy-polls (poll_1s, %llu instructions, "
+                "%llu of them fast-forwarded): %.2f times as much\n",
                 sleep->wall_per_virtual_second() * 1e3,
                 (unsigned long long)sleep->instructions,
                 poll->wall_per_virtual_second() * 1e3,
-                (unsigned long long)poll->instructions, f.polling_ratio());
+                (unsigned long long)poll->instructions,
+                (unsigned long long)poll->fast_forwarded_instructions,
+                f.polling_ratio());
+  if (double r = f.wall_ratio("poll_1s_full", "sleep_1s"); r > 0)
+    std::printf("         with every iteration emulated (poll_1s_full, "
+                "--no-fast-forward): %.1f ms, %.0f times as much\n",
+                full->wall_per_virtual_second() * 1e3, r);
 }
 
 void print_table(const SpeedBenchFigures &f) {
@@ -88,6 +95,7 @@ nlohmann::json to_json(const SpeedCase &c) {
                   {"slept_cycles", c.slept_cycles}};
   j["wall"] = {{"seconds", c.wall_seconds},
                {"loop_seconds", c.loop_wall_seconds},
+               {"fast_forwarded_instructions", c.fast_forwarded_instructions},
                {"virtual_per_wall", c.virtual_per_wall()},
                {"mips", c.mips()},
                {"per_virtual_second", c.wall_per_virtual_second()}};
@@ -106,6 +114,10 @@ nlohmann::json to_json(const SpeedBenchFigures &f) {
     j["polling"] = {{"sleeping_case", "sleep_1s"},
                     {"polling_case", "poll_1s"},
                     {"wall_ratio", f.polling_ratio()}};
+  if (double r = f.wall_ratio("poll_1s_full", "sleep_1s"); r > 0) {
+    j["polling"]["full_case"] = "poll_1s_full";
+    j["polling"]["full_wall_ratio"] = r;
+  }
   return j;
 }
 

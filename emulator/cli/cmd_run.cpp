@@ -136,6 +136,7 @@ int run(const RunOptions &o) {
   spec.link_faults = o.link_faults;
   if (o.watchdog >= 0)
     spec.watchdog_cycles = uint64_t(o.watchdog);
+  spec.fast_forward = !o.no_fast_forward;
   // The progress line; not by default while a debugger drives the run,
   // nor with --quiet.
   const bool gdb = !o.gdb.empty() || !o.gdb_listen.empty();

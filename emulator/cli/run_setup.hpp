@@ -26,10 +26,11 @@ struct ClusterOptions {
   uint32_t procs_per_node = 1;      // --procs-per-node
   std::vector<std::string> program; // host program and its arguments
   int64_t watchdog = -1;
-  double host_timeout = 60; // wall seconds, --host-timeout
-  bool tag_output = false;  // --tag-output
-  bool no_leases = false;   // --no-leases
-  LinkFaults link_faults;   // --link-corrupt, --link-loss, --fault-seed
+  double host_timeout = 60;     // wall seconds, --host-timeout
+  bool tag_output = false;      // --tag-output
+  bool no_leases = false;       // --no-leases
+  bool no_fast_forward = false; // --no-fast-forward
+  LinkFaults link_faults;       // --link-corrupt, --link-loss, --fault-seed
 };
 
 // --model, --flash, --firmware, -n, --topology, --max-time, --watchdog,

@@ -107,12 +107,27 @@ void print_summary(Simulation &sim, const RunResult &r, const Model &model,
     for (const Node *n : nodes)
       print_row(*n);
   uint64_t instructions = 0;
-  for (const Node *n : nodes)
+  Cpu::Skipped skipped;
+  for (const Node *n : nodes) {
     instructions += n->cpu().instructions();
-  double mips = r.wall_seconds > 0 ? instructions / r.wall_seconds / 1e6 : 0;
+    skipped.cycles += n->cpu().fast_forwarded().cycles;
+    skipped.instructions += n->cpu().fast_forwarded().instructions;
+  }
+  // Skipped iterations count in the table, but were not emulated.
+  double mips =
+      r.wall_seconds > 0
+          ? double(instructions - skipped.instructions) / r.wall_seconds / 1e6
+          : 0;
   std::fprintf(stderr,
                "virtual time %.3f us, wall time %.3f ms, %.1f emulated MIPS\n",
                double(r.end_time) / 1e6, r.wall_seconds * 1e3, mips);
+  if (skipped.cycles)
+    std::fprintf(stderr,
+                 "fast-forward: %llu cycles (%llu instructions) of polling "
+                 "loops counted without being emulated (--no-fast-forward "
+                 "emulates them)\n",
+                 (unsigned long long)skipped.cycles,
+                 (unsigned long long)skipped.instructions);
   if (const Fabric *fabric = sim.fabric(); fabric && fabric->faults().any()) {
     const FabricStats &s = fabric->stats();
     std::fprintf(stderr,

@@ -29,6 +29,13 @@ struct BlockInfo {
   uint32_t cost = 0; // cycles, excluding device wait states and taken branch
   uint32_t taken_penalty = 0; // paid if the next block is not the fall-through
   bool ends_in_wait = false;
+  // A polling loop's candidate: the block ends with a branch back to its
+  // own start (and its delay slot), and only loads and computes (no store,
+  // call, wait, trap, multiply, HI/LO or coprocessor access), so an
+  // iteration changes nothing but the registers in `loop_writes` (a mask of
+  // GPRs). UnicornCpu fast-forwards such a loop once it repeats itself.
+  bool poll_loop = false;
+  uint32_t loop_writes = 0;
   std::vector<uint32_t> words;
   std::vector<BlockMemOp> mem_ops;
   // prefix[i]: cycles spent before instruction i; prefix[instructions] ==

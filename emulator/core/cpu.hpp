@@ -52,6 +52,10 @@ public:
                          std::string &why) = 0;
   virtual bool mmio_write(uint32_t addr, unsigned size, uint32_t value,
                           std::string &why) = 0;
+  // Whether a read at `addr` has no side effect and returns what changes
+  // only when the device acts (RegisterBank::stable_read): a loop of such
+  // reads may be fast-forwarded. False is always safe.
+  virtual bool read_is_stable(uint32_t /*addr*/) const { return false; }
 };
 
 // Sees every basic block the core executes, for profilers. Only installed
@@ -121,6 +125,15 @@ public:
   // The block that would cross the limit still runs in full: slices end at
   // block boundaries, never inside a block or a delay slot.
   virtual StopReason run(uint64_t cycle_limit) = 0;
+  // Exact fast-forward of polling loops (unicorn_cpu.cpp): on by default;
+  // off, every iteration is emulated, with the same results.
+  virtual void set_fast_forward(bool /*on*/) {}
+  // The loop iterations skipped so far: their cycles and instructions
+  // (counted in cycles() and instructions(), as if emulated).
+  struct Skipped {
+    uint64_t cycles = 0, instructions = 0;
+  };
+  virtual Skipped fast_forwarded() const { return {}; }
   // Lowers the limit of the running slice (e.g. an earlier event appeared).
   virtual void limit_slice(uint64_t cycle_limit) = 0;
   // Called by devices: stop at the next block boundary / halt now.

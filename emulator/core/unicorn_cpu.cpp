@@ -27,6 +27,9 @@
 //    pins 2 MiB at once, so THP is disabled for the process.
 //  - Every guest store to RAM takes a slow path that allocates and frees a
 //    tree; unicorn_store_fix.cpp replaces the two functions involved.
+//  - A block that loops onto itself and only loads and computes (a polling
+//    loop) is fast-forwarded once it repeats itself within a slice: see
+//    fast_forward().
 //  - uc_emu_start costs about a microsecond (it resets exits, timers and the
 //    soft TLB), and slices are short: a network's lookahead is tens of
 //    cycles. So a core's Unicorn run lives on a fiber of its own, and a
@@ -184,6 +187,8 @@ public:
   }
 
   StopReason run(uint64_t cycle_limit) override;
+  void set_fast_forward(bool on) override { fast_forward_on_ = on; }
+  Skipped fast_forwarded() const override { return skipped_; }
   void limit_slice(uint64_t cycle_limit) override {
     if (cycle_limit < limit_)
       limit_ = cycle_limit;
@@ -274,6 +279,7 @@ private:
   }
   void begin_access_tracking();
   void enter_block(uint32_t addr, uint32_t size);
+  uint64_t fast_forward(uint32_t addr, uint32_t size, uint64_t cycles);
   const BlockMemOp *locate_access(uint32_t addr, unsigned size, bool store);
   uint32_t mmio_access(uint32_t addr, unsigned size, bool store,
                        uint32_t value);
@@ -366,7 +372,8 @@ private:
   struct HotCost {
     uint32_t cost = 0;
     uint16_t size = 0; // 0: not cached
-    uint16_t penalty = 0;
+    uint8_t penalty = 0;
+    bool poll_loop = false; // BlockInfo::poll_loop
   };
   ZeroedBuffer<HotCost> hot_;
   uint32_t hot_base_ = 0;
@@ -384,6 +391,18 @@ private:
   bool abandon_ = false; // ... and must stop the run instead
   bool closing_ = false; // the engine fiber must end
   uc_err engine_err_ = UC_ERR_OK; // what its last uc_emu_start returned
+  // Polling loops (fast_forward): the last entry of a loop block, watched
+  // for the next one to repeat it.
+  struct LoopEntry {
+    uint32_t addr = 1; // odd: no block
+    uint64_t slice = 0, cycles = 0, instructions = 0, wait_cycles = 0;
+    bool touched = false; // a device access that was not a stable read
+    std::array<uint32_t, 32> regs{};
+  };
+  bool fast_forward_on_ = true;
+  uint64_t slice_ = 0; // run() calls so far
+  LoopEntry loop_;
+  Skipped skipped_;
 };
 
 // Inside the engine fiber, from the block hook: back to run()'s caller
@@ -524,9 +543,10 @@ const BlockInfo &UnicornCpu::lookup_block_slow(uint32_t addr, uint32_t size) {
     *slot =
         std::make_unique<BlockInfo>(cost_block(addr, words, options_.cycles));
     uint32_t index = (addr - hot_base_) / 4;
-    if (index < hot_.size() && size <= UINT16_MAX)
+    if (index < hot_.size() && size <= UINT16_MAX &&
+        (*slot)->taken_penalty <= UINT8_MAX)
       hot_[index] = {(*slot)->cost, uint16_t(size),
-                     uint16_t((*slot)->taken_penalty)};
+                     uint8_t((*slot)->taken_penalty), (*slot)->poll_loop};
   }
   recent_[(addr >> 2) % kRecentBlocks] = slot->get();
   return **slot;
@@ -571,14 +591,19 @@ void UnicornCpu::enter_block(uint32_t addr, uint32_t size) {
   }
   uint32_t index = (addr - hot_base_) / 4;
   uint32_t cost, penalty;
+  bool poll_loop;
   if (index < hot_.size() && hot_[index].size == size) [[likely]] {
     cost = hot_[index].cost;
     penalty = hot_[index].penalty;
+    poll_loop = hot_[index].poll_loop;
   } else {
     const BlockInfo &b = lookup_block(addr, size);
     cost = b.cost;
     penalty = b.taken_penalty;
+    poll_loop = b.poll_loop;
   }
+  if (poll_loop) [[unlikely]]
+    cycles = fast_forward(addr, size, cycles);
   block_addr_ = addr;
   block_size_ = size;
   block_start_ = cycles;
@@ -588,6 +613,47 @@ void UnicornCpu::enter_block(uint32_t addr, uint32_t size) {
   instructions_ += size / 4;
   fallthrough_ = addr + size;
   pending_penalty_ = penalty;
+}
+
+// A polling loop, fast-forwarded exactly. The block at `addr` loops onto
+// itself and changes nothing but its registers (BlockInfo::poll_loop); it
+// is entered at `cycles`. If its previous entry was the block just run, in
+// the same slice, with every device access a stable read (so no side
+// effect, and within a slice no event can change what it read: a slice
+// ends before the next event, host action or interrupt), and the registers
+// it writes hold what they held then, the iteration changed nothing: every
+// further one repeats it, at the same period. Those that would start
+// before the slice's limit are skipped (their cycles, instructions and
+// wait states counted) up to the last one, which runs: full emulation would
+// stop at the same block, in the same state, having read the same values
+// (tests/e2e/test_speed_switches.cpp compares runs both ways).
+uint64_t UnicornCpu::fast_forward(uint32_t addr, uint32_t size,
+                                  uint64_t cycles) {
+  if (!fast_forward_on_ || observer_ || debugger_)
+    return cycles; // profilers and debuggers see every block
+  const BlockInfo &block = lookup_block(addr, size);
+  std::array<uint32_t, 32> regs{};
+  for (uint32_t m = block.loop_writes; m; m &= m - 1) {
+    unsigned r = unsigned(__builtin_ctz(m));
+    regs[r] = read_reg(UC_MIPS_REG_0 + int(r));
+  }
+  LoopEntry &last = loop_;
+  // Exactly this block ran since: any other adds instructions.
+  bool repeated = last.addr == addr && last.slice == slice_ && !last.touched &&
+                  instructions_ == last.instructions + block.instructions &&
+                  regs == last.regs && cycles > last.cycles;
+  if (repeated) {
+    uint64_t period = cycles - last.cycles;
+    uint64_t skip = (limit_ - 1 - cycles) / period; // entries before limit_
+    uint64_t waits = wait_cycles_ - last.wait_cycles;
+    cycles += skip * period;
+    instructions_ += skip * block.instructions;
+    wait_cycles_ += skip * waits;
+    skipped_.cycles += skip * period;
+    skipped_.instructions += skip * block.instructions;
+  }
+  last = {addr, slice_, cycles, instructions_, wait_cycles_, false, regs};
+  return cycles;
 }
 
 // Finds which load/store of the current block is making this access. With
@@ -634,6 +700,8 @@ uint32_t UnicornCpu::mmio_access(uint32_t addr, unsigned size, bool store,
   if (halted_ || pending_fault_)
     return 0; // the core has already stopped at an earlier instruction
   begin_access_tracking();
+  if (store || !bus_.read_is_stable(addr))
+    loop_.touched = true;
   const BlockMemOp *op = locate_access(addr, size, store);
   access_cycle_ =
       op ? block_start_ + op->cycles_before + block_stall_ : cycles_;
@@ -825,6 +893,7 @@ void UnicornCpu::finish_fault() {
 
 StopReason UnicornCpu::run(uint64_t cycle_limit) {
   limit_ = cycle_limit;
+  ++slice_;
   if (parked_ && cycles_ >= cycle_limit && use_fiber()) {
     // A slice that ends before the parked block may start: resuming would
     // only park again (enter_block's loop), so skip both fiber switches.

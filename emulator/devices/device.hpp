@@ -64,6 +64,7 @@ public:
   Device &operator=(const Device &) = delete;
 
   RegisterBank &registers() { return registers_; }
+  const RegisterBank &registers() const { return registers_; }
 
   // The earliest virtual time at which this device could write host memory,
   // asked at `now` for every write from then on (the host library answers a

@@ -26,7 +26,10 @@ DoorbellDevice::DoorbellDevice(DeviceHost &host, uint32_t fifos, uint32_t depth)
       .constant(NICEMU_DOORBELL_DEPTH, depth)
       .bind(NICEMU_DOORBELL_SELECT, select_)
       .on_read(NICEMU_DOORBELL_COUNT, [this] { return count(select_); })
-      .on_read(NICEMU_DOORBELL_POP, [this] { return pop(); });
+      .on_read(NICEMU_DOORBELL_POP, [this] { return pop(); })
+      // The FIFOs change only when the host rings or the core pops.
+      .stable_read(NICEMU_DOORBELL_NONEMPTY)
+      .stable_read(NICEMU_DOORBELL_COUNT);
 }
 
 std::unique_ptr<DoorbellDevice> DoorbellDevice::from_model(DeviceHost &host,

@@ -47,7 +47,8 @@ HostDmaEngine::HostDmaEngine(DeviceHost &host, DmaTiming to_card,
                 })
       .write_one_to_clear(NICEMU_HDMA_STATUS, status_,
                           NICEMU_DMA_DONE | NICEMU_DMA_ERROR)
-      .on_read(NICEMU_HDMA_ERROR, [this] { return error_; });
+      .on_read(NICEMU_HDMA_ERROR, [this] { return error_; })
+      .stable_read(NICEMU_HDMA_ERROR);
 }
 
 // A refused transfer moves nothing and reports why; the engine stays usable.

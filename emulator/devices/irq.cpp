@@ -19,10 +19,14 @@ IrqController::IrqController(DeviceHost &host)
       .on_read(NICEMU_IRQ_EPC, [this] { return epc_; })
       .bind(NICEMU_IRQ_VECTOR, vector_, changed)
       .on_read(NICEMU_IRQ_CAUSE, [this] { return cause_; })
-      .on_write(NICEMU_IRQ_RAISE, [this](uint64_t v) {
-        pending_ |= uint32_t(v);
-        host_.irq_state_changed();
-      });
+      .on_write(NICEMU_IRQ_RAISE,
+                [this](uint64_t v) {
+                  pending_ |= uint32_t(v);
+                  host_.irq_state_changed();
+                })
+      .stable_read(NICEMU_IRQ_MASTER)
+      .stable_read(NICEMU_IRQ_EPC)
+      .stable_read(NICEMU_IRQ_CAUSE);
 }
 
 void IrqController::raise(uint32_t lines) {

@@ -32,7 +32,8 @@ TxEngine::TxEngine(DeviceHost &host, DmaTiming timing)
                 })
       .write_one_to_clear(NICEMU_TX_STATUS, status_,
                           NICEMU_DMA_DONE | NICEMU_DMA_ERROR)
-      .on_read(NICEMU_TX_ERROR, [this] { return error_; });
+      .on_read(NICEMU_TX_ERROR, [this] { return error_; })
+      .stable_read(NICEMU_TX_ERROR);
 }
 
 void TxEngine::start(uint32_t ctrl) {
@@ -101,7 +102,8 @@ RxEngine::RxEngine(DeviceHost &host)
       .write_one_to_clear(NICEMU_RX_STATUS, status_,
                           NICEMU_RX_DONE | NICEMU_RX_CRC_ERROR |
                               NICEMU_RX_TRUNCATED)
-      .on_read(NICEMU_RX_LENGTH, [this] { return length_; });
+      .on_read(NICEMU_RX_LENGTH, [this] { return length_; })
+      .stable_read(NICEMU_RX_LENGTH);
 }
 
 void RxEngine::arm(uint32_t ctrl) {

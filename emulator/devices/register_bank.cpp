@@ -15,9 +15,9 @@ RegisterBank::Behaviour &RegisterBank::behaviour(uint32_t offset) {
 }
 
 RegisterBank &RegisterBank::on_read(uint32_t offset, Reader read) {
-  behaviour(offset).read = [read = std::move(read)](uint32_t) {
-    return read();
-  };
+  Behaviour &b = behaviour(offset);
+  b.read = [read = std::move(read)](uint32_t) { return read(); };
+  b.stable = false;
   return *this;
 }
 
@@ -29,7 +29,9 @@ RegisterBank &RegisterBank::on_write(uint32_t offset, Writer write) {
 }
 
 RegisterBank &RegisterBank::on_read(uint32_t offset, ElementReader read) {
-  behaviour(offset).read = std::move(read);
+  Behaviour &b = behaviour(offset);
+  b.read = std::move(read);
+  b.stable = false;
   return *this;
 }
 
@@ -42,6 +44,7 @@ RegisterBank &RegisterBank::bind(uint32_t offset, uint32_t &storage,
                                  std::function<void()> after_write) {
   Behaviour &b = behaviour(offset);
   b.read = [&storage](uint32_t) { return uint64_t(storage); };
+  b.stable = true;
   b.write = [&storage, after = std::move(after_write)](uint32_t, uint64_t v) {
     storage = uint32_t(v);
     if (after)
@@ -56,6 +59,7 @@ RegisterBank::write_one_to_clear(uint32_t offset, uint32_t &storage,
                                  std::function<void()> after_write) {
   Behaviour &b = behaviour(offset);
   b.read = [&storage](uint32_t) { return uint64_t(storage); };
+  b.stable = true;
   b.write = [&storage, mask, after = std::move(after_write)](uint32_t,
                                                              uint64_t v) {
     storage &= ~(uint32_t(v) & mask);
@@ -66,8 +70,23 @@ RegisterBank::write_one_to_clear(uint32_t offset, uint32_t &storage,
 }
 
 RegisterBank &RegisterBank::constant(uint32_t offset, uint64_t value) {
-  behaviour(offset).read = [value](uint32_t) { return value; };
+  Behaviour &b = behaviour(offset);
+  b.read = [value](uint32_t) { return value; };
+  b.stable = true;
   return *this;
+}
+
+RegisterBank &RegisterBank::stable_read(uint32_t offset) {
+  Behaviour &b = behaviour(offset);
+  assert(b.read && "stable_read before on_read");
+  b.stable = true;
+  return *this;
+}
+
+bool RegisterBank::read_is_stable(uint32_t offset) const {
+  uint32_t element = 0, byte = 0;
+  const RegisterInfo *r = layout_.at(offset, element, byte);
+  return r && behaviour_[layout_.index_of(*r)].stable;
 }
 
 bool RegisterBank::complete() const {

@@ -49,6 +49,15 @@ public:
                                    std::function<void()> after_write = {});
   // Reads as `value`; writes are refused by the layout (read-only).
   RegisterBank &constant(uint32_t offset, uint64_t value);
+  // Declares that reading the register at `offset` (given an on_read) has
+  // no side effect and returns state that changes only when the device
+  // acts: in an event, or on a write. bind, write_one_to_clear and
+  // constant registers are so already. A core's polling loop that reads
+  // only such registers may be fast-forwarded (unicorn_cpu.cpp); a reader
+  // that depends on the time (a cycle counter) must not be declared so.
+  RegisterBank &stable_read(uint32_t offset);
+  // Whether a read at `offset` is stable (false where no register is).
+  bool read_is_stable(uint32_t offset) const;
 
   // True when every readable register has a reader and every writable one
   // a writer (checked when the device is installed).
@@ -64,6 +73,7 @@ private:
   struct Behaviour {
     ElementReader read;
     ElementWriter write;
+    bool stable = false; // stable_read
   };
   Behaviour &behaviour(uint32_t offset);
   const RegisterInfo *check(uint32_t offset, unsigned size, Access need,

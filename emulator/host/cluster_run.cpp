@@ -56,6 +56,7 @@ start_cluster(const Model &model,
     if (cluster->hosts) // DMA reaches the first process's memory
       config.host_memory = &cluster->hosts->agent(i * k);
     Node &node = sim.add_node(model, config);
+    node.cpu().set_fast_forward(spec.fast_forward);
     node.boot(flash);
     if (cluster->hosts) {
       for (uint32_t p = 0; p < k; ++p)

@@ -27,7 +27,8 @@ struct ClusterSpec {
   uint32_t procs_per_node = 1;
   HostOptions host_options;
   std::optional<uint64_t> watchdog_cycles; // overrides the model's default
-  LinkFaults link_faults;                  // injected on every cable
+  bool fast_forward = true; // of polling loops (--no-fast-forward: off)
+  LinkFaults link_faults;   // injected on every cable
   // Receives each console line of each node's firmware.
   std::function<void(uint32_t node, const std::string &line)> console;
   // Observers of the run (traces, packet captures); must outlive the

@@ -395,6 +395,14 @@ bool Node::mmio_write(uint32_t addr, unsigned size, uint32_t value,
   return cpu_access(addr, size, true, v, why);
 }
 
+bool Node::read_is_stable(uint32_t addr) const {
+  uint32_t page = (addr - NICEMU_MMIO_BASE) / NICEMU_DEVICE_WINDOW;
+  if (page >= pages_.size() || !pages_[page].device)
+    return false;
+  return pages_[page].device->registers().read_is_stable(addr -
+                                                         pages_[page].base);
+}
+
 bool Node::debug_mmio(uint32_t addr, bool write, uint32_t &value,
                       std::string &why, unsigned size) {
   uint64_t v = value;

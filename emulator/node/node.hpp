@@ -109,6 +109,7 @@ public:
                  std::string &why) override;
   bool mmio_write(uint32_t addr, unsigned size, uint32_t value,
                   std::string &why) override;
+  bool read_is_stable(uint32_t addr) const override;
 
   // DeviceHost
   uint64_t now_cycle() const override;

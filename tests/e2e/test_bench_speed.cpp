@@ -48,7 +48,7 @@ void check_cases(const nlohmann::json &j) {
       {"gam_pingpong", "lanai4", 2}, {"fm_pingpong", "comet", 2},
       {"barrier_8", "lanai4", 8},    {"barrier_64", "lanai4", 64},
       {"barrier_1024", "", 1024},    {"sleep_1s", "lanai4", 1},
-      {"poll_1s", "lanai4", 1}};
+      {"poll_1s", "lanai4", 1},      {"poll_1s_full", "lanai4", 1}};
   const nlohmann::json &cases = j.at("cases");
   REQUIRE(cases.size() == std::size(expected));
   for (size_t i = 0; i < cases.size(); ++i) {
@@ -74,10 +74,25 @@ void check_cases(const nlohmann::json &j) {
 
 // The sleeping and the polling firmware cover the same virtual second; the
 // sleeper runs about 100 instructions per millisecond, the poller about
-// 18,800, and never sleeps.
+// 18,800, and never sleeps. With fast-forward, nearly all of the poller's
+// are skipped, not emulated; without it (poll_1s_full) none, with the same
+// virtual figures.
 void check_polling_pair(const nlohmann::json &j) {
   const nlohmann::json &sleep = case_named(j, "sleep_1s").at("virtual");
   const nlohmann::json &poll = case_named(j, "poll_1s").at("virtual");
+  CHECK(case_named(j, "poll_1s_full").at("virtual") == poll);
+  CHECK(case_named(j, "poll_1s_full")
+            .at("command")
+            .get<std::string>()
+            .find("--no-fast-forward") != std::string::npos);
+  uint64_t skipped = case_named(j, "poll_1s")
+                         .at("wall")
+                         .at("fast_forwarded_instructions")
+                         .get<uint64_t>();
+  CHECK(skipped > poll.at("instructions").get<uint64_t>() * 99 / 100);
+  CHECK(case_named(j, "poll_1s_full")
+            .at("wall")
+            .at("fast_forwarded_instructions") == 0);
   double slept_s = sleep.at("seconds"), polled_s = poll.at("seconds");
   CHECK(slept_s >= 1.0);
   CHECK(slept_s < 1.001);
@@ -89,6 +104,7 @@ void check_polling_pair(const nlohmann::json &j) {
   CHECK(poll.at("instructions").get<uint64_t>() >
         100 * sleep.at("instructions").get<uint64_t>());
   CHECK(j.contains("polling"));
+  CHECK(j.at("polling").at("full_case") == "poll_1s_full");
 }
 
 } // namespace

@@ -1,8 +1,8 @@
 // End-to-end: every speed-up can be switched off (docs/benchmarks.md,
 // "Speed"), and switching it off changes no virtual result. Each scenario
 // runs both ways and the two runs must agree byte for byte: what the host
-// programs print (their latencies are virtual), the run's summary, the
-// trace, the packet captures and the cycle report.
+// programs (or the firmware) print (their latencies are virtual), the
+// run's summary, the trace, the packet captures and the cycle report.
 #include "cli_helpers.hpp"
 
 #include <doctest/doctest.h>
@@ -84,4 +84,79 @@ TEST_CASE("speed switches: host leases change nothing in a VIPL run "
   same_both_ways(
       {"-n", "2", "--model", "comet", "--firmware", NICEMU_VIA_IMAGE},
       {NICEMU_VIPL_PINGPONG, "--quick"}, {"--no-leases"});
+}
+
+// ---- Fast-forward of polling loops ------------------------------------------
+
+namespace {
+
+// A run without the profiler (it sees every block, so fast-forward is off
+// under --report-json and under a trace of core spans): the trace keeps
+// links, DMA and hosts. Returns what it printed and its stderr, whose
+// fast-forward line says whether loops were skipped.
+std::pair<Observed, std::string>
+observe_plain(const std::vector<std::string> &run, bool network,
+              int expected_status = 0) {
+  TempDir dir;
+  std::vector<std::string> args = {"run"};
+  args.insert(args.end(), run.begin(), run.end());
+  if (network)
+    for (const std::string &a :
+         {std::string("--trace"), dir.file("t.json"),
+          std::string("--trace-filter"), std::string("link,dma,host"),
+          std::string("--pcap"), dir.file("caps")})
+      args.push_back(a);
+  CommandResult r = nicemu(args);
+  INFO(r);
+  REQUIRE(r.status == expected_status);
+  Observed o{r.out, run_summary(r.err), "", "", {}};
+  if (network) {
+    o.trace = read_text(dir.file("t.json"));
+    for (const auto &e : fs::directory_iterator(dir.path() / "caps"))
+      o.captures.emplace_back(e.path().filename().string(),
+                              read_text(e.path()));
+    std::sort(o.captures.begin(), o.captures.end());
+    REQUIRE_FALSE(o.captures.empty());
+    REQUIRE(o.trace.size() > 1000);
+  }
+  return {o, r.err};
+}
+
+// Both ways; the run with fast-forward must have skipped something, or the
+// comparison proves nothing.
+void fast_forward_same_both_ways(const std::vector<std::string> &run,
+                                 bool network, int expected_status = 0) {
+  auto [on, on_err] = observe_plain(run, network, expected_status);
+  std::vector<std::string> off_run = run;
+  off_run.insert(off_run.begin(), "--no-fast-forward");
+  auto [off, off_err] = observe_plain(off_run, network, expected_status);
+  CHECK(lines_with(on_err, "fast-forward:").size() == 1);
+  CHECK(lines_with(off_err, "fast-forward:").empty());
+  CHECK(on.out == off.out);
+  CHECK(on.summary == off.summary);
+  CHECK(on.captures == off.captures);
+  CHECK_MESSAGE(on.trace == off.trace, "the traces differ");
+  // What comes before the summary (a fault's report: pc, registers,
+  // cycle) is the same too.
+  CHECK(on_err.substr(0, on_err.find("--- nicemu:")) ==
+        off_err.substr(0, off_err.find("--- nicemu:")));
+}
+
+} // namespace
+
+TEST_CASE("speed switches: fast-forward changes nothing in firmware that "
+          "busy-polls its Rx and Tx engines (net_pingpong on 2 nodes)") {
+  fast_forward_same_both_ways(
+      {"-n", "2", "--firmware", firmware("net_pingpong.img")}, true);
+}
+
+TEST_CASE("speed switches: fast-forward changes nothing in firmware that "
+          "polls IRQ_PENDING for a timer (poll_1s)") {
+  fast_forward_same_both_ways({"--firmware", firmware("poll_1s.img")}, false);
+}
+
+TEST_CASE("speed switches: fast-forward stops a spinning firmware at the "
+          "watchdog's cycle, as full emulation does (hang)") {
+  fast_forward_same_both_ways(
+      {"--watchdog", "100000", "--firmware", firmware("hang.img")}, false, 125);
 }

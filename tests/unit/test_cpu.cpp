@@ -468,3 +468,136 @@ TEST_CASE("a mapping Unicorn refuses is a nicemu::Error naming the call") {
   CHECK(run_to_end(h) == StopReason::Halt);
   CHECK(h.reg(t0) == 7);
 }
+
+// ---- Fast-forward of polling loops (UnicornCpu::fast_forward) -------------
+
+namespace {
+
+// t0 = TIMER base; then a loop polling bit 0 of a device register (the bus
+// answers read_value): lw, andi, beq back, nop; then the exit.
+std::vector<uint32_t> device_poll_program() {
+  std::vector<uint32_t> code = {
+      lui(t0, NICEMU_TIMER_BASE >> 16),
+      lw(t1, 0, t0), // 0x1004: the loop
+      andi(t1, t1, 1),
+      beq(t1, zero, -3),
+      nop(),
+  };
+  append_exit(code);
+  return code;
+}
+
+// A harness whose bus calls every read stable (or not), with fast-forward
+// on or off.
+struct PollHarness : Harness {
+  struct StableBus : RecordingBus {
+    bool stable = true;
+    bool read_is_stable(uint32_t) const override { return stable; }
+  };
+  PollHarness(std::vector<uint32_t> code, bool fast_forward, bool stable = true)
+      : Harness({}) {
+    StableBus *b = new StableBus; // owned by `owned`
+    owned.reset(b);
+    b->stable = stable;
+    b->read_value = 0;
+    cpu = make_unicorn_cpu(*b, CpuOptions{test_table(), true, true});
+    b->cpu = cpu.get();
+    std::memcpy(ram.data() + 0x1000, code.data(), code.size() * 4);
+    cpu->map_ram(0, kRamSize, ram.data(), true);
+    cpu->map_mmio(NICEMU_MMIO_BASE, 0x10000);
+    cpu->set_pc(0x1000);
+    cpu->set_fast_forward(fast_forward);
+  }
+  StableBus &poll_bus() { return *owned; }
+  std::unique_ptr<StableBus> owned;
+};
+
+// Everything a run shows of the core: what fast-forward must not change.
+void same_core(PollHarness &a, PollHarness &b) {
+  CHECK(a.cpu->cycles() == b.cpu->cycles());
+  CHECK(a.cpu->instructions() == b.cpu->instructions());
+  CHECK(a.cpu->device_wait_cycles() == b.cpu->device_wait_cycles());
+  CHECK(a.cpu->pc() == b.cpu->pc());
+  CHECK(a.cpu->registers().gpr == b.cpu->registers().gpr);
+  REQUIRE_FALSE(a.poll_bus().accesses.empty());
+  REQUIRE_FALSE(b.poll_bus().accesses.empty());
+  CHECK(a.poll_bus().accesses.back().cycle ==
+        b.poll_bus().accesses.back().cycle);
+}
+
+} // namespace
+
+TEST_CASE("fast-forward: a loop of stable device reads stops at the block "
+          "and in the state of full emulation") {
+  PollHarness full(device_poll_program(), false);
+  PollHarness fast(device_poll_program(), true);
+  // Slices of several lengths, as the run loop gives them; the register
+  // changes between slices, as an event would change it.
+  for (uint64_t limit : {7ull, 40ull, 1001ull, 5000ull, 123457ull}) {
+    CAPTURE(limit);
+    CHECK(full.cpu->run(limit) == StopReason::Limit);
+    CHECK(fast.cpu->run(limit) == StopReason::Limit);
+    same_core(full, fast);
+  }
+  // Most iterations were skipped, not emulated: one access per slice or so.
+  CHECK(fast.cpu->fast_forwarded().cycles > 100000);
+  CHECK(fast.cpu->fast_forwarded().instructions > 30000);
+  CHECK(fast.poll_bus().accesses.size() < 20);
+  CHECK(full.cpu->fast_forwarded().cycles == 0);
+  CHECK(full.poll_bus().accesses.size() > 9000);
+  // The bit rises between slices: both leave the loop at the same cycle.
+  full.poll_bus().read_value = fast.poll_bus().read_value = 1;
+  CHECK(run_to_end(full) == StopReason::Halt);
+  CHECK(run_to_end(fast) == StopReason::Halt);
+  same_core(full, fast);
+}
+
+TEST_CASE("fast-forward: never past a read that is not stable") {
+  // A register that may change by itself (a cycle counter): every
+  // iteration is emulated.
+  PollHarness h(device_poll_program(), true, false);
+  CHECK(h.cpu->run(20000) == StopReason::Limit);
+  CHECK(h.cpu->fast_forwarded().cycles == 0);
+  CHECK(h.poll_bus().accesses.size() > 1000);
+}
+
+TEST_CASE("fast-forward: loops that store or change their registers run in "
+          "full; a spin loop is skipped") {
+  SUBCASE("a loop that stores is not a polling loop") {
+    std::vector<uint32_t> code = {lui(t0, NICEMU_TIMER_BASE >> 16),
+                                  sw(zero, 0x100, zero), lw(t1, 0, t0),
+                                  beq(t1, zero, -3), nop()};
+    PollHarness full(code, false), fast(code, true);
+    CHECK(full.cpu->run(20000) == StopReason::Limit);
+    CHECK(fast.cpu->run(20000) == StopReason::Limit);
+    CHECK(fast.cpu->fast_forwarded().cycles == 0);
+    same_core(full, fast);
+  }
+  SUBCASE("a counting loop never repeats its registers") {
+    // t2 counts up to t3 = 5000 while t1 polls: each iteration differs.
+    std::vector<uint32_t> code = {lui(t0, NICEMU_TIMER_BASE >> 16),
+                                  addiu(t3, zero, 5000),
+                                  lw(t1, 0, t0),
+                                  addiu(t2, t2, 1),
+                                  bne(t2, t3, -3),
+                                  nop()};
+    append_exit(code);
+    PollHarness full(code, false), fast(code, true);
+    CHECK(run_to_end(full, 333) == StopReason::Halt);
+    CHECK(run_to_end(fast, 333) == StopReason::Halt);
+    CHECK(fast.cpu->fast_forwarded().cycles == 0);
+    CHECK(fast.reg(t2) == 5000);
+    same_core(full, fast);
+  }
+  SUBCASE("a spin loop (b .) is skipped to the limit") {
+    std::vector<uint32_t> code = {lui(t0, NICEMU_TIMER_BASE >> 16),
+                                  lw(t1, 0, t0), beq(zero, zero, -1), nop()};
+    PollHarness full(code, false), fast(code, true);
+    for (uint64_t limit : {10ull, 999ull, 100000ull}) {
+      CHECK(full.cpu->run(limit) == StopReason::Limit);
+      CHECK(fast.cpu->run(limit) == StopReason::Limit);
+      same_core(full, fast);
+    }
+    CHECK(fast.cpu->fast_forwarded().cycles > 90000);
+  }
+}

@@ -172,3 +172,20 @@ TEST_CASE("register bank: every shipped device's layout comes from the "
   }
   CHECK_THROWS_AS(RegisterLayout::of("NOSUCH"), std::logic_error);
 }
+
+TEST_CASE("stable reads: storage, write-one-to-clear and constants are; a "
+          "reader is only when declared so") {
+  SeedBlock b;
+  CHECK(b.bank.read_is_stable(0x000));        // bind
+  CHECK(b.bank.read_is_stable(0x002));        // constant
+  CHECK(b.bank.read_is_stable(0x004));        // write-one-to-clear
+  CHECK_FALSE(b.bank.read_is_stable(0x008));  // write-only
+  CHECK_FALSE(b.bank.read_is_stable(0x10));   // on_read: may change alone
+  CHECK_FALSE(b.bank.read_is_stable(0x7FFC)); // no register
+  b.bank.stable_read(0x10);
+  CHECK(b.bank.read_is_stable(0x10));
+  CHECK(b.bank.read_is_stable(0x18)); // another element of the array
+  // A new reader forgets the declaration: it is about that reader.
+  b.bank.on_read(0x10, [](uint32_t) { return uint64_t(0); });
+  CHECK_FALSE(b.bank.read_is_stable(0x10));
+}
