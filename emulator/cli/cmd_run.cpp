@@ -137,6 +137,7 @@ int run(const RunOptions &o) {
   if (o.watchdog >= 0)
     spec.watchdog_cycles = uint64_t(o.watchdog);
   spec.fast_forward = !o.no_fast_forward;
+  spec.core_queue = !o.no_core_queue;
   // The progress line; not by default while a debugger drives the run,
   // nor with --quiet.
   const bool gdb = !o.gdb.empty() || !o.gdb_listen.empty();

@@ -51,6 +51,10 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
   cmd.add_flag("--no-fast-forward", o.no_fast_forward,
                "emulate every iteration of a firmware's polling loops "
                "(a speed-up's switch: the virtual results are the same)");
+  cmd.add_flag("--no-core-queue", o.no_core_queue,
+               "give every running core a slice in every round, not only "
+               "the cores that are due (a speed-up's switch: the virtual "
+               "results are the same)");
   cmd.add_option("--host-timeout", o.host_timeout,
                  "stop the run when the host processes it waits for make no "
                  "library call for this many seconds of wall time")
@@ -174,6 +178,7 @@ std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
   if (o.watchdog >= 0)
     spec.watchdog_cycles = uint64_t(o.watchdog);
   spec.fast_forward = !o.no_fast_forward;
+  spec.core_queue = !o.no_core_queue;
   spec.console = [](uint32_t node, const std::string &line) {
     std::cout << "[node" << node << "] " << line << "\n" << std::flush;
   };

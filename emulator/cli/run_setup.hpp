@@ -30,6 +30,7 @@ struct ClusterOptions {
   bool tag_output = false;      // --tag-output
   bool no_leases = false;       // --no-leases
   bool no_fast_forward = false; // --no-fast-forward
+  bool no_core_queue = false;   // --no-core-queue
   LinkFaults link_faults;       // --link-corrupt, --link-loss, --fault-seed
 };
 

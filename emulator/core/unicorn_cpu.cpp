@@ -700,8 +700,8 @@ uint32_t UnicornCpu::mmio_access(uint32_t addr, unsigned size, bool store,
   if (halted_ || pending_fault_)
     return 0; // the core has already stopped at an earlier instruction
   begin_access_tracking();
-  if (store || !bus_.read_is_stable(addr))
-    loop_.touched = true;
+  if (!loop_.touched && (store || !bus_.read_is_stable(addr)))
+    loop_.touched = true; // a polling loop's turn must not be skipped
   const BlockMemOp *op = locate_access(addr, size, store);
   access_cycle_ =
       op ? block_start_ + op->cycles_before + block_stall_ : cycles_;

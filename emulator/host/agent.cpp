@@ -131,7 +131,7 @@ void HostAgent::poll() {
   const bool clock_ok = r.time <= kTimeEnd;
   Time at =
       clock_ok ? std::max<Time>(r.time, scheduler_.now()) : scheduler_.now();
-  phase_ = r.op == Op::Exit ? Phase::Exited : Phase::Busy;
+  set_phase(r.op == Op::Exit ? Phase::Exited : Phase::Busy);
   request_at_ = at;
   if (r.op == Op::Exit) {
     said_exit_ = true;
@@ -197,10 +197,9 @@ void HostAgent::take_posted_write() {
     return;
   Time at = std::max<Time>(w.time, scheduler_.now());
   if (w.time > kTimeEnd) { // only a host that writes its control block
-    if (failure_.empty())
-      failure_ = "host rank " + std::to_string(rank_) +
-                 ": a posted PIO write is stamped past the end of virtual "
-                 "time (its control block was overwritten)";
+    fail("host rank " + std::to_string(rank_) +
+         ": a posted PIO write is stamped past the end of virtual "
+         "time (its control block was overwritten)");
     return;
   }
   Time cost = node_ ? node_->host_port().posted_write_cost(w.a) : 0;
@@ -212,10 +211,10 @@ void HostAgent::take_posted_write() {
     if (RunEvents *events = node_ ? node_->events() : nullptr)
       events->host_call(node_ ? node_->node_id() : rank_, name, at, at + cost);
     auto refused = [this, &w](const HostBusResult &result) {
-      if (!result.ok && failure_.empty())
-        failure_ = "host rank " + std::to_string(rank_) +
-                   ": a posted PIO write to card address " +
-                   std::to_string(w.a) + " was refused (" + result.why + ")";
+      if (!result.ok)
+        fail("host rank " + std::to_string(rank_) +
+             ": a posted PIO write to card address " + std::to_string(w.a) +
+             " was refused (" + result.why + ")");
       return true;
     };
     if (!node_) {
@@ -252,7 +251,7 @@ void HostAgent::reply_at(Time t, Reply reply, Time lease_poll) {
     if (phase_ == Phase::Exited)
       return;
     clock_ = reply.time;
-    phase_ = Phase::Computing;
+    set_phase(Phase::Computing);
     channel_->reply(reply);
   });
 }
@@ -444,12 +443,12 @@ bool HostAgent::write(uint64_t addr, const void *in, size_t len) {
   // A device wrote before the time its card promised: the host may have
   // answered a poll from memory that was already stale. Never expected; the
   // run stops instead of giving a wrong result.
-  if (scheduler_.now() < promised_until_ && failure_.empty())
-    failure_ =
-        "internal error: the card of host rank " + std::to_string(rank_) +
-        " wrote host memory at " + std::to_string(scheduler_.now()) +
-        " ps, before the time it promised (" + std::to_string(promised_until_) +
-        " ps); rerun with --no-leases, and please report it";
+  if (scheduler_.now() < promised_until_)
+    fail("internal error: the card of host rank " + std::to_string(rank_) +
+         " wrote host memory at " + std::to_string(scheduler_.now()) +
+         " ps, before the time it promised (" +
+         std::to_string(promised_until_) +
+         " ps); rerun with --no-leases, and please report it");
   std::memcpy(channel_->arena() + (addr - channel::kArenaBusBase), in, len);
   check_watch();
   return true;
@@ -462,7 +461,7 @@ std::string HostAgent::waiting_in() const {
 // Whatever it waited for no longer matters: its memory may still be written
 // (the arena is the emulator's), but no reply is due.
 void HostAgent::process_ended() {
-  phase_ = Phase::Exited;
+  set_phase(Phase::Exited);
   watch_.reset();
   if (deadline_) {
     scheduler_.cancel(*deadline_);
@@ -470,9 +469,23 @@ void HostAgent::process_ended() {
   }
 }
 
+void HostAgent::set_phase(Phase phase) {
+  phase_ = phase;
+  if (observer_)
+    observer_(rank_);
+}
+
+void HostAgent::fail(std::string why) {
+  if (!failure_.empty())
+    return;
+  failure_ = std::move(why);
+  if (observer_)
+    observer_(rank_);
+}
+
 void HostAgent::shut_down() {
   channel_->shutdown(); // the call in progress, and every later one, fails
-  phase_ = Phase::Exited;
+  set_phase(Phase::Exited);
 }
 
 } // namespace nicemu

@@ -8,6 +8,7 @@
 #include "nicemu/model.hpp"
 #include "sim/scheduler.hpp"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +55,15 @@ public:
   // request's if no reply is scheduled yet); never once it exited.
   Time earliest_access() const;
   bool exited() const { return phase_ == Phase::Exited; }
+  // Starting or computing: it may post a request or act on its own.
+  bool active() const {
+    return phase_ == Phase::Starting || phase_ == Phase::Computing;
+  }
+  // Told (with the rank) whenever active() or failure() may have changed,
+  // so that the group keeps its set of active hosts (HostGroup).
+  void set_observer(std::function<void(uint32_t rank)> f) {
+    observer_ = std::move(f);
+  }
   bool said_exit() const { return said_exit_; }
   int exit_status() const { return exit_status_; }
   // The process is gone (exited or killed): no more requests.
@@ -100,6 +110,9 @@ private:
   std::unique_ptr<channel::EmulatorEnd> channel_;
   Node *node_ = nullptr;
   Phase phase_ = Phase::Starting;
+  std::function<void(uint32_t)> observer_;
+  void set_phase(Phase phase);
+  void fail(std::string why);     // the first failure is kept
   Time clock_ = 0;                // the host's virtual time while it computes
   std::optional<Time> reply_due_; // the scheduled reply, while it waits
   Time request_at_ = 0;           // the time of the request it waits in

@@ -19,6 +19,7 @@ start_cluster(const Model &model,
   Simulation &sim = cluster->sim;
   sim.set_stop_request(spec.stop);
   sim.set_monitor(spec.monitor);
+  sim.set_core_queue(spec.core_queue);
   if (spec.nodes > 1 || !spec.topology.empty() || spec.network) {
     auto fabric =
         make_fabric(sim.scheduler(), model, spec.nodes, spec.topology);

@@ -28,6 +28,7 @@ struct ClusterSpec {
   HostOptions host_options;
   std::optional<uint64_t> watchdog_cycles; // overrides the model's default
   bool fast_forward = true; // of polling loops (--no-fast-forward: off)
+  bool core_queue = true;   // Simulation::set_core_queue (--no-core-queue)
   LinkFaults link_faults;   // injected on every cable
   // Receives each console line of each node's firmware.
   std::function<void(uint32_t node, const std::string &line)> console;

@@ -27,6 +27,35 @@ HostGroup::HostGroup(uint32_t nodes, Scheduler &scheduler, const Model &model,
     agents_.push_back(std::make_unique<HostAgent>(
         r, nodes * per_node, options.arena_bytes, scheduler, model, per_node));
     agents_.back()->set_leases(options.leases);
+    agents_.back()->set_observer(
+        [this](uint32_t rank) { agent_changed(rank); });
+  }
+  active_bits_.assign((agents_.size() + 63) / 64, 0);
+  for (uint32_t r = 0; r < agents_.size(); ++r)
+    agent_changed(r);
+}
+
+void HostGroup::agent_changed(uint32_t rank) {
+  const uint64_t bit = uint64_t(1) << (rank % 64);
+  if (agents_[rank]->active())
+    active_bits_[rank / 64] |= bit;
+  else
+    active_bits_[rank / 64] &= ~bit;
+  if (!agents_[rank]->failure().empty())
+    agent_failed_ = true;
+}
+
+template <class F> void HostGroup::for_each_active(F f) const {
+  for (size_t w = 0; w < active_bits_.size(); ++w) {
+    uint64_t visited = 0; // hosts that become active meanwhile are visited
+    for (;;) {
+      uint64_t bits = active_bits_[w] & ~visited;
+      if (!bits)
+        break;
+      unsigned i = unsigned(__builtin_ctzll(bits));
+      visited = i == 63 ? ~uint64_t(0) : (uint64_t(2) << i) - 1;
+      f(*agents_[w * 64 + i]);
+    }
   }
 }
 
@@ -271,12 +300,17 @@ void HostGroup::reap(bool block) {
   }
 }
 
+// Only an active host can post a request (HostAgent::poll). A failure is
+// taken from the first failed host in rank order, as a scan that checks
+// each host after its poll would find it.
 void HostGroup::poll() {
-  for (auto &a : agents_) {
-    a->poll();
-    if (failure_.empty() && !a->failure().empty())
-      failure_ = a->failure();
-  }
+  for_each_active([](HostAgent &a) { a.poll(); });
+  if (agent_failed_ && failure_.empty())
+    for (const auto &a : agents_)
+      if (!a->failure().empty()) {
+        failure_ = a->failure();
+        break;
+      }
   reap(false);
 }
 
@@ -298,9 +332,9 @@ Time HostGroup::earliest_action_on(uint32_t node, uint32_t except) const {
 }
 
 Time HostGroup::earliest_action() const {
-  Time t = kTimeNever;
-  for (const auto &a : agents_)
-    t = std::min(t, a->earliest_action());
+  Time t = kTimeNever; // only active hosts act on their own
+  for_each_active(
+      [&t](const HostAgent &a) { t = std::min(t, a.earliest_action()); });
   return t;
 }
 
@@ -351,10 +385,11 @@ void HostGroup::wait() {
 }
 
 bool HostGroup::request_waiting() const {
-  for (const auto &a : agents_)
-    if (a->request_waiting())
-      return true;
-  return false;
+  bool waiting = false; // only active hosts post
+  for_each_active([&waiting](const HostAgent &a) {
+    waiting = waiting || a.request_waiting();
+  });
+  return waiting;
 }
 
 // Ranks with the same state are listed together, so that the one host that

@@ -70,11 +70,17 @@ public:
 private:
   void reap(bool block);
   void note_end(uint32_t rank, int status);
+  // Calls f(agent) for each active host (HostAgent::active) in rank
+  // order: the round's polls cost the hosts that may post, not all.
+  template <class F> void for_each_active(F f) const;
+  void agent_changed(uint32_t rank);
 
   HostOptions options_;
   const Model &model_;
   channel::WakePipe wake_;
   std::vector<std::unique_ptr<HostAgent>> agents_;
+  std::vector<uint64_t> active_bits_; // bit r: agents_[r]->active()
+  bool agent_failed_ = false;         // some agent's failure() is set
   uint32_t per_node_ = 1;
   std::vector<pid_t> pids_;
   std::vector<int> statuses_; // waitpid status, -1 while running

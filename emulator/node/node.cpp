@@ -333,8 +333,12 @@ void Node::irq_state_changed() {
     cpu_->add_cycles(now - cpu_->cycles() + model_.cycles.wake);
     last_progress_ = cpu_->cycles();
     set_state(NodeState::Running);
+    if (irq_->should_interrupt() && interrupt_observer_)
+      interrupt_observer_();
   } else if (state_ == NodeState::Running && irq_->should_interrupt()) {
     cpu_->request_stop(); // taken at the next block boundary
+    if (interrupt_observer_)
+      interrupt_observer_();
   }
 }
 

@@ -76,6 +76,12 @@ public:
   void set_state_observer(std::function<void(NodeState was, NodeState now)> f) {
     state_observer_ = std::move(f);
   }
+  // Told when an interrupt becomes due on the running core: it is taken
+  // when the core's next slice starts, even an empty one (the simulation
+  // gives the core that slice in the next round).
+  void set_interrupt_observer(std::function<void()> f) {
+    interrupt_observer_ = std::move(f);
+  }
   bool finished() const {
     return state_ == NodeState::Halted || state_ == NodeState::Faulted;
   }
@@ -183,6 +189,7 @@ private:
   IrqController *irq_ = nullptr;
   NodeState state_ = NodeState::Reset;
   std::function<void(NodeState, NodeState)> state_observer_;
+  std::function<void()> interrupt_observer_;
   Image image_;
   uint32_t exit_code_ = 0;
   Fault fault_;

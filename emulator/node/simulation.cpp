@@ -11,9 +11,13 @@ Node &Simulation::add_node(const Model &model, NodeConfig config) {
   Node *node = nodes_.back().get();
   const size_t index = nodes_.size() - 1;
   running_bits_.resize(index / 64 + 1, 0);
+  due_bits_.resize(index / 64 + 1, 0);
+  queued_.push_back(0);
   node->set_state_observer([this, index](NodeState was, NodeState now) {
     node_state_changed(index, was, now);
   });
+  force_bits_.resize(index / 64 + 1, 0);
+  node->set_interrupt_observer([this, index] { interrupt_due(index); });
   // A new event earlier than the running slice's end shortens the slice.
   // Only the running core needs telling: the others' slices are computed
   // when they start, from the scheduler's next event.
@@ -36,6 +40,40 @@ void Simulation::node_state_changed(size_t index, NodeState was,
   };
   faulted_ += (now == NodeState::Faulted) - (was == NodeState::Faulted);
   finished_ += ended(now) - ended(was);
+  // The core queue follows: a core that starts running joins the round
+  // if the scan of the nodes has yet to reach it (as for_each_running
+  // would visit it), else the queue.
+  if (!queue_in_use())
+    return;
+  if (now == NodeState::Running && was != NodeState::Running) {
+    if (in_round_ && index > round_index_)
+      due_bits_[index / 64] |= bit;
+    else if (!(in_round_ && index == round_index_))
+      queue_push(index);
+  } else if (now != NodeState::Running && queued_[index]) {
+    queue_stale_ = true;
+  }
+}
+
+// A running core takes a due interrupt when its next slice starts, even an
+// empty one; the scan of every core gives it that slice at once (this
+// round if the scan has yet to reach it, else the next: the core that
+// raised it in its own slice too), so the queue does too: the interrupt,
+// and a fault it may raise, happen in the same round either way.
+void Simulation::interrupt_due(size_t index) {
+  if (!queue_in_use())
+    return;
+  const uint64_t bit = uint64_t(1) << (index % 64);
+  if (in_round_ && index > round_index_) {
+    due_bits_[index / 64] |= bit;
+  } else {
+    force_bits_[index / 64] |= bit;
+    forced_ = true;
+  }
+}
+
+bool Simulation::due(size_t index) const {
+  return (due_bits_[index / 64] >> (index % 64)) & 1;
 }
 
 template <class F> void Simulation::for_each_running(F f) const {
@@ -50,6 +88,26 @@ template <class F> void Simulation::for_each_running(F f) const {
       f(*nodes_[w * 64 + i]);
     }
   }
+}
+
+void Simulation::queue_push(size_t index) {
+  if (queued_[index] || queue_stale_)
+    return; // the rebuild will take it
+  queued_[index] = 1;
+  queue_.push_back({nodes_[index]->time(), uint32_t(index)});
+  std::push_heap(queue_.begin(), queue_.end(), std::greater<Queued>());
+}
+
+void Simulation::queue_rebuild() {
+  queue_.clear();
+  std::fill(queued_.begin(), queued_.end(), 0);
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i]->state() == NodeState::Running && !due(i)) {
+      queued_[i] = 1;
+      queue_.push_back({nodes_[i]->time(), uint32_t(i)});
+    }
+  std::make_heap(queue_.begin(), queue_.end(), std::greater<Queued>());
+  queue_stale_ = false;
 }
 
 // A core may run up to the earliest pending event (including events the
@@ -86,6 +144,8 @@ void Simulation::note_core_times() {
 }
 
 Time Simulation::earliest_core_time() const {
+  if (queue_in_use() && !queue_stale_)
+    return queue_.empty() ? kTimeNever : queue_.front().time;
   Time t = kTimeNever;
   for_each_running([&t](const Node &n) { t = std::min(t, n.time()); });
   return t;
@@ -145,6 +205,104 @@ bool Simulation::finished(RunResult &result) const {
   return true;
 }
 
+void Simulation::run_slice(Node &n, Time max_time) {
+  running_ = &n;
+  Time end = slice_end(n, max_time);
+  if (debugger_) // a slice may end at any block boundary
+    end = std::min(end, n.time() + debugger_->max_slice());
+  // What the core schedules is ordered by its node, not by when in the
+  // round its slice ran (Scheduler, "origin").
+  EventOrigin was = scheduler_.set_origin(EventOrigin::core(n.node_id()));
+  n.run_until(end);
+  scheduler_.set_origin(was);
+  running_ = nullptr;
+}
+
+// A round: each running core, in node order, runs a slice up to its end
+// (slice_end). Without the core queue, every running core is visited, and
+// those already at or past their end run nothing. With it, only the cores
+// that can run are taken from the queue: those before the round's bound
+// (no core's end is later), and those with an interrupt due; they run in
+// node order, and go back into the queue at their new times. So a round
+// costs the cores that run, not all of them (1024 cores, a few due).
+void Simulation::run_round(Time max_time) {
+  if (!queue_in_use()) {
+    if (lookahead_ != kTimeNever)
+      note_core_times();
+    for_each_running([this, max_time](Node &n) { run_slice(n, max_time); });
+    return;
+  }
+  if (forced_) {
+    for (size_t w = 0; w < force_bits_.size(); ++w) {
+      due_bits_[w] |= force_bits_[w] & running_bits_[w];
+      force_bits_[w] = 0;
+    }
+    forced_ = false;
+    queue_stale_ = true; // the forced cores leave the queue
+  }
+  if (queue_stale_)
+    queue_rebuild();
+  // The two earliest running cores (note_core_times): the queue's top, the
+  // smaller of its children, and the forced cores.
+  Queued first{kTimeNever, UINT32_MAX};
+  Time second = kTimeNever;
+  auto consider = [&](Queued q) {
+    if (q > first) {
+      second = std::min(second, q.time);
+    } else {
+      second = first.time;
+      first = q;
+    }
+  };
+  for (size_t i = 0; i < 3 && i < queue_.size(); ++i)
+    consider(queue_[i]);
+  for (size_t w = 0; w < due_bits_.size(); ++w)
+    for (uint64_t bits = due_bits_[w]; bits; bits &= bits - 1) {
+      size_t i = w * 64 + unsigned(__builtin_ctzll(bits));
+      consider({nodes_[i]->time(), uint32_t(i)});
+    }
+  earliest_ = first.time;
+  second_earliest_ = second;
+  earliest_node_ =
+      first.index == UINT32_MAX ? nullptr : nodes_[first.index].get();
+  // No core's slice ends later than this: the others run nothing.
+  Time bound =
+      std::min({scheduler_.next_time(), max_time, wall_limit_, host_action_});
+  if (lookahead_ != kTimeNever && second != kTimeNever)
+    bound = std::min(bound, second + lookahead_);
+  while (!queue_.empty() && queue_.front().time < bound) {
+    std::pop_heap(queue_.begin(), queue_.end(), std::greater<Queued>());
+    uint32_t i = queue_.back().index;
+    queue_.pop_back();
+    queued_[i] = 0;
+    due_bits_[i / 64] |= uint64_t(1) << (i % 64);
+  }
+  in_round_ = true;
+  for (size_t w = 0; w < due_bits_.size(); ++w) {
+    uint64_t visited = 0; // as for_each_running: cores added meanwhile too
+    for (;;) {
+      uint64_t bits = due_bits_[w] & ~visited;
+      if (!bits)
+        break;
+      unsigned b = unsigned(__builtin_ctzll(bits));
+      visited = b == 63 ? ~uint64_t(0) : (uint64_t(2) << b) - 1;
+      round_index_ = w * 64 + b;
+      Node &n = *nodes_[round_index_];
+      if (n.state() == NodeState::Running)
+        run_slice(n, max_time);
+    }
+  }
+  in_round_ = false;
+  for (size_t w = 0; w < due_bits_.size(); ++w) {
+    for (uint64_t bits = due_bits_[w]; bits; bits &= bits - 1) {
+      size_t i = w * 64 + unsigned(__builtin_ctzll(bits));
+      if (nodes_[i]->state() == NodeState::Running)
+        queue_push(i);
+    }
+    due_bits_[w] = 0;
+  }
+}
+
 RunResult Simulation::run(Time max_time) {
   auto wall_start = std::chrono::steady_clock::now();
   RunResult result;
@@ -181,21 +339,8 @@ RunResult Simulation::run(Time max_time) {
       input_->poll(present());
       wall_limit_ = wall_now();
     }
-    if (lookahead_ != kTimeNever)
-      note_core_times();
     host_action_ = external_ ? external_->earliest_action() : kTimeNever;
-    for_each_running([this, max_time](Node &n) {
-      running_ = &n;
-      Time end = slice_end(n, max_time);
-      if (debugger_) // a slice may end at any block boundary
-        end = std::min(end, n.time() + debugger_->max_slice());
-      // What the core schedules is ordered by its node, not by when in the
-      // round its slice ran (Scheduler, "origin").
-      EventOrigin was = scheduler_.set_origin(EventOrigin::core(n.node_id()));
-      n.run_until(end);
-      scheduler_.set_origin(was);
-      running_ = nullptr;
-    });
+    run_round(max_time);
     if (finished(result))
       break;
     // Run every event the cores have reached, or jump to the next one if all

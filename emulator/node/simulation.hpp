@@ -103,6 +103,12 @@ public:
   bool stop_requested() const { return stop_ && stop_->requested(); }
   // Who watches the run go (progress). Null: nobody.
   void set_monitor(RunMonitor *monitor) { monitor_ = monitor; }
+  // The core queue (on by default): a round gives slices only to the cores
+  // that are due, taken from a queue ordered by their times, instead of
+  // visiting every running core (nicemu run --no-core-queue). The same
+  // cores run, in the same order: results are identical either way. A run
+  // with a debugger always visits every core.
+  void set_core_queue(bool on) { core_queue_on_ = on; }
   Node &add_node(const Model &model, NodeConfig config);
   std::vector<std::unique_ptr<Node>> &nodes() { return nodes_; }
   const std::vector<std::unique_ptr<Node>> &nodes() const { return nodes_; }
@@ -133,6 +139,21 @@ private:
   template <class F> void for_each_running(F f) const;
   Time latest_node_time() const;
   std::string deadlock_message() const;
+  // The core queue (set_core_queue).
+  struct Queued {
+    Time time;
+    uint32_t index;
+    bool operator>(const Queued &o) const {
+      return time != o.time ? time > o.time : index > o.index;
+    }
+  };
+  void run_round(Time max_time);
+  void run_slice(Node &n, Time max_time);
+  void queue_push(size_t index);
+  void queue_rebuild();
+  bool due(size_t index) const;
+  void interrupt_due(size_t index);
+  bool queue_in_use() const { return core_queue_on_ && !debugger_; }
 
   Scheduler scheduler_;
   std::unique_ptr<Fabric> fabric_;
@@ -157,6 +178,19 @@ private:
   // a barrier).
   std::vector<uint64_t> running_bits_;
   size_t faulted_ = 0, finished_ = 0; // nodes in those states
+  // The core queue: a min-heap of the running cores not in the round,
+  // by (time, index); due_bits_ marks the cores of the round being run.
+  bool core_queue_on_ = true;
+  std::vector<Queued> queue_;
+  std::vector<uint8_t> queued_; // per node: in queue_
+  std::vector<uint64_t> due_bits_;
+  // Cores with an interrupt due that the round cannot take any more: due
+  // in the next one.
+  std::vector<uint64_t> force_bits_;
+  bool forced_ = false;
+  bool queue_stale_ = true; // a queued core stopped running: rebuild
+  bool in_round_ = false;
+  size_t round_index_ = 0; // the core whose slice runs, in a round
 };
 
 } // namespace nicemu
