@@ -173,7 +173,7 @@ TEST_CASE("register bank: every shipped device's layout comes from the "
   CHECK_THROWS_AS(RegisterLayout::of("NOSUCH"), std::logic_error);
 }
 
-TEST_CASE("stable reads: storage, write-one-to-clear and constants are; a "
+TEST_CASE("stable reads: storage, write-one-to-clear and constants are, a "
           "reader is only when declared so") {
   SeedBlock b;
   CHECK(b.bank.read_is_stable(0x000));        // bind
