@@ -86,7 +86,7 @@ TEST_CASE("uzura: uz_sendv and uz_writev gather pieces of any memory") {
 TEST_CASE("uzura: datatypes on the card: a column sent as one vector, a "
           "matrix transposed by one typed write, and by typed reads (the "
           "remote layout gathered by the target, the local one scattered "
-          "here); a read scattered over a list") {
+          "here), a read scattered over a list") {
   CommandResult r = uzura_run("types");
   check_ok(r, "types");
   // 40 KB in 10000 pieces of 4 bytes at the target: slower than one
@@ -285,7 +285,7 @@ TEST_CASE("uzura: 300 messages through a 4-command ring arrive once each, "
 }
 
 TEST_CASE("uzura: a full arrival ring refuses a message and its sender "
-          "hears UZ_STATUS_NO_ROOM; sent again, it arrives") {
+          "hears UZ_STATUS_NO_ROOM, sent again, it arrives") {
   check_ok(contract_run("noroom"), "noroom");
 }
 

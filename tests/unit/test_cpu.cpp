@@ -562,7 +562,7 @@ TEST_CASE("fast-forward: never past a read that is not stable") {
 }
 
 TEST_CASE("fast-forward: loops that store or change their registers run in "
-          "full; a spin loop is skipped") {
+          "full, a spin loop is skipped") {
   SUBCASE("a loop that stores is not a polling loop") {
     std::vector<uint32_t> code = {lui(t0, NICEMU_TIMER_BASE >> 16),
                                   sw(zero, 0x100, zero), lw(t1, 0, t0),
