@@ -10,8 +10,9 @@
 // is left in the network at the end), with one documented exception: NI-AM
 // holds a host message until its host has a receive ring with room
 // (docs/niam.md, "Flow control"), and this host never registers one, so
-// after a host message the network may rightly back up. A violation aborts, which libFuzzer
-// reports as a crash; AddressSanitizer watches the emulator itself.
+// after a host message the network may rightly back up. A violation aborts,
+// which libFuzzer reports as a crash; AddressSanitizer watches the emulator
+// itself.
 //
 // The input: one byte choosing the card, then packets, each a header of 4
 // bytes (length: 2, gap before it in 100 ns: 1, flags: 1) and its bytes.
@@ -21,13 +22,13 @@
 #include "fabric/ethernet.hpp"
 #include "fabric/fabric.hpp"
 #include "host/agent.hpp"
+#include "host/channel.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/image.hpp"
 #include "nicemu/model.hpp"
 #include "nicemu/niam_protocol.h"
 #include "nicemu/uzura_card.h"
 #include "nicemu/via_protocol.h"
-#include "host/channel.hpp"
 #include "node/cluster.hpp"
 #include "node/simulation.hpp"
 
