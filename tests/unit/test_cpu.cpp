@@ -495,7 +495,7 @@ struct PollHarness : Harness {
     bool read_is_stable(uint32_t) const override { return stable; }
   };
   PollHarness(std::vector<uint32_t> code, bool fast_forward, bool stable = true)
-      : Harness({}) {
+      : Harness(code) {
     StableBus *b = new StableBus; // owned by `owned`
     owned.reset(b);
     b->stable = stable;
