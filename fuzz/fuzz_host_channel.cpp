@@ -12,6 +12,7 @@
 //   3: the host's clock is set (8 bytes)
 //   4: the host says it exited
 // The card is a lanai4 running the sample that sleeps forever.
+#include "fuzz_support.hpp"
 #include "host/agent.hpp"
 #include "host/channel.hpp"
 #include "nicemu/error.hpp"
@@ -27,48 +28,26 @@ using namespace nicemu;
 using channel::ControlBlock;
 using channel::HostState;
 using channel::Request;
+using nicemu::fuzz::FuzzInput;
 
 namespace {
 
 constexpr uint64_t kArena = 1 << 20;
 
-// The input, read from the front (short reads are zero-padded).
-class Steps {
-public:
-  Steps(const uint8_t *data, size_t size) : data_(data), left_(size) {}
-  size_t remaining_bytes() const { return left_; }
-  void bytes(void *out, size_t n) {
-    size_t take = std::min(n, left_);
-    std::memcpy(out, data_, take);
-    std::memset(static_cast<uint8_t *>(out) + take, 0, n - take);
-    data_ += take;
-    left_ -= take;
-  }
-  template <class T> T take() {
-    T v;
-    bytes(&v, sizeof v);
-    return v;
-  }
-
-private:
-  const uint8_t *data_;
-  size_t left_;
-};
-
 class HostileHost final : public ExternalActor {
 public:
-  HostileHost(Steps &input, HostAgent &agent)
+  HostileHost(FuzzInput &input, HostAgent &agent)
       : input_(input), agent_(agent), cb_(agent.channel().control()) {}
 
   void poll() override {
-    if (input_.remaining_bytes() > 0)
+    if (input_.left() > 0)
       step();
     agent_.poll();
   }
   Time earliest_action() const override { return agent_.earliest_action(); }
   void wait() override {}
   bool finished() const override {
-    return input_.remaining_bytes() == 0 || agent_.exited();
+    return input_.left() == 0 || agent_.exited();
   }
   std::string failure() const override { return agent_.failure(); }
 
@@ -107,7 +86,7 @@ private:
     }
   }
 
-  Steps &input_;
+  FuzzInput &input_;
   HostAgent &agent_;
   ControlBlock &cb_;
 };
@@ -135,7 +114,7 @@ std::vector<uint8_t> sleeping_flash(const Model &model) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const Model model = load_model("lanai4");
   static const std::vector<uint8_t> flash = sleeping_flash(model);
-  Steps input(data, size);
+  FuzzInput input(data, size);
   Simulation sim;
   HostAgent agent(0, 1, kArena, sim.scheduler(), model);
   HostileHost host(input, agent);

@@ -21,28 +21,13 @@
 // MAC and the card's EtherType.
 #include "fabric/ethernet.hpp"
 #include "fabric/fabric.hpp"
-#include "host/agent.hpp"
-#include "host/channel.hpp"
-#include "nicemu/error.hpp"
-#include "nicemu/image.hpp"
-#include "nicemu/model.hpp"
+#include "fuzz_support.hpp"
 #include "nicemu/niam_protocol.h"
 #include "nicemu/uzura_card.h"
 #include "nicemu/via_protocol.h"
-#include "node/cluster.hpp"
-#include "node/simulation.hpp"
-
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <iterator>
-#include <memory>
-#include <string>
-#include <vector>
 
 using namespace nicemu;
+using namespace nicemu::fuzz;
 
 namespace {
 
@@ -59,15 +44,6 @@ const Card kCards[] = {{"lanai4", "niam/niam.img", 0},
                        {"uzura", "uzura/uzura.img", UZ_ETHERTYPE},
                        {"martini", "dimmnet/dimmnet.img", 0}};
 
-std::vector<uint8_t> read_all(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "fuzz_rx_packets: cannot read %s\n", path.c_str());
-    std::abort();
-  }
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 // The card's model and the flash it boots, loaded once.
 struct Loaded {
   Model model;
@@ -77,40 +53,13 @@ struct Loaded {
 const Loaded &loaded(size_t card) {
   static std::unique_ptr<Loaded> cache[std::size(kCards)];
   if (!cache[card]) {
-    const Card &c = kCards[card];
     auto l = std::make_unique<Loaded>();
-    l->model = load_model(c.model);
-    std::vector<uint8_t> flash =
-        read_all(std::string(NICEMU_FIRMWARE_ROOT) + "/" + c.image);
-    flash.resize(l->model.flash_size, 0xFF);
-    l->flash = std::make_shared<const std::vector<uint8_t>>(std::move(flash));
+    l->model = load_model(kCards[card].model);
+    l->flash = shipped_flash(l->model, kCards[card].image);
     cache[card] = std::move(l);
   }
   return *cache[card];
 }
-
-class Input {
-public:
-  Input(const uint8_t *data, size_t size) : data_(data), left_(size) {}
-  size_t left() const { return left_; }
-  uint8_t byte() {
-    if (!left_)
-      return 0;
-    --left_;
-    return *data_++;
-  }
-  std::vector<uint8_t> bytes(size_t n) {
-    n = std::min(n, left_);
-    std::vector<uint8_t> out(data_, data_ + n);
-    data_ += n;
-    left_ -= n;
-    return out;
-  }
-
-private:
-  const uint8_t *data_;
-  size_t left_;
-};
 
 // An NI-AM packet the firmware holds for its host's receive ring: a small
 // host message, or a chunk of a bulk one (niam_protocol.h).
@@ -124,40 +73,20 @@ bool niam_host_message(const std::vector<uint8_t> &payload) {
 }
 
 [[noreturn]] void violated(const char *what) {
-  std::fprintf(stderr, "fuzz_rx_packets: %s\n", what);
-  std::abort();
+  fuzz::violated("fuzz_rx_packets", what);
 }
 
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  Input in(data, size);
-  const size_t card = in.byte() % std::size(kCards);
+  FuzzInput in(data, size);
+  const size_t card = in.take<uint8_t>() % std::size(kCards);
   const Loaded &l = loaded(card);
   const uint16_t ethertype = kCards[card].ethertype;
-
-  Simulation sim;
-  std::unique_ptr<Fabric> net = make_fabric(sim.scheduler(), l.model, 2, "");
-  Time lookahead = network_lookahead(l.model, *net);
-  sim.set_fabric(std::move(net), lookahead);
+  TwoCards cards(l.model, l.flash, kArena);
+  Simulation &sim = cards.sim;
   Fabric &fabric = *sim.fabric();
-  HostAgent host(1, 2, kArena, sim.scheduler(), l.model);
-  host.channel().control().regions[0] = {0, kArena};
-  Node *victim = nullptr;
-  for (uint32_t i = 0; i < 2; ++i) {
-    NodeConfig config;
-    config.node = i;
-    config.nodes = 2;
-    config.fabric = &fabric;
-    if (i == 1)
-      config.host_memory = &host;
-    Node &node = sim.add_node(l.model, config);
-    node.boot(l.flash);
-    if (i == 1) {
-      host.attach(&node);
-      victim = &node;
-    }
-  }
+  Node *victim = cards.card;
 
   // The packets, sent from node 0 at the times the input says, after the
   // card has had 200 us to boot.
@@ -166,14 +95,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint64_t sequence = 0;
   bool may_back_up = false; // niam_host_message
   for (size_t n = 0; n < kMaxPackets && in.left() >= 4; ++n) {
-    uint32_t length = (in.byte() | uint32_t(in.byte()) << 8) % kMaxPacketBytes;
-    at += Time(in.byte()) * 100'000;
-    uint8_t flags = in.byte();
+    uint32_t length = in.take<uint16_t>() % kMaxPacketBytes;
+    at += Time(in.take<uint8_t>()) * 100'000;
+    uint8_t flags = in.take<uint8_t>();
     Packet p;
     p.source = 0;
     p.id = ++sequence;
     p.route = route;
-    p.payload = in.bytes(length);
+    p.payload = in.up_to(length);
     if (ethertype) {
       if (p.payload.size() < kEthernetHeaderBytes)
         p.payload.resize(kEthernetHeaderBytes, 0);
@@ -210,10 +139,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     violated("the card faulted");
   if (fabric.packets_in_network() != 0 && !may_back_up)
     violated("the card stopped taking packets");
-  const uint8_t *memory = host.channel().arena();
+  const uint8_t *memory = cards.host.channel().arena();
   for (size_t i = 0; i < kArena; ++i)
     if (memory[i] != 0)
       violated("a packet changed host memory the host never gave the card");
-  host.shut_down();
   return 0;
 }

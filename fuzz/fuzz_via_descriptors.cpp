@@ -21,27 +21,13 @@
 //   3: a scribble: offset, length byte, then the bytes
 //   4: a pause: 1 to 256 us of virtual time
 #include "devices/host_port.hpp"
-#include "host/agent.hpp"
-#include "host/channel.hpp"
+#include "fuzz_support.hpp"
 #include "nicemu/error.hpp"
-#include "nicemu/model.hpp"
 #include "nicemu/regs.h"
 #include "nicemu/via_protocol.h"
-#include "node/cluster.hpp"
-#include "node/simulation.hpp"
-
-#include <algorithm>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <iterator>
-#include <memory>
-#include <string>
-#include <vector>
 
 using namespace nicemu;
+using namespace nicemu::fuzz;
 
 namespace {
 
@@ -53,52 +39,8 @@ constexpr uint32_t kDescriptorBytes =
     VIAFW_CS_BYTES + VIAFW_MAX_SEGMENTS * VIAFW_SEG_BYTES;
 
 [[noreturn]] void violated(const char *what) {
-  std::fprintf(stderr, "fuzz_via_descriptors: %s\n", what);
-  std::abort();
+  fuzz::violated("fuzz_via_descriptors", what);
 }
-
-struct Loaded {
-  Model model;
-  std::shared_ptr<const std::vector<uint8_t>> flash;
-};
-
-const Loaded &loaded() {
-  static const Loaded l = [] {
-    Loaded made;
-    made.model = load_model("comet");
-    std::string path = std::string(NICEMU_FIRMWARE_ROOT) + "/via/via.img";
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-      violated("cannot read via.img");
-    std::vector<uint8_t> flash{std::istreambuf_iterator<char>(in), {}};
-    flash.resize(made.model.flash_size, 0xFF);
-    made.flash = std::make_shared<const std::vector<uint8_t>>(std::move(flash));
-    return made;
-  }();
-  return l;
-}
-
-class Input {
-public:
-  Input(const uint8_t *data, size_t size) : data_(data), left_(size) {}
-  size_t left() const { return left_; }
-  void bytes(void *out, size_t n) {
-    size_t take = std::min(n, left_);
-    std::memcpy(out, data_, take);
-    std::memset(static_cast<uint8_t *>(out) + take, 0, n - take);
-    data_ += take;
-    left_ -= take;
-  }
-  template <class T> T take() {
-    T v;
-    bytes(&v, sizeof v);
-    return v;
-  }
-
-private:
-  const uint8_t *data_;
-  size_t left_;
-};
 
 // A bus address of the high half becomes the same offset in the low half.
 uint32_t fold(uint32_t word) {
@@ -150,7 +92,7 @@ public:
 
   // One step of the input, done at virtual time `at`; returns the time of
   // the next.
-  Time step(Input &in, Time at) {
+  Time step(FuzzInput &in, Time at) {
     switch (in.take<uint8_t>() % 5) {
     case 0: {
       uint32_t offset = block_offset(in, VIAFW_COMMAND_BYTES);
@@ -204,7 +146,7 @@ public:
   }
 
 private:
-  uint32_t block_offset(Input &in, uint32_t bytes) {
+  uint32_t block_offset(FuzzInput &in, uint32_t bytes) {
     return (in.take<uint16_t>() * uint32_t(VIAFW_DESC_ALIGN)) %
            (kHalf - bytes + 1) / VIAFW_DESC_ALIGN * VIAFW_DESC_ALIGN;
   }
@@ -251,30 +193,13 @@ private:
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  const Loaded &l = loaded();
-  Input in(data, size);
-  Simulation sim;
-  std::unique_ptr<Fabric> net = make_fabric(sim.scheduler(), l.model, 2, "");
-  Time lookahead = network_lookahead(l.model, *net);
-  sim.set_fabric(std::move(net), lookahead);
-  HostAgent host(1, 2, kArena, sim.scheduler(), l.model);
-  host.channel().control().regions[0] = {0, kArena};
-  Node *card = nullptr;
-  for (uint32_t i = 0; i < 2; ++i) {
-    NodeConfig config;
-    config.node = i;
-    config.nodes = 2;
-    config.fabric = sim.fabric();
-    if (i == 1)
-      config.host_memory = &host;
-    Node &node = sim.add_node(l.model, config);
-    node.boot(l.flash);
-    if (i == 1) {
-      host.attach(&node);
-      card = &node;
-    }
-  }
-  HostileHost hostile(sim, *card, host);
+  static const Model model = load_model("comet");
+  static const auto flash = shipped_flash(model, "via/via.img");
+  FuzzInput in(data, size);
+  TwoCards cards(model, flash, kArena);
+  Simulation &sim = cards.sim;
+  Node *card = cards.card;
+  HostileHost hostile(sim, *card, cards.host);
   // After 200 us of boot, the steps; then the last command.
   Time at = 200'000'000;
   for (size_t n = 0; n < kMaxSteps && in.left() > 0; ++n)
@@ -298,10 +223,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     violated("the card faulted");
   if (hostile.answered(kHalf) != seq)
     violated("the card no longer answers commands");
-  const uint8_t *arena = host.channel().arena();
+  const uint8_t *arena = cards.host.channel().arena();
   for (size_t i = kHalf + VIAFW_COMMAND_BYTES; i < kArena; ++i)
     if (arena[i] != 0)
       violated("the card wrote host memory the host never named");
-  host.shut_down();
   return 0;
 }

@@ -1,5 +1,7 @@
 #include "host/hosts.hpp"
 
+#include "sim/live_bits.hpp"
+
 extern char **environ; // POSIX: the process environment
 
 #include "nicemu/error.hpp"
@@ -46,17 +48,7 @@ void HostGroup::agent_changed(uint32_t rank) {
 }
 
 template <class F> void HostGroup::for_each_active(F f) const {
-  for (size_t w = 0; w < active_bits_.size(); ++w) {
-    uint64_t visited = 0; // hosts that become active meanwhile are visited
-    for (;;) {
-      uint64_t bits = active_bits_[w] & ~visited;
-      if (!bits)
-        break;
-      unsigned i = unsigned(__builtin_ctzll(bits));
-      visited = i == 63 ? ~uint64_t(0) : (uint64_t(2) << i) - 1;
-      f(*agents_[w * 64 + i]);
-    }
-  }
+  for_each_live_bit(active_bits_, [&](size_t r) { f(*agents_[r]); });
 }
 
 HostGroup::~HostGroup() {

@@ -1,5 +1,7 @@
 #include "node/simulation.hpp"
 
+#include "sim/live_bits.hpp"
+
 #include <algorithm>
 #include <chrono>
 
@@ -77,17 +79,7 @@ bool Simulation::due(size_t index) const {
 }
 
 template <class F> void Simulation::for_each_running(F f) const {
-  for (size_t w = 0; w < running_bits_.size(); ++w) {
-    uint64_t visited = 0; // this word's bits up to the last node visited
-    for (;;) {
-      uint64_t bits = running_bits_[w] & ~visited;
-      if (!bits)
-        break;
-      unsigned i = unsigned(__builtin_ctzll(bits));
-      visited = i == 63 ? ~uint64_t(0) : (uint64_t(2) << i) - 1;
-      f(*nodes_[w * 64 + i]);
-    }
-  }
+  for_each_live_bit(running_bits_, [&](size_t i) { f(*nodes_[i]); });
 }
 
 void Simulation::queue_push(size_t index) {
@@ -278,20 +270,11 @@ void Simulation::run_round(Time max_time) {
     due_bits_[i / 64] |= uint64_t(1) << (i % 64);
   }
   in_round_ = true;
-  for (size_t w = 0; w < due_bits_.size(); ++w) {
-    uint64_t visited = 0; // as for_each_running: cores added meanwhile too
-    for (;;) {
-      uint64_t bits = due_bits_[w] & ~visited;
-      if (!bits)
-        break;
-      unsigned b = unsigned(__builtin_ctzll(bits));
-      visited = b == 63 ? ~uint64_t(0) : (uint64_t(2) << b) - 1;
-      round_index_ = w * 64 + b;
-      Node &n = *nodes_[round_index_];
-      if (n.state() == NodeState::Running)
-        run_slice(n, max_time);
-    }
-  }
+  for_each_live_bit(due_bits_, [&](size_t i) { // cores added meanwhile too
+    round_index_ = i;
+    if (nodes_[i]->state() == NodeState::Running)
+      run_slice(*nodes_[i], max_time);
+  });
   in_round_ = false;
   for (size_t w = 0; w < due_bits_.size(); ++w) {
     for (uint64_t bits = due_bits_[w]; bits; bits &= bits - 1) {
