@@ -638,7 +638,12 @@ namespace {
 // toml++ 3.3 (Debian 12) reaches __builtin_unreachable on some non-ASCII
 // characters between tokens (gaps in its whitespace table): undefined
 // behaviour, found by fuzz/fuzz_model. TOML allows non-ASCII text only in
-// strings and comments, so any other is refused here first, by line.
+// strings and comments, so any other is refused here first, by line. A
+// quote opens a string only where TOML has one: at the start of a line or
+// after `=`, `[`, `,`, `{` or `.` (values, quoted and dotted keys, arrays,
+// inline tables, table headers). Elsewhere (`0"...`) toml++ scans it as
+// part of a bare token, so what follows is outside any string (found by a
+// long run of fuzz_model).
 void refuse_stray_non_ascii(std::string_view text, const std::string &origin) {
   enum {
     Plain,
@@ -649,6 +654,7 @@ void refuse_stray_non_ascii(std::string_view text, const std::string &origin) {
     MultiLiteral
   } state = Plain;
   uint32_t line = 1;
+  char last = '\n'; // the last character outside strings, blanks skipped
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     auto starts = [&](std::string_view s) {
@@ -658,23 +664,31 @@ void refuse_stray_non_ascii(std::string_view text, const std::string &origin) {
       ++line;
       if (state == Comment || state == Basic || state == Literal)
         state = Plain;
+      if (state == Plain)
+        last = '\n';
       continue;
     }
+    const bool was_string = state != Plain && state != Comment;
     switch (state) {
-    case Plain:
+    case Plain: {
       if (uint8_t(c) >= 0x80)
         fail(origin, line,
              "a non-ASCII character outside a string or a comment");
+      const bool opens =
+          std::string_view("\n=[,{.").find(last) != std::string_view::npos;
       if (c == '#')
         state = Comment;
-      else if (starts("\"\"\"") || starts("'''")) {
+      else if (opens && (starts("\"\"\"") || starts("'''"))) {
         state = c == '"' ? MultiBasic : MultiLiteral;
         i += 2;
-      } else if (c == '"')
+      } else if (opens && c == '"')
         state = Basic;
-      else if (c == '\'')
+      else if (opens && c == '\'')
         state = Literal;
+      if (c != ' ' && c != '\t' && c != '\r')
+        last = c;
       break;
+    }
     case Comment:
       break;
     case Basic:
@@ -699,6 +713,8 @@ void refuse_stray_non_ascii(std::string_view text, const std::string &origin) {
       }
       break;
     }
+    if (was_string && state == Plain)
+      last = '"'; // a string just closed: no other may follow it
   }
 }
 
