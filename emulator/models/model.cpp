@@ -635,16 +635,39 @@ std::string format_size(uint64_t bytes) {
 
 namespace {
 
+// The UTF-8 character at the start of `s` (its first byte >= 0x80), with
+// its length in `n`; n = 0 if it is not one (truncated, overlong, a
+// surrogate, past U+10FFFF).
+char32_t decode_utf8(std::string_view s, size_t &n) {
+  n = 0;
+  uint8_t b = uint8_t(s[0]);
+  size_t len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 0;
+  if (len == 0 || len > s.size() || b >= 0xF8)
+    return 0;
+  char32_t cp = b & (0x7F >> len);
+  for (size_t k = 1; k < len; ++k) {
+    uint8_t cont = uint8_t(s[k]);
+    if ((cont & 0xC0) != 0x80)
+      return 0;
+    cp = (cp << 6) | (cont & 0x3F);
+  }
+  static constexpr char32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kSmallest[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;
+  n = len;
+  return cp;
+}
+
 // toml++ 3.3 (Debian 12) reaches __builtin_unreachable on some non-ASCII
-// characters between tokens (gaps in its whitespace table): undefined
-// behaviour, found by fuzz/fuzz_model. TOML allows non-ASCII text only in
-// strings and comments, so any other is refused here first, by line. A
-// quote opens a string only where TOML has one: at the start of a line or
-// after `=`, `[`, `,`, `{` or `.` (values, quoted and dotted keys, arrays,
-// inline tables, table headers). Elsewhere (`0"...`) toml++ scans it as
-// part of a bare token, so what follows is outside any string (found by a
-// long run of fuzz_model).
-void refuse_stray_non_ascii(std::string_view text, const std::string &origin) {
+// characters (gaps in its Unicode tables): undefined behaviour, found by
+// fuzz/fuzz_model, twice. Guessing where toml++ will look at such a
+// character proved fragile (a quote it takes for part of a bare token), so
+// toml++ is given ASCII only: a non-ASCII character in a comment becomes
+// '?', one in a "double-quoted" string its \u escape (toml++ decodes it
+// back), and one anywhere else, or in a 'literal' string (which has no
+// escapes), is refused with its line. Where this scan and toml++ disagree
+// on what is a string, toml++ still sees only ASCII.
+std::string ascii_for_toml(std::string_view text, const std::string &origin) {
   enum {
     Plain,
     Comment,
@@ -653,52 +676,69 @@ void refuse_stray_non_ascii(std::string_view text, const std::string &origin) {
     MultiBasic,
     MultiLiteral
   } state = Plain;
+  std::string out;
+  out.reserve(text.size());
   uint32_t line = 1;
-  char last = '\n'; // the last character outside strings, blanks skipped
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     auto starts = [&](std::string_view s) {
       return text.substr(i).starts_with(s);
     };
+    if (uint8_t(c) >= 0x80) {
+      if (state == Plain)
+        fail(origin, line,
+             "a non-ASCII character outside a string or a comment");
+      if (state == Literal || state == MultiLiteral)
+        fail(origin, line,
+             "a non-ASCII character in a 'literal' string: use a "
+             "\"basic\" string");
+      size_t n = 0;
+      char32_t cp = decode_utf8(text.substr(i), n);
+      if (!n)
+        fail(origin, line, "text that is not UTF-8");
+      i += n - 1;
+      if (state == Comment) {
+        out += '?';
+      } else {
+        char escape[12];
+        std::snprintf(escape, sizeof escape,
+                      cp > 0xFFFF ? "\\U%08X" : "\\u%04X", unsigned(cp));
+        out += escape;
+      }
+      continue;
+    }
+    out += c;
     if (c == '\n') {
       ++line;
       if (state == Comment || state == Basic || state == Literal)
         state = Plain;
-      if (state == Plain)
-        last = '\n';
       continue;
     }
-    const bool was_string = state != Plain && state != Comment;
     switch (state) {
-    case Plain: {
-      if (uint8_t(c) >= 0x80)
-        fail(origin, line,
-             "a non-ASCII character outside a string or a comment");
-      const bool opens =
-          std::string_view("\n=[,{.").find(last) != std::string_view::npos;
+    case Plain:
       if (c == '#')
         state = Comment;
-      else if (opens && (starts("\"\"\"") || starts("'''"))) {
+      else if (starts("\"\"\"") || starts("'''")) {
         state = c == '"' ? MultiBasic : MultiLiteral;
+        out.append(text.substr(i + 1, 2));
         i += 2;
-      } else if (opens && c == '"')
+      } else if (c == '"')
         state = Basic;
-      else if (opens && c == '\'')
+      else if (c == '\'')
         state = Literal;
-      if (c != ' ' && c != '\t' && c != '\r')
-        last = c;
       break;
-    }
     case Comment:
       break;
     case Basic:
     case MultiBasic:
-      if (c == '\\' && i + 1 < text.size() && text[i + 1] != '\n')
-        ++i; // an escaped character
-      else if (state == Basic && c == '"')
+      if (c == '\\' && i + 1 < text.size() && uint8_t(text[i + 1]) < 0x80 &&
+          text[i + 1] != '\n') {
+        out += text[++i]; // an escaped character
+      } else if (state == Basic && c == '"') {
         state = Plain;
-      else if (state == MultiBasic && starts("\"\"\"")) {
+      } else if (state == MultiBasic && starts("\"\"\"")) {
         state = Plain;
+        out.append(text.substr(i + 1, 2));
         i += 2;
       }
       break;
@@ -709,22 +749,22 @@ void refuse_stray_non_ascii(std::string_view text, const std::string &origin) {
     case MultiLiteral:
       if (starts("'''")) {
         state = Plain;
+        out.append(text.substr(i + 1, 2));
         i += 2;
       }
       break;
     }
-    if (was_string && state == Plain)
-      last = '"'; // a string just closed: no other may follow it
   }
+  return out;
 }
 
 } // namespace
 
 Model parse_model(const std::string &toml_text, const std::string &origin) {
-  refuse_stray_non_ascii(toml_text, origin);
+  const std::string ascii = ascii_for_toml(toml_text, origin);
   toml::table root;
   try {
-    root = toml::parse(std::string_view(toml_text), std::string_view(origin));
+    root = toml::parse(std::string_view(ascii), std::string_view(origin));
   } catch (const toml::parse_error &e) {
     const auto &at = e.source().begin;
     throw Error(origin + ":" + std::to_string(at.line) + ":" +
