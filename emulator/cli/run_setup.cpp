@@ -71,6 +71,11 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
                  "probability that a packet crossing a cable is lost")
       ->check(CLI::Range(0.0, 1.0))
       ->group(faults);
+  cmd.add_option("--link-dup", o.link_faults.dup,
+                 "probability that a packet crossing a cable arrives twice "
+                 "(the copy follows the original)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->group(faults);
   cmd.add_option("--fault-seed", o.link_faults.seed,
                  "seed of the injected faults")
       ->capture_default_str()

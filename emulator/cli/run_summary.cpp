@@ -132,11 +132,12 @@ void print_summary(Simulation &sim, const RunResult &r, const Model &model,
     const FabricStats &s = fabric->stats();
     std::fprintf(stderr,
                  "network: %llu packets sent, %llu delivered; injected "
-                 "faults: %llu corrupted, %llu lost\n",
+                 "faults: %llu corrupted, %llu lost, %llu duplicated\n",
                  (unsigned long long)s.packets_sent,
                  (unsigned long long)s.packets_delivered,
                  (unsigned long long)s.packets_corrupted,
-                 (unsigned long long)s.packets_lost);
+                 (unsigned long long)s.packets_lost,
+                 (unsigned long long)s.packets_duplicated);
   }
 }
 

@@ -66,6 +66,9 @@ struct Flight {
   Time wait_since = 0;
   bool dropped = false;
   bool lost = false;     // an injected fault: it ends with the cable it is on
+  uint32_t copies = 0;   // injected duplicates, sent once it has arrived
+  bool copy = false;     // one of them: never duplicated again
+  Packet original;       // as sent (with --link-dup only): what a copy is
   bool finished = false; // delivered or dropped: its last event ran
   bool in_use = false;   // sent and not yet freed
   // Store-and-forward: the switch port the head last arrived at, and whether
@@ -130,6 +133,9 @@ struct Fabric::Impl {
   // A misrouted packet: dropped, and the first few kept with `why`.
   void misroute(Flight *f, const std::string &why);
   void strike(Flight *f, uint32_t link);
+  // Sends `p` from its source at `head_leaves`: Fabric::send, and the
+  // duplicates of --link-dup.
+  Flight *launch(Packet p, Time head_leaves, std::function<void(Time)> on_sent);
   // The tail.
   void move(Flight *f, Time duration, bool all = false);
   void stream(Flight *f);
@@ -169,7 +175,7 @@ struct Fabric::Impl {
   std::vector<std::string> port_names; // port -> "node3", "switch1.p4"
   // Injected faults: one generator per link (inject_faults).
   LinkFaults faults;
-  std::vector<std::mt19937_64> fault_rng;
+  std::vector<std::mt19937_64> fault_rng, dup_rng;
 };
 
 void Fabric::Impl::post(Time when, const char *name, std::function<void()> fn) {
@@ -436,6 +442,11 @@ void Fabric::Impl::strike(Flight *f, uint32_t link) {
   }
   if (lose)
     f->lost = true;
+  // Broadcasts (Ethernet) are not duplicated: a copy would go to every node
+  // again, not repeat one cable's packet.
+  if (faults.dup > 0 && unit_draw(dup_rng[link]) < faults.dup &&
+      !f->packet.broadcast && !f->copy)
+    ++f->copies;
 }
 
 // ---- The tail ----------------------------------------------------------
@@ -501,6 +512,14 @@ void Fabric::Impl::finish(Flight *f) {
     ++stats.packets_delivered;
     receivers[f->node]->packet_arrived(std::move(f->packet), sched.now());
   }
+  // Duplicates follow a packet that arrived (one that was lost or dropped
+  // took its copies with it).
+  for (uint32_t i = 0; !f->dropped && i < f->copies; ++i) {
+    ++stats.packets_duplicated;
+    launch(f->original, sched.now(), nullptr)->copy = true;
+  }
+  f->copies = 0;
+  f->original = {};
   maybe_free(f);
 }
 
@@ -616,24 +635,32 @@ void Fabric::send(Packet p, Time head_leaves,
                 " cannot send (the topology has " +
                 std::to_string(m.topology.nodes) + " nodes)");
   ++m.stats.packets_sent;
-  Flight *f = m.new_flight();
-  Time rate = std::max(p.source_ps_per_byte, m.params.link_ps_per_byte);
-  size_t bytes = std::max<size_t>(p.payload.size(), m.params.min_frame_bytes);
-  f->length = Time(m.params.preamble_bytes + bytes) * rate;
+  m.launch(std::move(p), head_leaves, std::move(on_sent));
+}
+
+Flight *Fabric::Impl::launch(Packet p, Time head_leaves,
+                             std::function<void(Time)> on_sent) {
+  Flight *f = new_flight();
+  Time rate = std::max(p.source_ps_per_byte, params.link_ps_per_byte);
+  size_t bytes = std::max<size_t>(p.payload.size(), params.min_frame_bytes);
+  f->length = Time(params.preamble_bytes + bytes) * rate;
+  if (faults.dup > 0 && !p.broadcast)
+    f->original = p; // the route is consumed on the way
   f->packet = std::move(p);
   f->on_sent = std::move(on_sent);
   uint32_t source = f->packet.source;
   if (f->packet.broadcast) {
     f->packet.route.clear();
-    if (!m.params.table_routing)
+    if (!params.table_routing)
       f->targets.clear(); // source routes name one node: dropped
     else
-      for (uint32_t n = 0; n < m.topology.nodes; ++n)
+      for (uint32_t n = 0; n < topology.nodes; ++n)
         if (n != source)
           f->targets.push_back(n);
   }
-  m.post(head_leaves, "fabric: head leaves its node",
-         [&m, f, source] { m.request(f, m.wiring.node_port(source)); });
+  post(head_leaves, "fabric: head leaves its node",
+       [this, f, source] { request(f, wiring.node_port(source)); });
+  return f;
 }
 
 void Fabric::receiver_ready(uint32_t node, Time at) {
@@ -677,10 +704,15 @@ void Fabric::inject_faults(const LinkFaults &faults) {
   };
   check(faults.corrupt, "the corruption rate");
   check(faults.lose, "the loss rate");
+  check(faults.dup, "the duplication rate");
   impl_->faults = faults;
   impl_->fault_rng.clear();
-  for (size_t link = 0; link < impl_->links.size(); ++link)
-    impl_->fault_rng.emplace_back(faults.seed * 0x9E3779B97F4A7C15ull + link);
+  impl_->dup_rng.clear();
+  for (size_t link = 0; link < impl_->links.size(); ++link) {
+    uint64_t seed = faults.seed * 0x9E3779B97F4A7C15ull + link;
+    impl_->fault_rng.emplace_back(seed);
+    impl_->dup_rng.emplace_back(seed ^ 0xD1B54A32D192ED03ull);
+  }
 }
 
 const LinkFaults &Fabric::faults() const {

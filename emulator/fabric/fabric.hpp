@@ -155,6 +155,8 @@ struct FabricStats {
   // packet, and packets lost on a cable (they drain where it ends).
   uint64_t packets_corrupted = 0;
   uint64_t packets_lost = 0;
+  // Copies made by --link-dup: each arrives once more after the original.
+  uint64_t packets_duplicated = 0;
 };
 
 // A packet the fabric dropped because of its route bytes (Fabric::send):
@@ -167,15 +169,27 @@ struct Misroute {
 // The fabric keeps the first misroutes it sees, and counts them all.
 inline constexpr size_t kKeptMisroutes = 8;
 
-// Faults injected on every cable (nicemu run --link-corrupt, --link-loss):
-// the spec's links lose nothing "unless a fault is injected". Each cable
-// direction draws from its own generator, seeded from `seed` and the
-// link, so the same run with the same seed strikes the same packets.
+// Faults injected on every cable (nicemu run --link-corrupt, --link-loss,
+// --link-dup): the spec's links lose nothing "unless a fault is injected".
+// Each cable direction draws from its own generators, seeded from `seed`
+// and the link, so the same run with the same seed strikes the same
+// packets. Duplication draws from a generator of its own, so turning it on
+// changes nothing about which packets are lost or corrupted.
+//
+// A duplicate is a copy of the packet as its source sent it, sent again by
+// the source once the original has arrived (a spurious link-level
+// retransmission; a copy is not duplicated again, and broadcasts are not
+// duplicated). It takes the same path, so it arrives after the original,
+// and after the packets the source had sent behind it. Source routes and
+// address tables give every pair of nodes one path, so the fabric never
+// reorders the packets of one pair otherwise (docs/fabric.md, "Injected
+// faults").
 struct LinkFaults {
   double corrupt = 0; // per packet and cable crossed: one payload bit flips
   double lose = 0;    // per packet and cable crossed: it never arrives
+  double dup = 0;     // per packet and cable crossed: it arrives once more
   uint64_t seed = 1;
-  bool any() const { return corrupt > 0 || lose > 0; }
+  bool any() const { return corrupt > 0 || lose > 0 || dup > 0; }
 };
 
 // Takes a filtered Ethernet frame (its payload ends with the FCS) as it

@@ -599,6 +599,59 @@ TEST_CASE("a lost packet never arrives, frees its path, and its sender goes "
     CHECK(p.size() == 64);
 }
 
+namespace {
+
+// Checks the arrivals of packets 0..count-1 sent in order, some of them
+// duplicated: each arrives whole at least once; the first arrivals keep the
+// sending order (one path per pair); copies come after their original.
+// Returns how many arrivals were copies.
+size_t check_copies(const std::vector<std::vector<uint8_t>> &got, int count) {
+  std::vector<int> seen(size_t(count), 0);
+  int next_first = 0;
+  size_t copies = 0;
+  for (const auto &p : got) {
+    REQUIRE(p.size() == 64);
+    CHECK(p == std::vector<uint8_t>(64, p[0]));
+    REQUIRE(p[0] < count);
+    if (seen[p[0]]++ == 0)
+      CHECK(int(p[0]) == next_first++); // an original, in order
+    else
+      ++copies;
+  }
+  CHECK(next_first == count); // every packet arrived
+  return copies;
+}
+
+} // namespace
+
+TEST_CASE("a duplicated packet arrives once more, after the original, "
+          "whole") {
+  LinkFaults f;
+  f.dup = 1;
+  FabricStats stats;
+  // Two cables crossed, a copy decided on each (copies are not copied
+  // again): three arrivals per packet.
+  auto got = run_with(f, 3, &stats);
+  REQUIRE(got.size() == 9);
+  CHECK(check_copies(got, 3) == 6);
+  CHECK(stats.packets_duplicated == 6);
+  CHECK(stats.packets_delivered == 9);
+  CHECK(stats.packets_sent == 3);
+
+  // Some duplicated; same seed, same copies.
+  f.dup = 0.2;
+  auto some = run_with(f, 40, &stats);
+  CHECK(stats.packets_duplicated > 0);
+  CHECK(stats.packets_duplicated < 40);
+  REQUIRE(some.size() == 40 + stats.packets_duplicated);
+  CHECK(check_copies(some, 40) == stats.packets_duplicated);
+  CHECK(run_with(f, 40) == some);
+
+  f.dup = 1.5;
+  Net net(make_topology(2, 8));
+  CHECK_THROWS_AS(net.fabric.inject_faults(f), Error);
+}
+
 TEST_CASE("fault rates outside [0, 1] are refused") {
   Net net(make_topology(2, 8));
   LinkFaults f;
