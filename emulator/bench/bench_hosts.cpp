@@ -61,8 +61,8 @@ BenchContext bench_context(const std::string &image,
                 " not found (build the firmware, or give --firmware)");
   std::vector<uint8_t> bytes = read_file_bytes(image);
   std::string model_name = decode_image(bytes).model;
-  BenchContext c{load_model(model_name), nullptr, programs_dir, model_name,
-                 hooks};
+  BenchContext c{
+      load_model(model_name), nullptr, programs_dir, model_name, hooks, {}};
   if (bytes.size() > c.model.flash_size)
     throw Error("bench: " + image + " is larger than the flash");
   bytes.resize(c.model.flash_size, 0xFF);
@@ -99,6 +99,7 @@ HostRun run_hosts(const BenchContext &c, uint32_t nodes,
   spec.host_options.stdout_fd = out.fd();
   spec.stop = stop;
   spec.monitor = c.hooks.progress;
+  spec.link_faults = c.link_faults;
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Cluster> cluster = start_cluster(c.model, c.flash, spec);
   RunResult r = cluster->sim.run();

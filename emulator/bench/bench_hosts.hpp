@@ -5,6 +5,7 @@
 #pragma once
 
 #include "bench/bench_hooks.hpp"
+#include "fabric/fabric.hpp"
 #include "nicemu/model.hpp"
 #include "sim/time.hpp"
 
@@ -23,6 +24,7 @@ struct BenchContext {
   std::string programs_dir;
   std::string model_name; // as the image names it
   BenchHooks hooks;
+  LinkFaults link_faults; // injected on every cable (none by default)
 };
 
 // Reads `image` (a path; "not found" says to give --firmware) and loads its

@@ -10,7 +10,10 @@
 // FM header and largest message.
 #include "nicemu/via_protocol.h"
 
+#include "host/cluster_run.hpp"
+
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 namespace nicemu {
@@ -72,13 +75,15 @@ void read_framing(const Model &m, ViaBenchFigures &f) {
 }
 
 // Runs `program` on 2 nodes and reads its lines "KEY SIZE LATENCY
-// BANDWIDTH", after "KEY_rounds N" and "KEY_stream N".
+// BANDWIDTH", after "KEY_rounds N" and "KEY_stream N". `inspect` looks at
+// the cluster after the run.
 ViaSeries measure(const BenchContext &c, bool quick, const std::string &program,
-                  const std::string &key) {
+                  const std::string &key,
+                  const std::function<void(Cluster &)> &inspect = {}) {
   std::vector<std::string> args = {program, "--raw"};
   if (quick)
     args.push_back("--quick");
-  HostRun run = run_hosts(c, 2, args);
+  HostRun run = run_hosts(c, 2, args, inspect);
   ViaSeries series;
   series.wall_seconds = run.total_wall;
   series.rounds = int(single_value(run, key + "_rounds"));
@@ -102,11 +107,36 @@ ViaBenchFigures run_via_bench(const ViaBenchOptions &o) {
       o.programs_dir.empty() ? shipped_programs_dir() : o.programs_dir, probe,
       o.hooks);
   f.model = c.model_name;
-  plan_runs(c, int(o.vipl) + int(o.fm));
+  bool lossy = o.vipl && o.loss > 0;
+  if (!(o.loss >= 0 && o.loss < 1)) // NaN too
+    throw Error("bench: --loss must be a probability in [0, 1)");
+  plan_runs(c, int(o.vipl) + int(o.fm) + int(lossy));
   read_framing(c.model, f);
   if (o.vipl) {
     f.vipl = measure(c, o.quick, "vipl_pingpong", "vipl");
     for (ViaSizeFigure &s : f.vipl.sizes)
+      frame(f, f.vi_header_bytes, f.vi_fragment_bytes, s);
+  }
+  if (lossy) {
+    // The same program over cables that lose frames: the reliable VI sends
+    // again what is lost (docs/via.md, "Reliability levels under loss").
+    BenchContext lossy_context = c;
+    lossy_context.link_faults.lose = o.loss;
+    lossy_context.link_faults.seed = o.fault_seed;
+    f.loss = o.loss;
+    f.fault_seed = o.fault_seed;
+    auto counters = [&f, &c](Cluster &cluster) {
+      for (const auto &node : cluster.sim.nodes()) {
+        uint32_t box[VIAFW_BOX_STAT_DUPLICATES + 1] = {};
+        if (node->card_read(c.model.host_mailbox(), box, sizeof box)) {
+          f.retransmitted += box[VIAFW_BOX_STAT_RETRANSMITS];
+          f.duplicates += box[VIAFW_BOX_STAT_DUPLICATES];
+        }
+      }
+    };
+    f.vipl_lossy =
+        measure(lossy_context, o.quick, "vipl_pingpong", "vipl", counters);
+    for (ViaSizeFigure &s : f.vipl_lossy.sizes)
       frame(f, f.vi_header_bytes, f.vi_fragment_bytes, s);
   }
   if (o.fm) {

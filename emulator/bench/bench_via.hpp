@@ -2,7 +2,9 @@
 // comet model, with the examples vipl_pingpong and fm_pingpong run in this
 // process as `nicemu run -n 2` runs them: VIPL and Comet-FM one-way latency
 // and bandwidth against message size, beside the link's line rate and the
-// best goodput Ethernet framing allows for each size.
+// best goodput Ethernet framing allows for each size. With a loss rate,
+// VIPL (reliable delivery) runs again over cables that lose frames:
+// goodput and latency under loss beside the lossless figures.
 #pragma once
 
 #include "bench/bench_hooks.hpp"
@@ -46,6 +48,13 @@ struct ViaBenchFigures {
   uint32_t fm_headers_bytes = 0; // IPv4 + UDP + FM
   uint32_t fm_max_message = 0;
   ViaSeries vipl, fm; // empty when not measured
+  // --loss P: the VIPL series again with P the loss rate of every cable
+  // (nicemu run --link-loss P, seed `fault_seed`), beside the lossless one;
+  // the frames the two cards sent again in that run (VIAFW_BOX_STAT_*).
+  double loss = 0;
+  uint64_t fault_seed = 1;
+  ViaSeries vipl_lossy; // empty without --loss
+  uint64_t retransmitted = 0, duplicates = 0;
 };
 
 struct ViaBenchOptions {
@@ -53,6 +62,8 @@ struct ViaBenchOptions {
   std::string programs_dir; // vipl_pingpong, fm_pingpong; empty: next to nicemu
   bool quick = false;       // every fourth size, fewer rounds
   bool vipl = true, fm = true;
+  double loss = 0; // > 0: VIPL also at this loss rate per cable
+  uint64_t fault_seed = 1;
   BenchHooks hooks; // stop request, progress line
 };
 

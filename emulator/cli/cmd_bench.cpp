@@ -1,7 +1,7 @@
 // nicemu bench cpu [--json] [--firmware-dir DIR]
 // nicemu bench niam [--json] [--quick] [--large | --huge]
 // nicemu bench logp [--json] [--quick]
-// nicemu bench via [--json] [--quick] [--only vipl|fm]
+// nicemu bench via [--json] [--quick] [--only vipl|fm] [--loss P]
 #include "bench/bench_cpu.hpp"
 #include "bench/bench_niam.hpp"
 #include "bench/bench_via.hpp"
@@ -307,6 +307,24 @@ void print_table(const ViaBenchFigures &f) {
                 f.vipl.stream);
     print_series(f, f.vipl);
   }
+  if (!f.vipl_lossy.sizes.empty()) {
+    std::printf("\nVIPL, reliable delivery, %g%% of frames lost on each cable "
+                "(nicemu run --link-loss %g --fault-seed %llu; 2 cables a "
+                "frame); frames sent again: %llu, duplicates dropped: %llu\n",
+                100 * f.loss, f.loss, (unsigned long long)f.fault_seed,
+                (unsigned long long)f.retransmitted,
+                (unsigned long long)f.duplicates);
+    std::printf("%8s %11s %11s %7s %9s %11s %7s\n", "bytes", "latency us",
+                "lossless", "x", "MB/s", "lossless", "x");
+    for (size_t i = 0; i < f.vipl_lossy.sizes.size() && i < f.vipl.sizes.size();
+         ++i) {
+      const ViaSizeFigure &z = f.vipl_lossy.sizes[i], &n = f.vipl.sizes[i];
+      std::printf("%8llu %11.2f %11.2f %7.2f %9.3f %11.3f %7.2f\n",
+                  (unsigned long long)z.bytes, z.latency_us, n.latency_us,
+                  z.latency_us / n.latency_us, z.mb_per_s, n.mb_per_s,
+                  z.mb_per_s / n.mb_per_s);
+    }
+  }
   if (!f.fm.sizes.empty()) {
     std::printf("\nComet-FM over IP: IPv4 + UDP + FM headers %u bytes, one "
                 "datagram per message (one-way latency: mean of %d round "
@@ -317,6 +335,9 @@ void print_table(const ViaBenchFigures &f) {
   std::printf("\nwall time of the runs:");
   if (!f.vipl.sizes.empty())
     std::printf(" VIPL %.2f s%s", f.vipl.wall_seconds,
+                f.fm.sizes.empty() && f.vipl_lossy.sizes.empty() ? "" : ",");
+  if (!f.vipl_lossy.sizes.empty())
+    std::printf(" VIPL with loss %.2f s%s", f.vipl_lossy.wall_seconds,
                 f.fm.sizes.empty() ? "" : ",");
   if (!f.fm.sizes.empty())
     std::printf(" FM %.2f s", f.fm.wall_seconds);
@@ -356,6 +377,12 @@ nlohmann::json to_json(const ViaBenchFigures &f) {
                            {"fm_max_message", f.fm_max_message}}}});
   if (!f.vipl.sizes.empty())
     j["vipl"] = to_json(f.vipl);
+  if (!f.vipl_lossy.sizes.empty()) // only with --loss
+    j["loss"] = {{"rate", f.loss},
+                 {"fault_seed", f.fault_seed},
+                 {"retransmitted", f.retransmitted},
+                 {"duplicates", f.duplicates},
+                 {"vipl", to_json(f.vipl_lossy)}};
   if (!f.fm.sizes.empty())
     j["fm"] = to_json(f.fm);
   return j;
@@ -374,6 +401,14 @@ void add_via_bench(CLI::App &bench) {
   via->add_flag("--quick", opts->quick, "every fourth size, fewer rounds");
   via->add_option("--only", *only, "measure one protocol only")
       ->check(CLI::IsMember({"vipl", "fm"}));
+  via->add_option("--loss", opts->loss,
+                  "also run VIPL with this probability that a frame crossing "
+                  "a cable is lost (as nicemu run --link-loss), beside the "
+                  "lossless figures")
+      ->check(CLI::Range(0.0, 0.999999));
+  via->add_option("--fault-seed", opts->fault_seed,
+                  "seed of the losses of --loss")
+      ->capture_default_str();
   via->add_option("--firmware", opts->firmware,
                   "the via image (default: the one shipped)");
   via->add_option("--programs-dir", opts->programs_dir,

@@ -22,6 +22,10 @@
 
 namespace fw = nicemu::fw;
 
+// The code of the reliable levels under loss stays out of line, so the
+// paths of a network that loses nothing run as they did before it.
+#define SLOW [[gnu::noinline]]
+
 namespace {
 
 // ---- Bytes ------------------------------------------------------------------
@@ -65,6 +69,9 @@ volatile uint32_t *box;
 void count(uint32_t word) {
   box[word] = box[word] + 1;
 }
+SLOW void count_retransmits(uint32_t frames) {
+  box[VIAFW_BOX_STAT_RETRANSMITS] = box[VIAFW_BOX_STAT_RETRANSMITS] + frames;
+}
 
 // ---- Host DMA ---------------------------------------------------------------
 // The engine moves whole aligned words and the core waits for it (sleeping
@@ -74,8 +81,10 @@ void count(uint32_t word) {
 
 constexpr uint32_t kChunk = 1536;
 uint32_t bounce[kChunk / 4 + 2];
+// The lines that wake the main loop; a host DMA masks them while it waits.
+// The timer is one of them but stays pending until its handler runs.
 constexpr uint32_t kWakeLines =
-    NICEMU_IRQ_DOORBELL | NICEMU_IRQ_RX | NICEMU_IRQ_TX;
+    NICEMU_IRQ_DOORBELL | NICEMU_IRQ_RX | NICEMU_IRQ_TX | NICEMU_IRQ_TIMER;
 
 bool dma(uint32_t bus, void *card, uint32_t bytes, bool to_host) {
   fw::irq_clear(NICEMU_IRQ_HDMA);
@@ -128,6 +137,69 @@ bool host_write(uint32_t bus, const void *from, uint32_t n) {
     bus += part, src += part, n -= part;
   }
   return true;
+}
+
+// ---- Retransmission timeouts ----------------------------------------------
+// One timer serves every VI and control message waiting for an answer
+// (docs/via.md, "Reliability levels under loss"). It runs only while
+// something waits (`waiting` of them), so an idle card sleeps, and is set
+// for the earliest deadline; each waiting thing keeps its own.
+
+struct Retry {
+  uint64_t deadline;
+  bool armed;    // waiting for an answer
+  uint8_t tries; // timeouts in a row with no progress
+};
+uint32_t rto_cycles, rto_max_cycles; // VIAFW_RTO_US, VIAFW_RTO_MAX_US (boot)
+uint32_t waiting;                    // Retry objects armed
+uint64_t timer_at;                   // the timer's deadline (0: stopped)
+
+SLOW void timer_at_most(uint64_t deadline) {
+  if (timer_at && timer_at <= deadline)
+    return;
+  timer_at = deadline;
+  fw::irq_clear(NICEMU_IRQ_TIMER); // a fire for the deadline it had
+  fw::timer_start(deadline);
+}
+
+// Waits until `cycles` from now.
+SLOW void retry_arm_in(Retry &r, uint32_t cycles) {
+  if (!r.armed) {
+    r.armed = true;
+    ++waiting;
+  }
+  r.deadline = fw::cycles() + cycles;
+  timer_at_most(r.deadline);
+}
+
+// Waits (again) for an answer: the timeout doubles with each try.
+SLOW void retry_arm(Retry &r) {
+  if (!r.armed) {
+    r.armed = true;
+    ++waiting;
+  }
+  uint32_t rto = r.tries > 8 ? rto_max_cycles : rto_cycles << r.tries;
+  if (rto > rto_max_cycles)
+    rto = rto_max_cycles;
+  r.deadline = fw::cycles() + rto;
+  timer_at_most(r.deadline);
+}
+
+// Nothing waits any more: the timer stops.
+SLOW void timer_idle() {
+  fw::timer_stop();
+  fw::irq_clear(NICEMU_IRQ_TIMER);
+  timer_at = 0;
+}
+
+// The answer came: nothing waits on `r` any more.
+[[gnu::always_inline]] inline void retry_done(Retry &r) {
+  r.tries = 0;
+  if (!r.armed)
+    return;
+  r.armed = false;
+  if (--waiting == 0)
+    timer_idle();
 }
 
 // ---- Memory registration table ----------------------------------------------
@@ -254,8 +326,9 @@ void cq_push(uint32_t cq, uint32_t word) {
     ++r.produced;
 }
 
-void event_push(uint32_t type, uint32_t node, uint32_t vi, const uint32_t *data,
-                uint32_t words) {
+[[gnu::always_inline]] inline void event_push(uint32_t type, uint32_t node,
+                                              uint32_t vi, const uint32_t *data,
+                                              uint32_t words) {
   if (!events.used)
     return;
   if (events.produced - box[VIAFW_BOX_EVENTS_FREED] >= events.entries)
@@ -282,21 +355,36 @@ struct Queue {
   void push(uint32_t d) { desc[tail++ % VIAFW_QUEUE_DEPTH] = d; }
   uint32_t front() const { return desc[head % VIAFW_QUEUE_DEPTH]; }
   uint32_t pop() { return desc[head++ % VIAFW_QUEUE_DEPTH]; }
+  void unpop(uint32_t d) { desc[--head % VIAFW_QUEUE_DEPTH] = d; }
 };
 
-// A message arriving on a VI: where its bytes go.
+// A message arriving on a VI: where its bytes go. Its bytes are taken in
+// order only (`received`: how many have been placed). Once it is over
+// (active false), `seq` stays the number of the last message started, so a
+// frame of an older one is known for a duplicate.
 struct Inbound {
   bool active, discard;
   uint8_t type;
   uint32_t seq, length, desc; // desc: the receive descriptor (0: none)
-  uint32_t status;            // completion status of desc
+  uint32_t received;          // bytes placed, in order
   Piece pieces[kMaxPieces];
   uint32_t npieces;
 };
 
+// The completion status of a message's receive descriptor.
+uint32_t op_of(const Inbound &in) {
+  return in.type == VIAFW_PKT_SEND ? VIAFW_STATUS_OP_RECEIVE
+                                   : VIAFW_STATUS_OP_REMOTE_RDMA_WRITE;
+}
+
+// What a VI has for the transmitter before its next message (`urgent`).
+constexpr uint8_t kServeRead = 1; // a response to the peer's RDMA read
+constexpr uint8_t kResend = 2;    // its message again, from resend_offset
+
 struct Vi {
   State state;
   uint8_t kind, reliability;
+  uint8_t index; // in `vis` (and `losses`), in what was padding
   uint32_t ptag, attrs, send_cq, recv_cq, max_transfer;
   uint32_t peer_node, peer_vi;
   Queue sends, recvs;
@@ -310,13 +398,50 @@ struct Vi {
   uint32_t read_desc, read_seq, read_length;
   Piece read_pieces[kMaxPieces];
   uint32_t read_npieces;
+  uint8_t urgent; // kServeRead, kResend: before the next message
   // A read request from the peer, waiting for the transmitter.
-  bool serve_read;
   uint32_t serve_seq, serve_length;
   Piece serve_piece;
 };
+// What the reliable levels keep per VI to survive loss (docs/via.md,
+// "Reliability levels under loss"), beside `vis` rather than in Vi: the
+// size of Vi sets the cost of indexing `vis` on every path of the card.
+struct Loss {
+  Retry retry;            // the message or read waiting for its answer
+  uint64_t read_va;       // the RDMA read's remote address and handle, to ask
+  uint32_t read_handle;   // for the rest of its response again
+  uint32_t read_received; // bytes of that response placed, in order
+  uint32_t serve_offset;  // the peer's read: the response from here
+  uint32_t resend_offset; // kResend: the message again from here
+  uint32_t heard_seq, heard_offset;     // the last RESUME heard
+  uint32_t resumed_seq, resumed_offset; // the last RESUME (or read) sent
+  uint32_t error_status;                // why the VI entered the error state
+};
 Vi vis[VIAFW_MAX_VIS];
+Loss losses[VIAFW_MAX_VIS];
+static_assert(sizeof(Loss) == 64, "indexed by a shift");
 uint32_t vi_count; // the VIs this card's doorbell FIFOs allow (set at boot)
+
+static_assert(offsetof(Vi, ptag) == 4, "Vi::index must stay in padding");
+
+[[gnu::always_inline]] inline Loss &loss_of(const Vi &vi) {
+  return losses[vi.index];
+}
+
+// The message going out, fragment by fragment (one at a time on the card).
+struct Outbound {
+  bool active;
+  uint32_t vi;
+  uint8_t type; // VIAFW_PKT_SEND, _RDMA_WRITE or _READ_RESPONSE
+  bool imm_flag;
+  uint32_t imm, seq, length, offset, desc, op;
+  uint64_t remote_va;
+  uint32_t remote_handle;
+  Piece pieces[kMaxPieces];
+  uint32_t npieces;
+};
+Outbound out;
+uint32_t next_vi; // round robin over VIs with sends
 
 // Writes a descriptor's completion: the status (DONE and any error bits)
 // and, for a receive, the length and the immediate data it brought. One
@@ -349,10 +474,23 @@ void flush_queues(Vi &vi) {
 // Connection-level failure on a reliable VI: the VI enters the error state,
 // everything still posted or in flight completes as flushed, and the host
 // hears of it through the event ring.
+// Drops the message `out` is sending for `vi`, if any: its send
+// descriptor completes with `status` (a read response has none).
+SLOW void drop_outbound(Vi &vi, uint32_t status) {
+  if (!out.active || vis + out.vi != &vi)
+    return;
+  out.active = false;
+  if (out.type != VIAFW_PKT_READ_RESPONSE)
+    complete(vi, out.desc, status | out.op, 0, false);
+}
+
 void vi_error(Vi &vi, uint32_t status) {
   if (vi.state == State::Error)
     return;
   vi.state = State::Error;
+  loss_of(vi).error_status = status;
+  retry_done(loss_of(vi).retry);
+  drop_outbound(vi, status);
   if (vi.unacked)
     complete(vi, vi.unacked, status | vi.unacked_op, 0, false);
   vi.unacked = 0;
@@ -362,7 +500,7 @@ void vi_error(Vi &vi, uint32_t status) {
   if (vi.in.desc)
     complete(vi, vi.in.desc, VIAFW_STATUS_DESC_FLUSHED_ERROR, 0, true);
   vi.in = Inbound{};
-  vi.serve_read = false;
+  vi.urgent = 0;
   flush_queues(vi);
   event_push(VIAFW_EV_VI_ERROR, fw::node_id(), uint32_t(&vi - vis), &status, 1);
 }
@@ -467,10 +605,13 @@ constexpr uint32_t kSmall = 16;
 Small smalls[kSmall];
 uint32_t small_head, small_tail;
 
-// Queues a header-only frame (and `extra` bytes after the header).
-void queue_small(uint32_t dest, uint8_t type, uint8_t src_vi, uint8_t dst_vi,
-                 uint32_t seq, uint32_t imm, const void *extra = nullptr,
-                 uint32_t extra_bytes = 0) {
+// Queues a header-only frame (and `extra` bytes after the header). Inline
+// everywhere: it is on the path of every ACK.
+[[gnu::always_inline]] inline void queue_small(uint32_t dest, uint8_t type,
+                                               uint8_t src_vi, uint8_t dst_vi,
+                                               uint32_t seq, uint32_t imm,
+                                               const void *extra = nullptr,
+                                               uint32_t extra_bytes = 0) {
   if (small_tail - small_head == kSmall)
     return count(VIAFW_BOX_STAT_DROPPED); // never with the card's own pacing
   Small &s = smalls[small_tail++ % kSmall];
@@ -486,6 +627,30 @@ void queue_small(uint32_t dest, uint8_t type, uint8_t src_vi, uint8_t dst_vi,
   s.length = VIAFW_HEADER_BYTES + extra_bytes;
 }
 
+// A header-only frame of `type` for VI `vi`'s peer (and the rest of the
+// header), for the answers and requests of the reliable levels.
+SLOW void queue_header(const Vi &vi, uint8_t type, uint8_t flags, uint32_t seq,
+                       uint32_t length, uint32_t offset, uint32_t imm = 0,
+                       uint64_t va = 0, uint32_t handle = 0) {
+  if (small_tail - small_head == kSmall)
+    return count(VIAFW_BOX_STAT_DROPPED); // the timer sends it again
+  Small &s = smalls[small_tail++ % kSmall];
+  memset(s.bytes, 0, sizeof s.bytes);
+  s.dest = vi.peer_node;
+  s.bytes[0] = type;
+  s.bytes[1] = flags;
+  s.bytes[2] = uint8_t(&vi - vis);
+  s.bytes[3] = uint8_t(vi.peer_vi);
+  put32(s.bytes + 4, seq);
+  put32(s.bytes + 8, length);
+  put32(s.bytes + 12, offset);
+  put32(s.bytes + 16, imm);
+  put32(s.bytes + 20, uint32_t(va));
+  put32(s.bytes + 24, uint32_t(va >> 32));
+  put32(s.bytes + 28, handle);
+  s.length = VIAFW_HEADER_BYTES;
+}
+
 bool send_small() {
   if (small_head == small_tail)
     return false;
@@ -497,22 +662,134 @@ bool send_small() {
   return true;
 }
 
+// ---- Control messages, delivered reliably -----------------------------------
+// Connection management (VIAFW_CMD_CONTROL, the card's own DISCONNECT) must
+// get through a lossy network, or a connection would be half made. Each
+// message to a node carries the next number of that pair of nodes and is
+// sent again on the timer until the node acknowledges it; one at a time per
+// destination (the next waits its turn), so they arrive in order. The
+// receiver acknowledges every copy and delivers a number once: one that
+// differs from the last it delivered from that node (only one is ever in
+// flight, and a message given up for lost still used its number).
+
+constexpr uint32_t kControlSlots = 16;
+struct ControlSlot {
+  bool used, sent;
+  uint32_t dest, seq, order;
+  Retry retry;
+  uint32_t msg[8];
+};
+ControlSlot controls[kControlSlots];
+uint32_t control_order;
+uint32_t control_out[kNodeTable]; // last number used towards each node
+uint32_t control_in[kNodeTable];  // last number delivered from each node
+// Acknowledgements go a little later (kControlAckUs after the card next
+// goes idle), as TCP delays its ACKs: when a connection message arrives,
+// the card does no more than before it was acknowledged, for the host
+// answering it races its peer's first data (tests/e2e/programs/
+// vipl_pair.cpp, "timeout": the receive is posted about 2 us before the
+// data arrives).
+constexpr uint32_t kControlAckUs = 100; // far below VIAFW_RTO_US
+uint32_t control_ack_due[kNodeTable];   // number to acknowledge (0: none)
+Retry control_ack_timer;
+uint32_t control_ack_cycles; // kControlAckUs (set at boot)
+bool control_ack_deferred;   // armed, its deadline to be set when idle
+
+// A control frame (the 8 words of `msg` after the header, if any) for
+// `dest`; its acknowledgement has VIAFW_F_ACK and no words.
+SLOW void queue_control(uint32_t dest, uint32_t seq, const uint32_t *msg) {
+  if (small_tail - small_head == kSmall)
+    return count(VIAFW_BOX_STAT_DROPPED); // sent again, or asked again
+  Small &s = smalls[small_tail++ % kSmall];
+  memset(s.bytes, 0, sizeof s.bytes);
+  s.dest = dest;
+  s.bytes[0] = VIAFW_PKT_CONTROL;
+  s.bytes[1] = msg ? 0 : VIAFW_F_ACK;
+  put32(s.bytes + 4, seq);
+  if (msg)
+    memcpy(s.bytes + VIAFW_HEADER_BYTES, msg, 32);
+  s.length = VIAFW_HEADER_BYTES + (msg ? 32 : 0);
+}
+
+SLOW void control_transmit(ControlSlot &c) {
+  c.sent = true;
+  queue_control(c.dest, c.seq, c.msg);
+  retry_arm(c.retry);
+}
+
+// Sends the oldest message waiting for `dest`, unless one is in flight.
+SLOW void control_next(uint32_t dest) {
+  ControlSlot *next = nullptr;
+  for (ControlSlot &c : controls) {
+    if (!c.used || c.dest != dest)
+      continue;
+    if (c.sent)
+      return;
+    if (!next || int32_t(c.order - next->order) < 0)
+      next = &c;
+  }
+  if (next)
+    control_transmit(*next);
+}
+
+// Queues the 8 words of `msg` for `dest`; false if every slot is taken.
+SLOW bool control_send(uint32_t dest, const uint32_t *msg) {
+  for (ControlSlot &c : controls) {
+    if (c.used)
+      continue;
+    c = ControlSlot{};
+    c.used = true;
+    c.dest = dest;
+    c.seq = ++control_out[dest];
+    c.order = control_order++;
+    memcpy(c.msg, msg, sizeof c.msg);
+    control_next(dest);
+    return true;
+  }
+  return false;
+}
+
+SLOW void control_free(ControlSlot &c) {
+  retry_done(c.retry);
+  c.used = false;
+  control_next(c.dest);
+}
+
+// Acknowledges control message `seq` of `src`, a little later.
+// Acknowledges control message `seq` of `src`, later: it is only counted
+// as waiting here (a few stores); idle() sets its deadline.
+[[gnu::always_inline]] inline void control_ack(uint32_t src, uint32_t seq) {
+  control_ack_due[src] = seq;
+  if (!control_ack_timer.armed) {
+    control_ack_timer.armed = true;
+    control_ack_timer.deadline = 0;
+    ++waiting;
+    control_ack_deferred = true;
+  }
+}
+
+// The acknowledgements are due.
+SLOW void control_acks() {
+  retry_done(control_ack_timer);
+  control_ack_deferred = false;
+  for (uint32_t n = 0; n < kNodeTable; ++n)
+    if (uint32_t seq = control_ack_due[n]) {
+      control_ack_due[n] = 0;
+      queue_control(n, seq, nullptr);
+    }
+}
+
+SLOW void control_timeout(ControlSlot &c) {
+  if (++c.retry.tries >= VIAFW_RETRIES) { // the node is not there
+    count(VIAFW_BOX_STAT_DROPPED);
+    return control_free(c);
+  }
+  count(VIAFW_BOX_STAT_RETRANSMITS);
+  control_transmit(c);
+}
+
 // ---- Outbound messages: one at a time, fragment by fragment
 // -------------------
-
-struct Outbound {
-  bool active;
-  uint32_t vi;
-  uint8_t type; // VIAFW_PKT_SEND, _RDMA_WRITE or _READ_RESPONSE
-  bool imm_flag;
-  uint32_t imm, seq, length, offset, desc, op;
-  uint64_t remote_va;
-  uint32_t remote_handle;
-  Piece pieces[kMaxPieces];
-  uint32_t npieces;
-};
-Outbound out;
-uint32_t next_vi; // round robin over VIs with sends
 
 // Sends the next fragment of `out`.
 void send_fragment() {
@@ -559,6 +836,7 @@ void send_fragment() {
     vi.unacked = out.desc;
     vi.unacked_op = out.op;
     vi.unacked_length = out.length;
+    retry_arm(losses[out.vi].retry); // until the ACK
   }
 }
 
@@ -645,6 +923,59 @@ uint32_t fm_send(uint32_t v, const Desc &d, uint32_t &total) {
 // ---- Starting the next message
 // -------------------------------------------------
 
+// How many fragments carry bytes [offset, length) (one if none: an empty
+// message is one frame).
+SLOW uint32_t frames_from(uint32_t offset, uint32_t length) {
+  return offset >= length
+             ? 1
+             : (length - offset + VIAFW_FRAG_BYTES - 1) / VIAFW_FRAG_BYTES;
+}
+
+// Sends VI `v`'s unacknowledged message again from its resend_offset (the
+// peer said it has the bytes before it). The descriptor is the provider's
+// until it completes, so it is read again rather than kept on the card.
+SLOW bool resend(uint32_t v) {
+  Vi &vi = vis[v];
+  vi.urgent &= uint8_t(~kResend);
+  uint32_t bus = vi.unacked;
+  if (!bus || vi.state != State::Connected)
+    return false;
+  Desc d;
+  if (!fetch(bus, d)) {
+    vi_error(vi, VIAFW_STATUS_PROTECTION_ERROR);
+    return false;
+  }
+  uint32_t control = d.control();
+  out = Outbound{};
+  out.vi = v;
+  out.desc = bus;
+  out.op = vi.unacked_op;
+  out.seq = vi.send_seq;
+  out.imm_flag = (control & VIAFW_CONTROL_IMMEDIATE) != 0;
+  out.imm = d.immediate();
+  uint32_t first = 0;
+  if (vi.unacked_op == VIAFW_STATUS_OP_SEND) {
+    out.type = VIAFW_PKT_SEND;
+  } else {
+    out.type = VIAFW_PKT_RDMA_WRITE;
+    out.remote_va = d.seg_va(0);
+    out.remote_handle = d.seg_handle(0);
+    first = 1;
+  }
+  if (local_pieces(d, first, vi.ptag, out.pieces, out.npieces, out.length) ||
+      out.length != vi.unacked_length) { // the host changed it under the card
+    vi_error(vi, VIAFW_STATUS_PROTECTION_ERROR);
+    return false;
+  }
+  uint32_t from = losses[v].resend_offset;
+  out.offset = from < out.length ? from : 0;
+  out.active = true;
+  vi.unacked = 0; // `out` has it until its last fragment has gone again
+  count_retransmits(frames_from(out.offset, out.length));
+  send_fragment();
+  return true;
+}
+
 // Starts what VI `v` has to send; true if it used the transmitter.
 bool start_send(uint32_t v) {
   Vi &vi = vis[v];
@@ -652,14 +983,17 @@ bool start_send(uint32_t v) {
     return flush_queues(vi), false;
   if (vi.state != State::Connected)
     return false;
-  if (vi.serve_read) { // a response to the peer's RDMA read goes first
-    vi.serve_read = false;
+  if (vi.urgent) { // a response to the peer's RDMA read goes first
+    if (!(vi.urgent & kServeRead))
+      return resend(v);
+    vi.urgent &= uint8_t(~kServeRead);
     out = Outbound{};
     out.active = true;
     out.vi = v;
     out.type = VIAFW_PKT_READ_RESPONSE;
     out.seq = vi.serve_seq;
     out.length = vi.serve_length;
+    out.offset = losses[v].serve_offset;
     out.pieces[0] = vi.serve_piece;
     out.npieces = vi.serve_length ? 1 : 0;
     send_fragment();
@@ -753,6 +1087,11 @@ bool start_send(uint32_t v) {
     put32(h + 24, addr[1]);
     put32(h + 28, addr[2]);
     tx_send(kEth + VIAFW_HEADER_BYTES);
+    Loss &l = losses[v];
+    l.read_received = 0;
+    l.read_va = out.remote_va;
+    l.read_handle = out.remote_handle;
+    retry_arm(l.retry); // until the whole response is in
     return true;
   }
   out.active = true;
@@ -816,8 +1155,6 @@ void inbound_start(Vi &vi, const uint8_t *h) {
       fail = VIAFW_STATUS_REMOTE_DESC_ERROR;
     } else {
       in.desc = vi.recvs.pop();
-      in.status = in.type == VIAFW_PKT_SEND ? VIAFW_STATUS_OP_RECEIVE
-                                            : VIAFW_STATUS_OP_REMOTE_RDMA_WRITE;
       Desc d;
       uint32_t total = 0, e = 0;
       if (!fetch(in.desc, d))
@@ -829,7 +1166,7 @@ void inbound_start(Vi &vi, const uint8_t *h) {
       if (!e && in.type == VIAFW_PKT_SEND && total < in.length)
         e = VIAFW_STATUS_LENGTH_ERROR;
       if (e) {
-        complete(vi, in.desc, e | in.status, 0, true);
+        complete(vi, in.desc, e | op_of(in), 0, true);
         in.desc = 0;
         fail = VIAFW_STATUS_REMOTE_DESC_ERROR;
       }
@@ -845,20 +1182,89 @@ void inbound_start(Vi &vi, const uint8_t *h) {
   }
 }
 
+// The message in progress lost a fragment and will not be completed
+// (unreliable VIs: nothing is sent again). Its receive descriptor goes back
+// to the head of the queue, for the next message: the host never sees a
+// message with a hole. The rest of its fragments are dropped.
+SLOW void abandon(Vi &vi) {
+  Inbound &in = vi.in;
+  if (in.desc) {
+    if (!vi.recvs.full())
+      vi.recvs.unpop(in.desc);
+    else // no room to put it back (1024 posted): it fails
+      complete(vi, in.desc, VIAFW_STATUS_TRANSPORT_ERROR | op_of(in), 0, true);
+  }
+  in.desc = 0;
+  in.discard = true;
+}
+
+// Tells the sender of message `seq` that its bytes from `offset` on are
+// missing here (once for each place a gap is found, and whenever asked).
+SLOW void resume(Vi &vi, uint32_t seq, uint32_t offset, bool asked) {
+  Loss &l = loss_of(vi);
+  if (!asked && l.resumed_seq == seq && l.resumed_offset == offset)
+    return;
+  // An answer to a probe is not remembered: the sender goes back once it
+  // has it, with nothing of its own still in flight, so the next gap found
+  // is a new loss and is said at once.
+  l.resumed_seq = asked ? 0 : seq;
+  l.resumed_offset = offset;
+  queue_header(vi, VIAFW_PKT_RESUME, 0, seq, 0, offset);
+}
+
+// A fragment that is not the next one of the message in progress: one that
+// came before (a copy sent again, or whose ACK was lost), or one past a
+// gap (a fragment before it was lost).
+SLOW void out_of_order(Vi &vi, const uint8_t *h) {
+  Inbound &in = vi.in;
+  uint32_t seq = get32(h + 4), offset = get32(h + 12);
+  uint32_t received = in.received;
+  bool reliable = vi.reliability != VIAFW_UNRELIABLE;
+  bool current = in.active && seq == in.seq;
+  int32_t age = int32_t(seq - in.seq);
+  if (age < 0 || (age == 0 && (!in.active || offset < received))) {
+    count(VIAFW_BOX_STAT_DUPLICATES);
+    // A message placed already: its ACK may have been lost.
+    if (reliable && !current && (h[1] & VIAFW_F_LAST))
+      queue_header(vi, VIAFW_PKT_ACK, 0, seq, 0, 0);
+    return;
+  }
+  count(VIAFW_BOX_STAT_DROPPED);
+  if (!reliable) {
+    if (current)
+      abandon(vi);
+    return;
+  }
+  resume(vi, seq, current ? received : 0, false);
+}
+
+// A word of the header of a received frame, which starts word-aligned in
+// its buffer (FrameBuf): one load rather than four.
+uint32_t header_word(const uint8_t *h, uint32_t at) {
+  using Word = uint32_t __attribute__((may_alias));
+  return *reinterpret_cast<const Word *>(__builtin_assume_aligned(h + at, 4));
+}
+
 void inbound_fragment(Vi &vi, const uint8_t *h, uint32_t n) {
   Inbound &in = vi.in;
-  if (h[1] & VIAFW_F_FIRST)
-    inbound_start(vi, h);
-  if (!in.active || get32(h + 4) != in.seq)
-    return count(VIAFW_BOX_STAT_DROPPED);
-  uint32_t offset = get32(h + 12);
+  uint32_t seq = header_word(h, 4);
+  if (h[1] & VIAFW_F_FIRST) {
+    if (int32_t(seq - in.seq) > 0) { // a new message
+      if (in.active) // the one before never ended (a fragment was lost)
+        abandon(vi);
+      inbound_start(vi, h);
+    }
+  }
+  uint32_t offset = header_word(h, 12);
+  if (!in.active || seq != in.seq || offset != in.received)
+    return out_of_order(vi, h);
   if (!in.discard &&
       (offset + n > in.length ||
        !move_pieces(in.pieces, in.npieces, offset,
                     const_cast<uint8_t *>(h) + VIAFW_HEADER_BYTES, n, true))) {
     in.discard = true;
     if (in.desc)
-      complete(vi, in.desc, VIAFW_STATUS_PROTECTION_ERROR | in.status, 0, true);
+      complete(vi, in.desc, VIAFW_STATUS_PROTECTION_ERROR | op_of(in), 0, true);
     in.desc = 0;
     if (vi.reliability != VIAFW_UNRELIABLE) {
       nack(vi, in.seq, VIAFW_STATUS_REMOTE_DESC_ERROR);
@@ -866,6 +1272,7 @@ void inbound_fragment(Vi &vi, const uint8_t *h, uint32_t n) {
     }
     return;
   }
+  in.received = offset + n;
   if (!(h[1] & VIAFW_F_LAST))
     return;
   in.active = false;
@@ -873,7 +1280,7 @@ void inbound_fragment(Vi &vi, const uint8_t *h, uint32_t n) {
     return;
   bool imm = (h[1] & VIAFW_F_IMMEDIATE) != 0;
   if (in.desc)
-    complete(vi, in.desc, in.status | (imm ? VIAFW_STATUS_IMMEDIATE : 0u),
+    complete(vi, in.desc, op_of(in) | (imm ? VIAFW_STATUS_IMMEDIATE : 0u),
              in.length, true, imm ? get32(h + 16) : 0u);
   in.desc = 0;
   if (vi.reliability != VIAFW_UNRELIABLE)
@@ -881,9 +1288,15 @@ void inbound_fragment(Vi &vi, const uint8_t *h, uint32_t n) {
                 uint8_t(vi.peer_vi), in.seq, 0);
 }
 
+// A read request: a new one (the message after the last one started here),
+// or the same one again from `offset` (its requester lost part of the
+// response, or the request went unanswered). Reading twice is harmless.
 void on_read_request(Vi &vi, const uint8_t *h) {
-  uint32_t seq = get32(h + 4), length = get32(h + 8);
+  uint32_t seq = get32(h + 4), length = get32(h + 8), offset = get32(h + 12);
   uint64_t va = uint64_t(get32(h + 20)) | uint64_t(get32(h + 24)) << 32;
+  int32_t age = int32_t(seq - vi.in.seq);
+  if (age < 0 || (age == 0 && vi.in.active) || offset > length)
+    return count(VIAFW_BOX_STAT_DROPPED);
   Piece piece{0, 0};
   if (vi.reliability == VIAFW_UNRELIABLE || !(vi.attrs & VIAFW_MEM_RDMA_READ) ||
       (length && translate(get32(h + 28), vi.ptag, va, length,
@@ -891,28 +1304,88 @@ void on_read_request(Vi &vi, const uint8_t *h) {
     nack(vi, seq, VIAFW_STATUS_RDMA_PROT_ERROR);
     return vi_error(vi, VIAFW_STATUS_RDMA_PROT_ERROR);
   }
-  vi.serve_read = true;
+  if (age == 0) { // asked again
+    count(VIAFW_BOX_STAT_DUPLICATES);
+    if (out.active && vis + out.vi == &vi &&
+        out.type == VIAFW_PKT_READ_RESPONSE && out.seq == seq) {
+      if (offset < out.offset) { // being sent: go back
+        count_retransmits(frames_from(offset, out.offset));
+        out.offset = offset;
+      }
+      return;
+    }
+    if ((vi.urgent & kServeRead) && vi.serve_seq == seq) { // not begun
+      if (offset < loss_of(vi).serve_offset)
+        loss_of(vi).serve_offset = offset;
+      return;
+    }
+    count_retransmits(frames_from(offset, length));
+  }
+  vi.in.seq = seq; // the read is the message `seq` of this connection
+  vi.urgent |= kServeRead;
   vi.serve_seq = seq;
   vi.serve_length = length;
+  loss_of(vi).serve_offset = offset;
   vi.serve_piece = piece;
 }
 
+// Asks the peer again for the rest of the RDMA read's response (on a gap,
+// remembered so that each gap is asked for once; on a timeout, not: see
+// resume()).
+SLOW void read_again(Vi &vi, bool timeout) {
+  Loss &l = loss_of(vi);
+  l.resumed_seq = timeout ? 0 : vi.read_seq;
+  l.resumed_offset = l.read_received;
+  count(VIAFW_BOX_STAT_RETRANSMITS);
+  queue_header(vi, VIAFW_PKT_READ_REQUEST, VIAFW_F_FIRST | VIAFW_F_LAST,
+               vi.read_seq, vi.read_length, l.read_received, 0, l.read_va,
+               l.read_handle);
+}
+
 void on_read_response(Vi &vi, const uint8_t *h, uint32_t n) {
+  Loss &l = loss_of(vi);
   uint32_t seq = get32(h + 4), offset = get32(h + 12);
   if (!vi.reading || seq != vi.read_seq || offset + n > vi.read_length)
     return count(VIAFW_BOX_STAT_DROPPED);
+  if (offset != l.read_received) {
+    if (offset < l.read_received)
+      return count(VIAFW_BOX_STAT_DUPLICATES);
+    count(VIAFW_BOX_STAT_DROPPED); // a fragment before it was lost
+    if (l.resumed_seq != seq || l.resumed_offset != l.read_received)
+      read_again(vi, false);
+    return;
+  }
   if (!move_pieces(vi.read_pieces, vi.read_npieces, offset,
                    const_cast<uint8_t *>(h) + VIAFW_HEADER_BYTES, n, true)) {
     vi.reading = false;
+    retry_done(l.retry);
     complete(vi, vi.read_desc,
              VIAFW_STATUS_PROTECTION_ERROR | VIAFW_STATUS_OP_RDMA_READ, 0,
              false);
     return;
   }
-  if (!(h[1] & VIAFW_F_LAST))
-    return;
+  l.read_received = offset + n;
+  if (!(h[1] & VIAFW_F_LAST)) {
+    l.retry.tries = 0; // the peer is there: wait a whole timeout again
+    return retry_arm(l.retry);
+  }
   vi.reading = false;
+  retry_done(l.retry);
   complete(vi, vi.read_desc, VIAFW_STATUS_OP_RDMA_READ, vi.read_length, false);
+}
+
+// An ACK or NACK that is not for the message waiting for it: for the one
+// going out again (`out` has it: that is over), or stale.
+SLOW void ack_elsewhere(Vi &vi, const uint8_t *h, bool ok) {
+  if (get32(h + 4) == vi.send_seq && out.active && vis + out.vi == &vi &&
+      out.type != VIAFW_PKT_READ_RESPONSE) {
+    if (!ok)
+      return vi_error(vi, get32(h + 16));
+    out.active = false;
+    retry_done(loss_of(vi).retry);
+    return complete(vi, out.desc, out.op, out.length, false);
+  }
+  count(VIAFW_BOX_STAT_DROPPED);
 }
 
 void on_ack(Vi &vi, const uint8_t *h, bool ok) {
@@ -920,20 +1393,84 @@ void on_ack(Vi &vi, const uint8_t *h, bool ok) {
   if (vi.reading && seq == vi.read_seq && !ok) // the read was refused
     return vi_error(vi, get32(h + 16));
   if (!vi.unacked || seq != vi.send_seq)
-    return count(VIAFW_BOX_STAT_DROPPED);
+    return ack_elsewhere(vi, h, ok);
   if (!ok)
     return vi_error(vi, get32(h + 16));
   complete(vi, vi.unacked, vi.unacked_op, vi.unacked_length, false);
   vi.unacked = 0;
+  retry_done(loss_of(vi).retry);
+}
+
+// The peer has message `seq` up to `offset`: send the rest again.
+SLOW void on_resume(Vi &vi, const uint8_t *h) {
+  Loss &l = loss_of(vi);
+  uint32_t seq = get32(h + 4), offset = get32(h + 12);
+  bool going =
+      out.active && vis + out.vi == &vi && out.type != VIAFW_PKT_READ_RESPONSE;
+  if (seq != vi.send_seq || (!vi.unacked && !going))
+    return count(VIAFW_BOX_STAT_DROPPED);
+  if (seq == l.heard_seq && offset < l.heard_offset)
+    return count(VIAFW_BOX_STAT_DROPPED); // older than what it said since
+  l.retry.tries = 0; // the peer is there: a whole series of timeouts again
+  l.heard_seq = seq;
+  l.heard_offset = offset;
+  if (going) { // the fragments sent since are lost or dropped: go back
+    if (offset < out.offset) {
+      count_retransmits(frames_from(offset, out.offset));
+      out.offset = offset;
+    }
+    return;
+  }
+  l.resend_offset = offset;
+  vi.urgent |= kResend;
+}
+
+// The sender of message `seq` heard nothing for a timeout: say how far it
+// got (ACK when all of it is here).
+SLOW void on_probe(Vi &vi, const uint8_t *h) {
+  uint32_t seq = get32(h + 4);
+  Inbound &in = vi.in;
+  int32_t age = int32_t(seq - in.seq);
+  if (age < 0 || (age == 0 && !in.active))
+    return queue_header(vi, VIAFW_PKT_ACK, 0, seq, 0, 0);
+  resume(vi, seq, age == 0 ? in.received : 0, true);
+}
+
+// A retransmission timeout of VI `v`.
+SLOW void vi_timeout(uint32_t v) {
+  Vi &vi = vis[v];
+  Retry &r = losses[v].retry;
+  if ((out.active && out.vi == v) || (vi.urgent & kResend))
+    return retry_arm(r); // still sending: nothing is late yet
+  if (!vi.unacked && !vi.reading)
+    return retry_done(r);
+  if (++r.tries >= VIAFW_RETRIES) { // the peer is unreachable
+    count(VIAFW_BOX_STAT_BROKEN);
+    return vi_error(vi, VIAFW_STATUS_TRANSPORT_ERROR);
+  }
+  if (vi.reading) {
+    read_again(vi, true);
+  } else {
+    count(VIAFW_BOX_STAT_RETRANSMITS);
+    queue_header(vi, VIAFW_PKT_PROBE, 0, vi.send_seq, vi.unacked_length, 0);
+  }
+  retry_arm(r);
 }
 
 void disconnect(Vi &vi, bool tell_peer) {
   if (tell_peer && vi.state == State::Connected) {
-    uint32_t msg[8] = {VIAFW_CTL_DISCONNECT, uint32_t(&vi - vis), vi.peer_vi};
-    queue_small(vi.peer_node, VIAFW_PKT_CONTROL, uint8_t(&vi - vis),
-                uint8_t(vi.peer_vi), 0, 0, msg, sizeof msg);
+    // Words 3 and 4: the last message of the peer's placed here, so that a
+    // send whose ACK was lost completes rather than flushing (the host
+    // library's DISCONNECT has 0 in word 4: nothing said).
+    uint32_t placed = vi.in.active ? vi.in.seq - 1 : vi.in.seq;
+    uint32_t msg[8] = {VIAFW_CTL_DISCONNECT, uint32_t(&vi - vis), vi.peer_vi,
+                       placed, 1};
+    if (!control_send(vi.peer_node, msg))
+      count(VIAFW_BOX_STAT_DROPPED);
   }
+  retry_done(loss_of(vi).retry);
   // Whatever was in flight or posted completes as flushed.
+  drop_outbound(vi, VIAFW_STATUS_DESC_FLUSHED_ERROR);
   if (vi.unacked)
     complete(vi, vi.unacked, VIAFW_STATUS_DESC_FLUSHED_ERROR | vi.unacked_op, 0,
              false);
@@ -945,29 +1482,69 @@ void disconnect(Vi &vi, bool tell_peer) {
     complete(vi, vi.in.desc,
              VIAFW_STATUS_DESC_FLUSHED_ERROR | VIAFW_STATUS_OP_RECEIVE, 0,
              true);
-  if (out.active && vis + out.vi == &vi)
-    out.active = false;
   vi.unacked = 0;
   vi.reading = false;
-  vi.serve_read = false;
+  vi.urgent = 0;
   vi.in = Inbound{};
   flush_queues(vi);
   vi.state = State::Idle;
 }
 
-void on_control(uint32_t src, const uint8_t *h) {
+// A control message, or the acknowledgement of one of ours.
+void on_control(uint32_t src, const uint8_t *h, uint32_t n) {
+  uint32_t seq = get32(h + 4);
+  if (h[1] & VIAFW_F_ACK) {
+    for (ControlSlot &c : controls)
+      if (c.used && c.sent && c.dest == src && c.seq == seq)
+        return control_free(c);
+    return count(VIAFW_BOX_STAT_DUPLICATES);
+  }
+  if (n < 32)
+    return count(VIAFW_BOX_STAT_DROPPED);
+  if (seq == control_in[src]) { // a copy: the acknowledgement was lost
+    count(VIAFW_BOX_STAT_DUPLICATES);
+    return control_ack(src, seq);
+  }
+  control_in[src] = seq;
   uint32_t msg[8];
   memcpy(msg, h + VIAFW_HEADER_BYTES, sizeof msg);
   if (msg[0] == VIAFW_CTL_DISCONNECT) {
     uint32_t v = msg[2];
     if (v < vi_count && vis[v].state == State::Connected &&
         vis[v].peer_node == src && vis[v].peer_vi == msg[1]) {
-      disconnect(vis[v], false);
+      Vi &vi = vis[v];
+      if (msg[4] == 1 && vi.unacked && vi.reliability != VIAFW_UNRELIABLE &&
+          int32_t(vi.send_seq - msg[3]) <= 0) { // placed: its ACK was lost
+        complete(vi, vi.unacked, vi.unacked_op, vi.unacked_length, false);
+        vi.unacked = 0;
+      }
+      disconnect(vi, false);
       event_push(VIAFW_EV_DISCONNECTED, src, v, msg, 8);
     }
-    return;
+  } else {
+    event_push(VIAFW_EV_CONTROL, src, 0, msg, 8);
   }
-  event_push(VIAFW_EV_CONTROL, src, 0, msg, 8);
+  control_ack(src, seq); // once the host has it
+}
+
+// A frame for a VI of ours that is not connected (dropped). One for a VI
+// in the error state from its peer still sending on the connection is
+// answered: the connection is broken (a NACK, as the first time; that one
+// may have been lost).
+SLOW void not_connected(uint32_t src, const uint8_t *h) {
+  count(VIAFW_BOX_STAT_DROPPED);
+  uint32_t v = h[3];
+  if (v >= vi_count || vis[v].state != State::Error)
+    return;
+  Vi &vi = vis[v];
+  if (vi.reliability == VIAFW_UNRELIABLE || vi.peer_node != src ||
+      vi.peer_vi != h[2] || vi.kind != VIAFW_KIND_CONNECTED)
+    return;
+  if (h[0] == VIAFW_PKT_PROBE || h[0] == VIAFW_PKT_READ_REQUEST ||
+      ((h[0] == VIAFW_PKT_SEND || h[0] == VIAFW_PKT_RDMA_WRITE) &&
+       (h[1] & VIAFW_F_LAST)))
+    queue_header(vi, VIAFW_PKT_NACK, 0, get32(h + 4), 0, 0,
+                 loss_of(vi).error_status);
 }
 
 void via_frame(uint32_t src, const uint8_t *h, uint32_t n) {
@@ -982,12 +1559,12 @@ void via_frame(uint32_t src, const uint8_t *h, uint32_t n) {
   if (data && offset <= length && n > length - offset)
     n = length - offset;
   if (h[0] == VIAFW_PKT_CONTROL)
-    return n >= 32 ? on_control(src, h) : count(VIAFW_BOX_STAT_DROPPED);
+    return on_control(src, h, n);
   uint32_t v = h[3];
   if (v >= vi_count || vis[v].state != State::Connected ||
       vis[v].kind != VIAFW_KIND_CONNECTED || vis[v].peer_node != src ||
       vis[v].peer_vi != h[2])
-    return count(VIAFW_BOX_STAT_DROPPED);
+    return not_connected(src, h);
   Vi &vi = vis[v];
   switch (h[0]) {
   case VIAFW_PKT_SEND:
@@ -1001,12 +1578,41 @@ void via_frame(uint32_t src, const uint8_t *h, uint32_t n) {
     return on_ack(vi, h, true);
   case VIAFW_PKT_NACK:
     return on_ack(vi, h, false);
+  case VIAFW_PKT_RESUME:
+    return vi.reliability == VIAFW_UNRELIABLE ? count(VIAFW_BOX_STAT_DROPPED)
+                                              : on_resume(vi, h);
+  case VIAFW_PKT_PROBE:
+    return vi.reliability == VIAFW_UNRELIABLE ? count(VIAFW_BOX_STAT_DROPPED)
+                                              : on_probe(vi, h);
   default:
     return count(VIAFW_BOX_STAT_DROPPED);
   }
 }
 
-// ---- Receiving: FM over IP
+// Retransmission timeouts: whatever waited past its deadline.
+NICEMU_HANDLER void on_timer() {
+  fw::irq_clear(NICEMU_IRQ_TIMER);
+  timer_at = 0;
+  uint64_t now = fw::cycles();
+  for (uint32_t v = 0; v < vi_count; ++v)
+    if (losses[v].retry.armed && losses[v].retry.deadline <= now)
+      vi_timeout(v);
+  for (ControlSlot &c : controls)
+    if (c.used && c.retry.armed && c.retry.deadline <= now)
+      control_timeout(c);
+  if (control_ack_timer.armed && control_ack_timer.deadline <= now)
+    control_acks();
+  // The timer for the earliest deadline still to come.
+  for (uint32_t v = 0; v < vi_count; ++v)
+    if (losses[v].retry.armed)
+      timer_at_most(losses[v].retry.deadline);
+  for (ControlSlot &c : controls)
+    if (c.used && c.retry.armed)
+      timer_at_most(c.retry.deadline);
+  if (control_ack_timer.armed)
+    timer_at_most(control_ack_timer.deadline);
+}
+
 // -----------------------------------------------------
 
 // Checks an IPv4/UDP frame for this node's FM port; returns the FM packet's
@@ -1163,6 +1769,12 @@ uint32_t run_command(const uint32_t *c) {
       return VIAFW_R_BAD_ARGUMENT;
     for (Vi &vi : vis)
       vi = Vi{};
+    for (uint32_t v = 0; v < VIAFW_MAX_VIS; ++v)
+      vis[v].index = uint8_t(v);
+    for (Loss &l : losses) {
+      retry_done(l.retry);
+      l = Loss{};
+    }
     for (Region &r : regions)
       r = Region{};
     for (Ring &r : cqs)
@@ -1203,6 +1815,9 @@ uint32_t run_command(const uint32_t *c) {
       return VIAFW_R_RESOURCE;
     Vi &vi = vis[a[0]];
     vi = Vi{};
+    vi.index = uint8_t(a[0]);
+    retry_done(losses[a[0]].retry);
+    losses[a[0]] = Loss{};
     vi.kind = uint8_t(a[1]);
     vi.ptag = a[2];
     vi.reliability = uint8_t(a[3]);
@@ -1237,6 +1852,8 @@ uint32_t run_command(const uint32_t *c) {
     vi.peer_node = a[1];
     vi.peer_vi = a[2];
     vi.send_seq = 0;
+    losses[a[0]].heard_seq = 0; // a new connection: nothing heard yet
+    losses[a[0]].resumed_seq = 0;
     return VIAFW_R_OK;
   }
   case VIAFW_CMD_DISCONNECT_VI:
@@ -1248,10 +1865,7 @@ uint32_t run_command(const uint32_t *c) {
   case VIAFW_CMD_CONTROL:
     if (a[0] >= nodes)
       return VIAFW_R_BAD_ARGUMENT;
-    if (small_tail - small_head == kSmall)
-      return VIAFW_R_RESOURCE;
-    queue_small(a[0], VIAFW_PKT_CONTROL, 0, 0, 0, 0, a + 1, 32);
-    return VIAFW_R_OK;
+    return control_send(a[0], a + 1) ? VIAFW_R_OK : VIAFW_R_RESOURCE;
   case VIAFW_CMD_CREATE_CQ:
     if (a[0] >= VIAFW_MAX_CQS || a[2] == 0 || (a[2] & (a[2] - 1)))
       return VIAFW_R_BAD_ARGUMENT;
@@ -1347,7 +1961,7 @@ bool poll_doorbells() {
 }
 
 void idle() {
-  fw::irq_clear(kWakeLines);
+  fw::irq_clear(kWakeLines & ~NICEMU_IRQ_TIMER); // the timer: on_timer's
   if (poppable())
     return;
   if (rx_armed >= 0 && (fw::rx_status() & NICEMU_RX_DONE))
@@ -1357,6 +1971,14 @@ void idle() {
   if (tx_sending >= 0 &&
       (fw::tx_status() & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR)))
     return;
+  if (waiting) {
+    if (control_ack_deferred) {
+      control_ack_deferred = false;
+      retry_arm_in(control_ack_timer, control_ack_cycles);
+    }
+    if (fw::irq_pending() & NICEMU_IRQ_TIMER)
+      return on_timer();
+  }
   fw::sleep();
 }
 
@@ -1370,7 +1992,12 @@ int main() {
   if (vi_count > VIAFW_MAX_VIS)
     vi_count = VIAFW_MAX_VIS;
   box[VIAFW_BOX_VIS] = vi_count;
+  for (uint32_t v = 0; v < VIAFW_MAX_VIS; ++v)
+    vis[v].index = uint8_t(v);
   build_node_table();
+  rto_cycles = fw::clock_hz() / 1000000 * VIAFW_RTO_US;
+  rto_max_cycles = fw::clock_hz() / 1000000 * VIAFW_RTO_MAX_US;
+  control_ack_cycles = fw::clock_hz() / 1000000 * kControlAckUs;
   fw::irq_master(false);
   fw::irq_enable(kWakeLines | NICEMU_IRQ_HDMA);
   rx_rearm();

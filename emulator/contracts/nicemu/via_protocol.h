@@ -184,6 +184,10 @@ enum viafw_control {
 #define VIAFW_BOX_STAT_BAD_CHECKSUM 11u
 #define VIAFW_BOX_STAT_DESC_ERRORS 12u /* descriptors completed in error */
 #define VIAFW_BOX_STAT_EVENTS_LOST 13u
+/* Reliability under loss (docs/via.md, "Reliability levels under loss"). */
+#define VIAFW_BOX_STAT_RETRANSMITS 14u /* frames sent again after a loss */
+#define VIAFW_BOX_STAT_DUPLICATES 15u  /* frames that arrived twice, dropped */
+#define VIAFW_BOX_STAT_BROKEN 16u /* connections broken: peer unreachable */
 #define VIAFW_MAGIC 0x41495601u /* "\x01VIA" */
 
 /* ---- On the wire: the connected VI ------------------------------------
@@ -209,13 +213,32 @@ enum viafw_packet {
   VIAFW_PKT_RDMA_WRITE = 2,   /* data for remote memory */
   VIAFW_PKT_READ_REQUEST = 3, /* length bytes from remote memory, please */
   VIAFW_PKT_READ_RESPONSE = 4,
-  VIAFW_PKT_ACK = 5,    /* message seq placed (reliable levels) */
-  VIAFW_PKT_NACK = 6,   /* message seq failed: imm = VIAFW_STATUS_* */
-  VIAFW_PKT_CONTROL = 7 /* 8 words of a control message follow */
+  VIAFW_PKT_ACK = 5,     /* message seq placed (reliable levels) */
+  VIAFW_PKT_NACK = 6,    /* message seq failed: imm = VIAFW_STATUS_* */
+  VIAFW_PKT_CONTROL = 7, /* 8 words of a control message follow; with
+                          * VIAFW_F_ACK: none, it acknowledges seq */
+  /* Reliable levels, under loss: the receiver has message seq's bytes up
+   * to `offset` and no more (a fragment went missing): send from there. */
+  VIAFW_PKT_RESUME = 8,
+  /* Reliable levels: the sender of message seq heard nothing for a
+   * timeout; the receiver answers with ACK (it has all of it) or RESUME. */
+  VIAFW_PKT_PROBE = 9
 };
 #define VIAFW_F_FIRST 1u
 #define VIAFW_F_LAST 2u
 #define VIAFW_F_IMMEDIATE 4u
+#define VIAFW_F_ACK 8u /* VIAFW_PKT_CONTROL: the acknowledgement */
+
+/* Retransmission on the reliable levels and for control messages (seq is
+ * then a per-node-pair number): the first timeout is VIAFW_RTO_US after
+ * the last frame of a message (or request) was handed to the transmitter,
+ * each one after it twice the one before, up to VIAFW_RTO_MAX_US; after
+ * VIAFW_RETRIES timeouts in a row with no answer from the peer the
+ * connection breaks (VIAFW_STATUS_TRANSPORT_ERROR; a control message is
+ * given up): 1 + 2 + 14 x 4 = 59 ms. */
+#define VIAFW_RTO_US 1000u
+#define VIAFW_RTO_MAX_US 4000u
+#define VIAFW_RETRIES 16u
 
 /* ---- On the wire: FM over IP ------------------------------------------
  * Ethernet (type 0x0800), IPv4 (20 bytes, no options, DF, TTL 64), UDP to
