@@ -2,8 +2,10 @@
 
 #include "bench/bench_hosts.hpp"
 #include "bench/shipped_files.hpp"
+#include "host/cluster_run.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/model.hpp"
+#include "nicemu/niam_protocol.h"
 
 #include <unistd.h>
 
@@ -215,6 +217,77 @@ NiamBenchFigures run_niam_bench(const NiamBenchOptions &o) {
   measure_bcopy(c, o, f);
   measure_speed(c, o, f);
   measure_barriers(c, o, f); // last: its largest run sets the memory figure
+  return f;
+}
+
+namespace {
+
+// One row of the loss table: the bcopy, AM and barrier benches on 2 nodes
+// of `c` with `loss` on every cable.
+NiamLossRow measure_loss_row(BenchContext c, const NiamLossOptions &o,
+                             const NiamLossFigures &f, const std::string &name,
+                             double loss) {
+  NiamLossRow row;
+  row.image = name;
+  row.loss = loss;
+  c.link_faults.lose = loss;
+  c.link_faults.seed = o.fault_seed;
+  const Model &model = c.model;
+  auto count = [&row, &model](Cluster &cluster) {
+    if (const Fabric *fabric = cluster.sim.fabric()) {
+      row.packets_sent += fabric->stats().packets_sent;
+      row.packets_lost += fabric->stats().packets_lost;
+    }
+    for (auto &node : cluster.sim.nodes()) {
+      uint32_t resent = 0;
+      if (node->card_read(model.host_mailbox() + 4 * NIAM_BOX_STAT_RESENT,
+                          &resent, 4))
+        row.resent += resent;
+    }
+  };
+  HostRun bcopy = run_hosts(
+      c, 2, {"niam_bench_bcopy", std::to_string(f.bcopy_bytes)}, count);
+  for (const auto &v : values_of(bcopy.output, "bcopy"))
+    if (v.size() == 2 && uint64_t(v[0]) == f.bcopy_bytes)
+      row.bcopy_mb_per_s = v[1];
+  HostRun am =
+      run_hosts(c, 2, {"niam_bench_am", std::to_string(f.am_rounds)}, count);
+  row.am_rtt_us = single_value(am, "am_rtt_us");
+  HostRun barrier = run_hosts(
+      c, 2, {"niam_bench_barrier", std::to_string(f.barrier_rounds)}, count);
+  row.barrier_us = single_value(barrier, "barrier_us");
+  return row;
+}
+
+} // namespace
+
+NiamLossFigures run_niam_loss_bench(const NiamLossOptions &o) {
+  for (double p : o.loss)
+    if (!(p >= 0 && p < 1))
+      throw Error("bench: a loss rate is a probability from 0 up to (not "
+                  "including) 1");
+  NiamLossFigures f;
+  f.bcopy_bytes = o.quick ? 16384 : 65536;
+  f.am_rounds = o.quick ? 20 : 100;
+  f.barrier_rounds = o.quick ? 20 : 100;
+  f.fault_seed = o.fault_seed;
+  std::string programs =
+      o.programs_dir.empty() ? shipped_programs_dir() : o.programs_dir;
+  BenchContext reliable = bench_context(
+      o.firmware.empty() ? shipped_image("niam_reliable.img") : o.firmware,
+      programs, "niam_bench_barrier", o.hooks);
+  BenchContext lean =
+      bench_context(o.baseline.empty() ? shipped_image("niam.img") : o.baseline,
+                    programs, "niam_bench_barrier", o.hooks);
+  f.model = reliable.model_name;
+  std::vector<double> rates = {0};
+  for (double p : o.loss)
+    if (p > 0)
+      rates.push_back(p);
+  plan_runs(reliable, 3 * int(1 + rates.size()));
+  f.rows.push_back(measure_loss_row(lean, o, f, "niam.img", 0));
+  for (double p : rates)
+    f.rows.push_back(measure_loss_row(reliable, o, f, "niam_reliable.img", p));
   return f;
 }
 

@@ -65,6 +65,39 @@ struct NiamBenchOptions {
 
 NiamBenchFigures run_niam_bench(const NiamBenchOptions &options);
 
+// `nicemu bench niam --loss P...`: NI-AM on links that lose packets, with
+// the reliable mode (niam_reliable.img), 2 nodes: bcopy goodput, AM round
+// trip and barrier latency at each loss rate, beside the same figures
+// without loss and with the lean image (niam.img) measured in the same run.
+struct NiamLossRow {
+  std::string image; // "niam_reliable.img", or "niam.img" for the baseline
+  double loss = 0;   // per packet and cable crossed
+  double bcopy_mb_per_s = 0, am_rtt_us = 0, barrier_us = 0;
+  // Summed over the three runs: the fabric's packets, the ones it lost,
+  // and the packets the NICs sent again (NIAM_BOX_STAT_RESENT).
+  uint64_t packets_sent = 0, packets_lost = 0, resent = 0;
+};
+
+struct NiamLossFigures {
+  std::string model;
+  uint64_t bcopy_bytes = 0; // per transfer
+  int am_rounds = 0, barrier_rounds = 0;
+  uint64_t fault_seed = 1;
+  std::vector<NiamLossRow> rows; // the lean baseline first, then by loss
+};
+
+struct NiamLossOptions {
+  std::string firmware; // niam_reliable.img; empty: the shipped one
+  std::string baseline; // niam.img; empty: the shipped one
+  std::string programs_dir;
+  std::vector<double> loss; // the rates measured besides 0
+  uint64_t fault_seed = 1;
+  bool quick = false;
+  BenchHooks hooks;
+};
+
+NiamLossFigures run_niam_loss_bench(const NiamLossOptions &options);
+
 // The speed row's barrier loop: many rounds, so that starting the processes
 // is a small part of the run.
 inline constexpr uint32_t kSpeedLoopNodes = 8;

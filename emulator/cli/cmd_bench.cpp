@@ -155,6 +155,54 @@ nlohmann::json to_json(const NiamBenchFigures &f) {
   return j;
 }
 
+void print_table(const NiamLossFigures &f) {
+  std::printf("nicemu bench niam --loss (model %s, 2 nodes, virtual time; "
+              "losses per packet and cable crossed, seed %llu)\n\n",
+              f.model.c_str(), (unsigned long long)f.fault_seed);
+  std::printf("bcopy: %llu-byte transfers; AM: round trip of a host message, "
+              "%d rounds; barrier: %d rounds. Ratios: to the reliable image "
+              "without loss.\n\n",
+              (unsigned long long)f.bcopy_bytes, f.am_rounds, f.barrier_rounds);
+  std::printf("%-18s %6s %11s %6s %11s %6s %11s %6s %8s %7s %7s\n", "image",
+              "loss", "bcopy MB/s", "ratio", "AM rtt us", "ratio", "barrier us",
+              "ratio", "packets", "lost", "resent");
+  const NiamLossRow *base = nullptr;
+  for (const NiamLossRow &r : f.rows)
+    if (!base && r.image != "niam.img" && r.loss == 0)
+      base = &r;
+  for (const NiamLossRow &r : f.rows) {
+    auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+    std::printf(
+        "%-18s %5.1f%% %11.2f %6.2f %11.2f %6.2f %11.2f %6.2f %8llu "
+        "%7llu %7llu\n",
+        r.image.c_str(), 100 * r.loss, r.bcopy_mb_per_s,
+        base ? ratio(r.bcopy_mb_per_s, base->bcopy_mb_per_s) : 0.0, r.am_rtt_us,
+        base ? ratio(r.am_rtt_us, base->am_rtt_us) : 0.0, r.barrier_us,
+        base ? ratio(r.barrier_us, base->barrier_us) : 0.0,
+        (unsigned long long)r.packets_sent, (unsigned long long)r.packets_lost,
+        (unsigned long long)r.resent);
+  }
+}
+
+nlohmann::json to_json(const NiamLossFigures &f) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const NiamLossRow &r : f.rows)
+    rows.push_back({{"image", r.image},
+                    {"loss", r.loss},
+                    {"bcopy_mb_per_s", r.bcopy_mb_per_s},
+                    {"am_round_trip_us", r.am_rtt_us},
+                    {"barrier_us", r.barrier_us},
+                    {"packets_sent", r.packets_sent},
+                    {"packets_lost", r.packets_lost},
+                    {"resent", r.resent}});
+  return bench_json("niam-loss", {{"model", f.model},
+                                  {"bcopy_bytes", f.bcopy_bytes},
+                                  {"am_rounds", f.am_rounds},
+                                  {"barrier_rounds", f.barrier_rounds},
+                                  {"fault_seed", f.fault_seed},
+                                  {"rows", rows}});
+}
+
 void add_niam_bench(CLI::App &bench) {
   auto opts = std::make_shared<NiamBenchOptions>();
   auto json = std::make_shared<bool>(false);
@@ -182,9 +230,34 @@ void add_niam_bench(CLI::App &bench) {
                    "the niam image (default: the one shipped)");
   niam->add_option("--programs-dir", opts->programs_dir,
                    "directory with the niam_bench_* host programs");
+  auto loss = std::make_shared<NiamLossOptions>();
+  niam->add_option("--loss", loss->loss,
+                   "instead of the usual figures: goodput and latency of the "
+                   "reliable mode (niam_reliable.img) on 2 nodes at these "
+                   "loss rates per packet and cable (e.g. --loss 0.001 0.01 "
+                   "0.1), beside 0 and the lean image")
+      ->check(CLI::Range(0.0, 0.99));
+  niam->add_option("--fault-seed", loss->fault_seed,
+                   "seed of the losses (with --loss)")
+      ->capture_default_str();
+  niam->add_option("--reliable-firmware", loss->firmware,
+                   "the niam_reliable image (with --loss; default: the one "
+                   "shipped)");
   auto progress = std::make_shared<ProgressMode>(ProgressMode::Auto);
   add_progress_options(*niam, *progress);
-  niam->callback([opts, json, progress] {
+  niam->callback([opts, json, progress, loss] {
+    if (!loss->loss.empty()) {
+      loss->baseline = opts->firmware;
+      loss->programs_dir = opts->programs_dir;
+      loss->quick = opts->quick;
+      NiamLossFigures f =
+          run_bench(*loss, *progress, "bench niam", run_niam_loss_bench);
+      if (*json)
+        std::cout << to_json(f).dump(2) << "\n";
+      else
+        print_table(f);
+      return;
+    }
     NiamBenchFigures f =
         run_bench(*opts, *progress, "bench niam", run_niam_bench);
     if (*json)

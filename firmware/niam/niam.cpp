@@ -27,7 +27,19 @@ namespace fw = nicemu::fw;
 // On the hot path: always inlined, so a measured function is one call.
 #define NIAM_HOT inline __attribute__((always_inline))
 
+// The reliable mode (docs/niam.md, "Reliable mode"): built as the image
+// niam_reliable, with a link header on every packet, acknowledgements and
+// retransmission. The lean image (0) is the one the cycle budgets measure.
+#ifndef NIAM_RELIABLE
+#define NIAM_RELIABLE 0
+#endif
+
 namespace {
+
+constexpr bool kReliable = NIAM_RELIABLE != 0;
+// What precedes the data of a packet on the wire, after the route bytes.
+constexpr uint32_t kRelBytes = kReliable ? NIAM_REL_BYTES : 0;
+constexpr uint32_t kWireHeader = kRelBytes + NIAM_PACKET_BYTES;
 
 // Counters and requests in the mailbox page (a link-time address: no
 // pointer to load).
@@ -109,6 +121,9 @@ struct Buf {
   Buf *next_rx;   // Rx buffers are armed in a ring
   uint32_t index; // in bufs[]
   uint8_t route[8];
+#if NIAM_RELIABLE
+  uint32_t rel[2]; // the link header (niam_protocol.h): Rx lands here
+#endif
   niam_packet hdr;
   uint8_t data[NIAM_PAGE_BYTES];
 };
@@ -116,7 +131,7 @@ struct Buf {
 // send could otherwise refuse the packets its partner is blocked on.
 constexpr int kRxBufs = 3, kTxBufs = 3, kBufs = kRxBufs + kTxBufs;
 constexpr uint32_t kTxPool = ((1u << kBufs) - 1) & ~((1u << kRxBufs) - 1);
-constexpr uint32_t kRxBytes = NIAM_PACKET_BYTES + NIAM_PAGE_BYTES;
+constexpr uint32_t kRxBytes = kWireHeader + NIAM_PAGE_BYTES;
 Buf bufs[kBufs];
 // Bit i: bufs[i] is free. Rx buffers are taken in ring order, so their bits
 // are tested one at a time.
@@ -146,7 +161,11 @@ NIAM_HOT void rx_rearm() {
   free_bufs = free & ~bit;
   rx_armed = n;
   rx_next = n->next_rx;
+#if NIAM_RELIABLE
+  rx_reg(NICEMU_RX_ADDR) = uint32_t(reinterpret_cast<uintptr_t>(n->rel));
+#else
   rx_reg(NICEMU_RX_ADDR) = uint32_t(reinterpret_cast<uintptr_t>(&n->hdr));
+#endif
   rx_reg(NICEMU_RX_CTRL) = NICEMU_RX_ARM | NICEMU_DMA_IRQ;
 }
 
@@ -164,10 +183,17 @@ void release(int b) {
 // AM stays word-aligned; `start` is the route's first byte.
 struct alignas(64) Ready { // 64 bytes: an index is a shift
   uint32_t route[2];
+#if NIAM_RELIABLE
+  uint32_t rel[2]; // the link header, filled as the packet is sent
+#endif
   niam_packet am;
   const uint8_t *start;
   uint32_t len, route_len;
+#if NIAM_RELIABLE
+  uint32_t node; // where the route leads
+#endif
 };
+static_assert(sizeof(Ready) == 64, "a Ready is 64 bytes");
 
 // Sets `p`'s route to `node` from the ROUTE device, right-aligned: its n
 // bytes (first switch first, little-endian in BYTES_LO/HI) move up by 8 - n
@@ -189,7 +215,10 @@ void set_route(Ready &p, uint32_t node) {
   auto *r = reinterpret_cast<uint8_t *>(p.route);
   p.route_len = n;
   p.start = r + 8 - n;
-  p.len = n + NIAM_PACKET_BYTES;
+  p.len = n + kWireHeader;
+#if NIAM_RELIABLE
+  p.node = node;
+#endif
 }
 
 // ---- Engines: a queue in front of Tx and of host DMA ----------------------
@@ -255,6 +284,15 @@ uint32_t me, nodes, pow2, rounds;   // pow2: the largest power of 2 <= nodes
 // round's partner, [kMaxRounds] the fold partner.
 Ready partner[kMaxRounds + 1];
 
+// Tx has taken bulk buffer `b` (the engine copied it as it started).
+#if NIAM_RELIABLE
+void tx_taken(int b);
+#else
+NIAM_HOT void tx_taken(int b) {
+  release(b);
+}
+#endif
+
 NIAM_HOT void tx_kick() {
   if (q().tx_busy || q().tx_head == q().tx_tail)
     return;
@@ -263,7 +301,7 @@ NIAM_HOT void tx_kick() {
   ++q().tx_head;
   q().tx_busy = true;
   if (s.buf >= 0)
-    release(s.buf);
+    tx_taken(s.buf);
 }
 
 void poll_tx_until_idle();
@@ -286,15 +324,455 @@ __attribute__((noinline, cold)) void send_queued(const Ready &p) {
   tx_kick();
 }
 
-// Sends a prepared packet: at once from where it lies when Tx is idle (the
-// engine copies it as it starts), else through a copy in the queue.
-NIAM_HOT void send_ready(const Ready &p) {
+// Puts a prepared packet on the wire: at once from where it lies when Tx is
+// idle (the engine copies it as it starts), else through a copy in the
+// queue.
+NIAM_HOT void wire_ready(const Ready &p) {
   if (!q().tx_busy) { // a queued packet means Tx is busy (tx_kick)
     tx_go(p.start, p.len, p.route_len);
     q().tx_busy = true;
   } else {
     send_queued(p);
   }
+}
+
+NIAM_HOT Ready &route_of(uint32_t node);
+
+// ---- The reliable mode ----------------------------------------------------
+//
+// Go-back-N per pair of nodes (docs/niam.md, "Reliable mode"): each packet
+// to a peer is numbered and kept until the peer acknowledges it; the peer
+// runs only the packet it expects next and acknowledges what it has, on the
+// packets it sends back or, at the end of the turn, in a header-only
+// packet; a periodic timer sends again, in order, all that a peer has not
+// acknowledged for a timeout. Small packets are kept as copies; bulk ones
+// in their Tx buffer, which is freed when acknowledged.
+
+#if NIAM_RELIABLE
+constexpr uint32_t kMaxPeers = 1024;
+// Packets kept until acknowledged. Replies a NIC must send (transfer
+// acknowledgements, a collective's next step) need room to be kept, and
+// the network decides when they come: a host request is taken only with
+// kKeptReserve free, a numbered packet from the network only with
+// kKeptFloor free (otherwise it is dropped as if lost, and comes again),
+// and what the packets taken may still make this NIC send fits in the
+// rest.
+constexpr uint32_t kKept = 128;
+constexpr uint32_t kKeptReserve = 48, kKeptFloor = 32;
+constexpr uint8_t kNone = 0xFF;
+// The timeout: 500 us, about three times the longest round trip the lanai4
+// model gives a packet without loss (a 4 KiB packet behind a full Tx queue
+// at 160 MB/s, its host DMA at the far end, the acknowledgement back),
+// doubled after each timeout in a row up to 32 times; a peer that answers
+// none of 16 in a row (about 190 ms) is given up. Chosen from the model's
+// figures before measuring anything.
+constexpr uint32_t kMaxBackoffShift = 5, kMaxTimeouts = 16;
+// Time is counted in ticks of the timer (a quarter of the timeout), not
+// read from the cycle counter: a register read on every packet would cost
+// more than the rest of the bookkeeping.
+constexpr uint32_t kTicksPerTimeout = 4;
+uint32_t tick;  // cycles per tick: from the clock at boot
+uint32_t ticks; // ticks so far
+
+struct Peer {
+  uint16_t send_seq;  // the number of the next packet to it
+  uint16_t expect;    // the number of the next packet expected from it
+  uint8_t head, tail; // packets it has not acknowledged (kept[]), oldest
+                      // first; kNone when there are none
+  uint8_t timeouts;   // in a row, without an acknowledgement
+  uint8_t owed;       // kOwed: an acknowledgement is due, kNack: a NACK;
+                      // kListed: in owed[]
+  bool fast_resent;   // the packets kept were sent again on a NACK
+  uint32_t deadline;  // the tick when the kept packets go again
+  uint32_t active_at; // its index in active[] while it has packets kept
+  uint16_t nacked;    // `expect` when the last NACK went out, + 1 (0: none)
+  uint8_t received;   // packets taken since the last acknowledgement
+};
+// kLate: an acknowledgement that may wait for a packet going back, until
+// the next tick (kLateListed: in late[]).
+constexpr uint8_t kListed = 1, kOwed = 2, kNack = 4, kLateListed = 8,
+                  kLate = 16;
+// Small packets received in order before an acknowledgement goes at once
+// rather than waiting for a tick: the sender keeps at most kKept.
+constexpr uint8_t kAckEvery = 4;
+Peer peers[kMaxPeers];
+
+// Kept packets: small ones whole in kept[i], bulk ones in Tx buffer `buf`.
+struct KeptInfo {
+  uint16_t seq, len; // len, route_len: a bulk packet's, to send it again
+  uint8_t next;      // the next kept packet to the same peer, or kNone
+  int8_t buf;        // -1: small
+  uint8_t route_len;
+};
+Ready kept[kKept];
+KeptInfo kept_info[kKept];
+uint32_t kept_free[kKept / 32] = {~0u, ~0u, ~0u, ~0u}; // bit: kept[] free
+uint32_t kept_left = kKept;                            // how many are
+
+uint32_t active[kMaxPeers], active_count; // peers with packets kept
+uint32_t owed[kMaxPeers], owed_count;     // peers listed for an ack
+uint32_t late[kMaxPeers], late_count;     // ... for an ack at the tick
+bool timer_on;
+// A bulk packet's buffer is freed once acknowledged and no longer waiting
+// in the Tx queue (a packet sent again may be).
+uint8_t buf_refs[kBufs];
+bool buf_acked[kBufs];
+bool bufs_freed; // a Tx buffer came free: the jobs may go on
+
+// The deadline of packets kept from now, after `timeouts` in a row: a
+// timeout doubled that many times (up to 2^kMaxBackoffShift), plus one
+// tick, since the current one is partly gone.
+NIAM_HOT uint32_t deadline_after(uint32_t timeouts) {
+  uint32_t shift = timeouts < kMaxBackoffShift ? timeouts : kMaxBackoffShift;
+  return ticks + 1 + (kTicksPerTimeout << shift);
+}
+
+int take_kept() {
+  for (uint32_t w = 0; w < kKept / 32; ++w)
+    if (uint32_t m = kept_free[w]) {
+      uint32_t i = uint32_t(__builtin_ctz(m));
+      kept_free[w] = m & ~(1u << i);
+      --kept_left;
+      return int(32 * w + i);
+    }
+  return -1;
+}
+
+NIAM_HOT uint32_t kept_room() {
+  return kept_left;
+}
+
+// The acknowledgement rides on a packet to `node`: none is due any more.
+void stamp(uint32_t *rel, uint32_t node, uint32_t seq, uint32_t flags) {
+  Peer &pr = peers[node];
+  rel[0] = me | seq << 16;
+  rel[1] = pr.expect | flags << 16;
+  pr.owed &= ~(kOwed | kLate);
+  pr.received = 0;
+}
+
+void owe(uint32_t node) {
+  Peer &pr = peers[node];
+  if (!(pr.owed & kListed))
+    owed[owed_count++] = node;
+  pr.owed |= kListed | kOwed;
+}
+
+void timer_needed() {
+  if (!timer_on) {
+    fw::timer_start(fw::cycles() + tick, tick);
+    timer_on = true;
+  }
+}
+
+// A small packet taken in order: its acknowledgement rides on the next
+// packet back if one goes before the tick (a barrier's or a reply's), and
+// goes alone at the tick otherwise, or at once every kAckEvery packets.
+void owe_late(uint32_t node) {
+  Peer &pr = peers[node];
+  if (++pr.received >= kAckEvery) {
+    owe(node);
+    return;
+  }
+  if (!(pr.owed & kLateListed))
+    late[late_count++] = node;
+  pr.owed |= kLateListed | kLate;
+  timer_needed();
+}
+
+void free_buf(int b) {
+  release(b);
+  bufs_freed = true;
+}
+
+void tx_ref(int b) {
+  ++buf_refs[b];
+}
+
+void keep(uint32_t node, uint32_t i, uint32_t seq, int buf, uint32_t len,
+          uint32_t route_len) {
+  kept_info[i] = {uint16_t(seq), uint16_t(len), kNone, int8_t(buf),
+                  uint8_t(route_len)};
+  Peer &pr = peers[node];
+  if (pr.head != kNone) {
+    kept_info[pr.tail].next = uint8_t(i);
+    pr.tail = uint8_t(i);
+    return;
+  }
+  pr.head = pr.tail = uint8_t(i);
+  pr.active_at = active_count;
+  active[active_count++] = node;
+  pr.deadline = deadline_after(0);
+  pr.timeouts = 0;
+  timer_needed();
+}
+
+void deactivate(uint32_t node) {
+  Peer &pr = peers[node];
+  uint32_t last = active[--active_count];
+  active[pr.active_at] = last;
+  peers[last].active_at = pr.active_at;
+}
+
+// Frees the kept packets to `node` numbered before `ack` (all: `all`).
+void acked_to(uint32_t node, uint32_t ack, bool all = false) {
+  Peer &pr = peers[node];
+  if (pr.head == kNone)
+    return;
+  bool progress = false;
+  while (pr.head != kNone &&
+         (all || int16_t(uint16_t(kept_info[pr.head].seq - ack)) < 0)) {
+    uint32_t i = pr.head;
+    pr.head = kept_info[i].next;
+    if (int b = kept_info[i].buf; b >= 0) {
+      buf_acked[b] = true;
+      if (!buf_refs[b])
+        free_buf(b);
+    }
+    kept_free[i / 32] |= 1u << (i % 32);
+    ++kept_left;
+    progress = true;
+  }
+  if (progress)
+    pr.fast_resent = false;
+  if (pr.head == kNone) {
+    deactivate(node);
+  } else if (progress) {
+    pr.timeouts = 0;
+    pr.deadline = deadline_after(0);
+  }
+}
+
+// A small packet to p.node, numbered and kept (or, with nothing free to
+// keep it in, sent unnumbered and counted: it may then be lost).
+void rel_send(const Ready &p) {
+  uint32_t node = p.node;
+  int i = take_kept();
+  if (i < 0) {
+    count(NIAM_BOX_STAT_UNTRACKED);
+    Ready u = p;
+    u.start = reinterpret_cast<const uint8_t *>(u.route) + 8 - u.route_len;
+    stamp(u.rel, node, 0, NIAM_REL_UNNUMBERED);
+    wire_ready(u);
+    return;
+  }
+  Ready &k = kept[i];
+  copy_words<sizeof(Ready) / 4>(&k, &p);
+  k.start = reinterpret_cast<const uint8_t *>(k.route) + 8 - k.route_len;
+  uint32_t seq = peers[node].send_seq++;
+  stamp(k.rel, node, seq, 0);
+  keep(node, uint32_t(i), seq, -1, 0, 0);
+  wire_ready(k);
+}
+
+// Bulk buffer `b`, about to be queued for Tx to `node`: numbered and kept.
+void rel_send_buf(int b, uint32_t node, uint32_t len, uint32_t route_len) {
+  int i = take_kept();
+  buf_refs[b] = 0;
+  if (i < 0) {
+    count(NIAM_BOX_STAT_UNTRACKED);
+    stamp(bufs[b].rel, node, 0, NIAM_REL_UNNUMBERED);
+    buf_acked[b] = true; // freed once Tx has it, as in the lean mode
+    return;
+  }
+  uint32_t seq = peers[node].send_seq++;
+  stamp(bufs[b].rel, node, seq, 0);
+  buf_acked[b] = false;
+  keep(node, uint32_t(i), seq, b, len, route_len);
+}
+
+// Free Tx queue slots. Resending and acknowledging leave kTxSpare of them
+// to what the turn's handlers send: a full queue makes the NIC spin until
+// Tx is idle (tx_slot), and Tx may wait for a peer that spins too.
+NIAM_HOT uint32_t tx_free() {
+  return kTxSlots - (q().tx_tail - q().tx_head);
+}
+constexpr uint32_t kTxSpare = 6;
+
+// Sends again, in order, the packets `node` has not acknowledged, as far
+// as the Tx queue has room: false when some did not fit (the first ones
+// went; the rest go at the next tick, or on a NACK).
+bool resend(uint32_t node) {
+  Peer &pr = peers[node];
+  for (uint32_t i = pr.head; i != kNone; i = kept_info[i].next) {
+    if (tx_free() <= kTxSpare)
+      return false;
+    count(NIAM_BOX_STAT_RESENT);
+    int b = kept_info[i].buf;
+    if (b < 0) {
+      kept[i].rel[1] = pr.expect;
+      wire_ready(kept[i]);
+      continue;
+    }
+    Buf &x = bufs[b];
+    x.rel[1] = pr.expect;
+    if (buf_refs[b])
+      continue; // still waiting in the queue: it goes out anyway
+    TxSlot &s = tx_slot();
+    s.route_len = kept_info[i].route_len;
+    s.start = x.route + 8 - s.route_len;
+    s.len = kept_info[i].len;
+    s.buf = b;
+    tx_ref(b);
+    ++q().tx_tail;
+    tx_kick();
+  }
+  pr.owed &= ~kOwed;
+  return true;
+}
+
+// The timer's tick: peers whose timeout ran out get their packets again,
+// or are given up.
+void rel_tick() {
+  fw::irq_clear(NICEMU_IRQ_TIMER);
+  for (uint32_t i = 0; i < late_count; ++i) { // sent at the turn's end
+    Peer &pr = peers[late[i]];
+    if (pr.owed & kLate)
+      owe(late[i]);
+    pr.owed &= ~(kLateListed | kLate);
+  }
+  late_count = 0;
+  uint32_t now = ++ticks;
+  for (uint32_t a = 0; a < active_count;) {
+    uint32_t node = active[a];
+    Peer &pr = peers[node];
+    if (int32_t(now - pr.deadline) < 0) {
+      ++a;
+      continue;
+    }
+    if (tx_free() <= kTxSpare) { // no room to resend: not a timeout yet
+      pr.deadline = now + 1;
+      ++a;
+      continue;
+    }
+    if (++pr.timeouts > kMaxTimeouts) {
+      count(NIAM_BOX_STAT_PEER_LOST);
+      acked_to(node, 0, true); // active[a] is now another peer
+      continue;
+    }
+    resend(node);
+    pr.deadline = deadline_after(pr.timeouts);
+    ++a;
+  }
+  if (!active_count && !late_count && timer_on) {
+    fw::timer_stop();
+    timer_on = false;
+  }
+}
+
+// The link header of a packet that arrived whole: its acknowledgement is
+// taken; true when the packet is the one expected from its source (run
+// it), false for a duplicate, a packet behind a lost one, or a header-only
+// acknowledgement (drop it).
+bool rel_accept(const uint32_t *rel, bool bulk) {
+  uint32_t src = rel[0] & 0xFFFF, seq = rel[0] >> 16;
+  uint32_t ack = rel[1] & 0xFFFF, flags = rel[1] >> 16;
+  if (src >= nodes || src == me) {
+    count(NIAM_BOX_STAT_BAD);
+    return false;
+  }
+  Peer &pr = peers[src];
+  // An acknowledgement of packets never sent is forged or stale: ignored.
+  if (int16_t(uint16_t(ack - pr.send_seq)) <= 0)
+    acked_to(src, ack);
+  // A NACK: the peer got a packet behind one it is missing. The packets
+  // kept go again at once, not after the timeout; once per packet at the
+  // head (if that is lost too, the timeout is there).
+  if ((flags & NIAM_REL_NACK) && pr.head != kNone &&
+      kept_info[pr.head].seq == ack && !pr.fast_resent) {
+    pr.fast_resent = true;
+    resend(src);
+    pr.deadline = deadline_after(0);
+  }
+  if (flags & NIAM_REL_ACK_ONLY)
+    return false;
+  if (flags & NIAM_REL_UNNUMBERED)
+    return true;
+  if (seq == pr.expect && kept_room() < kKeptFloor) {
+    // No room for what it may make this NIC send: as if lost (the sender
+    // sends it again after its timeout). The acknowledgement it carried
+    // was taken, which is what frees room.
+    count(NIAM_BOX_STAT_NO_ROOM);
+    return false;
+  }
+  if (seq == pr.expect) {
+    pr.expect = uint16_t(seq + 1);
+    if (bulk)
+      owe(src); // the sender's Tx buffer waits for it: at once
+    else
+      owe_late(src);
+    return true;
+  }
+  owe(src); // the sender may be waiting for an acknowledgement that was lost
+  if (int16_t(uint16_t(seq - pr.expect)) < 0) {
+    count(NIAM_BOX_STAT_DUPLICATE);
+    return false;
+  }
+  count(NIAM_BOX_STAT_OUT_OF_ORDER);
+  // A packet is missing: say so once for it (its resending may be lost too;
+  // then the sender's timeout is there).
+  if (pr.nacked != uint16_t(pr.expect + 1)) {
+    pr.nacked = uint16_t(pr.expect + 1);
+    pr.owed |= kNack;
+  }
+  return false;
+}
+
+// The end of a busy turn: acknowledgements that no packet carried go out
+// alone.
+void flush_acks() {
+  uint32_t i = 0;
+  for (; i < owed_count; ++i) {
+    uint32_t node = owed[i];
+    Peer &pr = peers[node];
+    if ((pr.owed & (kOwed | kNack)) && tx_free() <= kTxSpare)
+      break; // the rest at the end of the next turn
+    if (pr.owed & (kOwed | kNack)) {
+      const Ready &r = route_of(node);
+      Ready a;
+      copy_words<2>(a.route, r.route);
+      a.route_len = r.route_len;
+      a.start = reinterpret_cast<const uint8_t *>(a.route) + 8 - r.route_len;
+      a.len = r.route_len + kRelBytes;
+      stamp(a.rel, node, 0,
+            NIAM_REL_ACK_ONLY | (pr.owed & kNack ? NIAM_REL_NACK : 0u));
+      wire_ready(a);
+    }
+    pr.owed &= ~(kListed | kOwed | kNack);
+  }
+  uint32_t left = owed_count - i;
+  for (uint32_t k = 0; k < left; ++k)
+    owed[k] = owed[i + k];
+  owed_count = left;
+}
+
+void tx_taken(int b) {
+  if (--buf_refs[b] == 0 && buf_acked[b])
+    free_buf(b);
+}
+
+void rel_setup() {
+  if (nodes > kMaxPeers) {
+    fw::printf("niam_reliable: %u nodes; the reliable mode keeps state for "
+               "at most %u\n",
+               unsigned(nodes), unsigned(kMaxPeers));
+    fw::exit(2);
+  }
+  for (uint32_t n = 0; n < nodes; ++n)
+    peers[n].head = peers[n].tail = kNone;
+  tick = fw::clock_hz() / 2000 / kTicksPerTimeout; // 500 us / 4
+}
+#else
+NIAM_HOT void tx_ref(int) {}
+#endif
+
+// Sends a prepared packet (numbered and kept in the reliable mode).
+NIAM_HOT void send_ready(const Ready &p) {
+#if NIAM_RELIABLE
+  rel_send(p);
+#else
+  wire_ready(p);
+#endif
 }
 
 // Sends an AM to butterfly partner `slot`: the packet is prepared, only the
@@ -333,11 +811,15 @@ void send_buf(int b, uint32_t node, uint32_t data) {
   Ready &r = route_of(node);
   Buf &x = bufs[b];
   copy_words<2>(x.route, r.route);
+#if NIAM_RELIABLE
+  rel_send_buf(b, node, r.len + data, r.route_len);
+#endif
   TxSlot &s = tx_slot();
   s.route_len = r.route_len;
   s.start = x.route + 8 - r.route_len;
   s.len = r.len + data;
   s.buf = b;
+  tx_ref(b);
   ++q().tx_tail;
   tx_kick();
 }
@@ -479,6 +961,10 @@ NIAM_HOT void send_round(uint32_t r, uint32_t c, uint32_t acc) {
   Ready &p = partner[r];
   p.am.arg[0] = c;
   p.am.arg[2] = acc;
+  if constexpr (kReliable) {
+    send_ready(p);
+    return;
+  }
   if (q().tx_busy) {
     send_queued(p);
     return;
@@ -1089,6 +1575,12 @@ NICEMU_HANDLER bool host_request() {
   int32_t tx = int32_t(q().tx_tail - q().tx_head + 4 - kTxSlots - 1);
   if (block == 0 || (jobs & tx) >= 0 || (!idle && dma_free() < 4))
     return false; // retried next turn (the loop checks the DMA engine)
+#if NIAM_RELIABLE
+  // Room to keep what the request may send, and what the network's packets
+  // make this NIC send meanwhile.
+  if (kept_room() < kKeptReserve)
+    return false;
+#endif
   uint32_t next = q().requested + 1;
   q().requested = next;
   ++q().fetching;
@@ -1181,7 +1673,7 @@ uint32_t rx_held_len;
 __attribute__((noinline)) bool serve_held() {
   const niam_packet &p = bufs[rx_held].hdr;
   if (p.handler == NIAM_H_DATA || p.handler == NIAM_H_HOST_AM) {
-    if (!deliver(rx_held, rx_held_len - NIAM_PACKET_BYTES))
+    if (!deliver(rx_held, rx_held_len - kWireHeader))
       return false;
   } else if (p.handler == NIAM_H_FORWARD && !job_room()) {
     return false;
@@ -1220,9 +1712,12 @@ NICEMU_HANDLER void rx_packet() {
   // from the buffer (dispatch's range check is the mask's), and the same
   // buffer is armed again with one RX_CTRL write (its address stays).
   uint32_t flaws = (st & (NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED)) |
-                   (p.tag ^ NIAM_TAG) | (len ^ NIAM_PACKET_BYTES);
+                   (p.tag ^ NIAM_TAG) | (len ^ kWireHeader);
   if (!flaws && h < NIAM_HANDLERS && ((kRunAtOnce >> h) & 1)) {
-    handlers[h](p);
+#if NIAM_RELIABLE
+    if (rel_accept(x->rel, false))
+#endif
+      handlers[h](p);
     rx_reg(NICEMU_RX_CTRL) = NICEMU_RX_ARM | NICEMU_DMA_IRQ;
     return;
   }
@@ -1230,13 +1725,27 @@ NICEMU_HANDLER void rx_packet() {
   // the next one is armed before it is served.
   rx_armed = nullptr;
   rx_rearm();
-  if ((st & (NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED)) || p.tag != NIAM_TAG ||
-      (h == NIAM_H_DATA ? len <= NIAM_PACKET_BYTES
-                        : len != NIAM_PACKET_BYTES)) {
+  bool damaged = st & (NICEMU_RX_CRC_ERROR | NICEMU_RX_TRUNCATED);
+#if NIAM_RELIABLE
+  // A header-only acknowledgement: the AM words are not this packet's.
+  if (!damaged && len >= kRelBytes && ((x->rel[1] >> 16) & NIAM_REL_ACK_ONLY)) {
+    rel_accept(x->rel, false);
+    release(int(x->index));
+    return;
+  }
+#endif
+  if (damaged || p.tag != NIAM_TAG ||
+      (h == NIAM_H_DATA ? len <= kWireHeader : len != kWireHeader)) {
     count(NIAM_BOX_STAT_BAD);
     release(int(x->index));
     return;
   }
+#if NIAM_RELIABLE
+  if (!rel_accept(x->rel, len > kWireHeader)) {
+    release(int(x->index));
+    return;
+  }
+#endif
   rx_held = int(x->index);
   rx_held_len = len;
   serve_held();
@@ -1269,9 +1778,13 @@ NIAM_HOT uint32_t soft_sources() {
   return work;
 }
 
+// The reliable mode's retransmission timer.
+constexpr uint32_t kTimerLine = kReliable ? NICEMU_IRQ_TIMER : 0u;
+
 NICEMU_HANDLER uint32_t ready_sources() {
   uint32_t pending = fw::irq_pending();
-  uint32_t work = (pending & (kEngineLines | NICEMU_IRQ_HOST)) | soft_work;
+  uint32_t work =
+      (pending & (kEngineLines | NICEMU_IRQ_HOST | kTimerLine)) | soft_work;
   if (box[NIAM_BOX_SEQ] != q().requested)
     work |= kHostWork;
   return work;
@@ -1308,10 +1821,13 @@ int main() {
     bufs[i].next_rx = &bufs[(i + 1) % kRxBufs];
   rx_next = &bufs[0];
   setup_geometry();
+#if NIAM_RELIABLE
+  rel_setup();
+#endif
   rx_reg(NICEMU_RX_SIZE) = kRxBytes; // every Rx buffer has this room
   rx_rearm();
   fw::irq_master(false);
-  fw::irq_enable(kEngineLines | NICEMU_IRQ_HOST);
+  fw::irq_enable(kEngineLines | NICEMU_IRQ_HOST | kTimerLine);
   // Each engine is started with its IRQ bit, and a host PIO into the
   // mailbox raises HOST, so the loop sleeps whenever there is nothing to do
   // and `wait` returns at once while a line is pending.
@@ -1353,6 +1869,17 @@ int main() {
       poll_local();
     if (complete_due)
       complete();
+#if NIAM_RELIABLE
+    if (work & NICEMU_IRQ_TIMER)
+      rel_tick();
+    if (owed_count)
+      flush_acks();
+    if (bufs_freed) {
+      bufs_freed = false;
+      if (q().job_head != q().job_tail)
+        pump(); // a Tx buffer was acknowledged: the next chunk may go
+    }
+#endif
     soft_work = soft_sources();
   }
 }

@@ -132,3 +132,45 @@ TEST_CASE("bench logp --quick --json: LogP parameters within the model's "
   CHECK(m.at("bulk")[1].at("interval_us").get<double>() >
         m.at("bulk")[0].at("interval_us").get<double>());
 }
+
+TEST_CASE("bench niam --loss: goodput and latency of the reliable mode "
+          "against loss, beside the lean image, the same twice") {
+  std::vector<std::string> args = {"bench",  "niam", "--quick", "--json",
+                                   "--loss", "0.01", "0.1"};
+  CommandResult r = nicemu(args);
+  INFO(r);
+  REQUIRE(r.status == 0);
+  nlohmann::json j;
+  REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));
+  TempDir dir;
+  check_bench_schema(dir, r.out, "niam-loss");
+  const nlohmann::json &rows = j.at("rows");
+  REQUIRE(rows.size() == 4); // lean 0, reliable 0, 1 %, 10 %
+  CHECK(rows[0].at("image") == "niam.img");
+  CHECK(rows[1].at("image") == "niam_reliable.img");
+  CHECK(rows[1].at("loss").get<double>() == 0);
+  CHECK(rows[3].at("loss").get<double>() == doctest::Approx(0.1));
+  // Without loss nothing is lost or sent again; the reliable mode's
+  // bookkeeping costs something against the lean image.
+  for (int i : {0, 1}) {
+    CHECK(rows[i].at("packets_lost") == 0);
+    CHECK(rows[i].at("resent") == 0);
+  }
+  CHECK(rows[0].at("bcopy_mb_per_s").get<double>() >=
+        rows[1].at("bcopy_mb_per_s").get<double>());
+  // Losses are repaired by resending, and cost goodput and latency, the
+  // more so the more is lost.
+  for (int i : {2, 3}) {
+    CHECK(rows[i].at("packets_lost").get<uint64_t>() > 0);
+    CHECK(rows[i].at("resent").get<uint64_t>() > 0);
+  }
+  double lossless = rows[1].at("bcopy_mb_per_s"),
+         one = rows[2].at("bcopy_mb_per_s"), ten = rows[3].at("bcopy_mb_per_s");
+  CHECK(one <= lossless);
+  CHECK(ten < one);
+  CHECK(rows[3].at("barrier_us").get<double>() >
+        rows[1].at("barrier_us").get<double>());
+  // Deterministic: the same seed gives the same figures.
+  CommandResult again = nicemu(args);
+  CHECK(again.out == r.out);
+}

@@ -92,6 +92,29 @@ enum niam_op {
   NIAM_OP_MAX = 3
 };
 
+/* The reliable mode (the niam_reliable firmware image; docs/niam.md,
+ * "Reliable mode"). Every packet between two NICs carries an 8-byte link
+ * header between the route bytes and the AM:
+ *   word 0: source node | sequence number << 16 (per source and
+ *           destination, from 0, wrapping at 65536)
+ *   word 1: acknowledgement (the sequence number the source expects next
+ *           from the destination) | flags << 16.
+ * A packet with NIAM_REL_ACK_ONLY is the header alone: it acknowledges and
+ * is not numbered. The receiver runs a packet only if its number is the
+ * one it expects; it drops the others (duplicates and packets behind a
+ * lost one) and acknowledges, and the sender sends again every packet not
+ * acknowledged when its timer runs out. The lean image (niam) has no
+ * header: links must not lose. */
+#define NIAM_REL_BYTES 8u
+#define NIAM_REL_ACK_ONLY 1u
+/* Sent when the sender had no room to keep a copy (counted in
+ * NIAM_BOX_STAT_UNTRACKED): run on arrival without a number check; it may
+ * be lost or run twice. */
+#define NIAM_REL_UNNUMBERED 2u
+/* With NIAM_REL_ACK_ONLY: a packet arrived behind the one acknowledged,
+ * which is missing: send again now rather than at the timeout. */
+#define NIAM_REL_NACK 4u
+
 /* Mailbox (the last 4 KiB page of card data memory), word offsets. The host
  * writes BLOCK once, then one PIO write of SEQ per request. The firmware
  * keeps its counters at STAT_* for the host to read by PIO. */
@@ -103,6 +126,13 @@ enum niam_op {
 #define NIAM_BOX_STAT_BUSY 10u       /* collective posted while one ran */
 #define NIAM_BOX_STAT_REQUESTS 11u   /* host requests fetched */
 #define NIAM_BOX_STAT_PROTECTION 12u /* transfers refused by the page table */
+/* The reliable mode's counters (0 in the lean image). */
+#define NIAM_BOX_STAT_RESENT 13u     /* packets sent again after a timeout */
+#define NIAM_BOX_STAT_DUPLICATE 14u  /* packets received twice: dropped */
+#define NIAM_BOX_STAT_OUT_OF_ORDER 15u /* behind a lost packet: dropped */
+#define NIAM_BOX_STAT_PEER_LOST 16u  /* peers given up on (no ack for long) */
+#define NIAM_BOX_STAT_UNTRACKED 17u  /* packets sent without a copy kept */
+#define NIAM_BOX_STAT_NO_ROOM 18u    /* dropped: no room to keep replies */
 
 /* The host's request block (registered host memory, bus address in
  * NIAM_BOX_BLOCK): a completion area the NIC writes by DMA, then a ring of
