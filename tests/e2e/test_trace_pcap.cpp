@@ -301,6 +301,55 @@ TEST_CASE("tshark reads every capture and the dissector decodes the AM "
     CHECK_MESSAGE(contains(v.out, line), "missing: " << line);
 }
 
+TEST_CASE("the dissector decodes the reliable mode's link header and the "
+          "AM after it") {
+  TempDir dir;
+  fs::path caps = dir.path() / "caps";
+  CommandResult r =
+      nicemu({"run", "-n", "2", "--firmware", NICEMU_NIAM_RELIABLE_IMAGE,
+              "--pcap", caps.string(), "--", NICEMU_NIAM_BARRIER, "5"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  fs::path file = caps / "link-node0-switch0.p0.pcap";
+  CommandResult bad =
+      tshark(file, {"-Y", "_ws.malformed || _ws.expert.severity >= error"});
+  CHECK(bad.status == 0);
+  CHECK(bad.out.empty());
+  // Every packet node 0 sent is numbered from 0 in order, or an
+  // acknowledgement alone; the numbered ones carry an AM.
+  CommandResult fields = tshark(
+      file, {"-Y", "nicemu.direction == 0", "-T", "fields", "-E", "separator=,",
+             "-e", "niam_rel.source", "-e", "niam_rel.seq", "-e",
+             "niam_rel.flags", "-e", "niam.handler_name"});
+  INFO(fields);
+  REQUIRE(fields.status == 0);
+  int next = 0, acks = 0, rounds = 0;
+  for (const std::string &row : lines_of(fields.out)) {
+    unsigned source = 99, seq = 0, flags = 0;
+    char name[64] = {};
+    int n =
+        std::sscanf(row.c_str(), "%u,%u,%x,%63s", &source, &seq, &flags, name);
+    REQUIRE_MESSAGE(n >= 3, "not decoded: " << row);
+    CHECK(source == 0);
+    if (flags & 1) { // NIAM_REL_ACK_ONLY
+      ++acks;
+      CHECK(n == 3);
+      continue;
+    }
+    CHECK(n == 4);
+    CHECK(int(seq) == next++);
+    rounds += std::string(name) == "NIAM_H_ROUND";
+  }
+  CHECK(next > 0);
+  CHECK(rounds > 0);
+  CommandResult v = tshark(file, {"-V", "-c", "1"});
+  for (const char *line :
+       {"NI-AM reliable link header, seq 0 ack 0", "Source node: 0",
+        "Sequence number: 0", "NI Active Message, NIAM_H_"})
+    CHECK_MESSAGE(contains(v.out, line), "missing: " << line << "\n" << v.out);
+  MESSAGE(next << " numbered packets, " << acks << " acknowledgements alone");
+}
+
 TEST_CASE("the dissector flags a bad CRC without calling the packet "
           "malformed") {
   ObservedRun run;

@@ -254,6 +254,58 @@ local function is_niam(range)
          range(0, 4):le_uint() == NIAM_TAG
 end
 
+-- ---- The reliable mode's link header (niam_reliable.img) -------------------
+
+-- niam_protocol.h, "The reliable mode": 8 bytes before the AM, or alone.
+local NIAM_REL_BYTES = 8
+local rel_flag_names = { [1] = "ACK_ONLY", [2] = "UNNUMBERED", [4] = "NACK" }
+local niam_rel = Proto("niam_rel", "NI-AM reliable link header")
+local r = niam_rel.fields
+r.source = ProtoField.uint16("niam_rel.source", "Source node")
+r.seq = ProtoField.uint16("niam_rel.seq", "Sequence number")
+r.ack = ProtoField.uint16("niam_rel.ack", "Acknowledgement (next expected)")
+r.flags = ProtoField.uint16("niam_rel.flags", "Flags", base.HEX)
+
+local function is_niam_reliable(range)
+  local n = range:len()
+  if n == NIAM_REL_BYTES then -- an acknowledgement alone
+    return band(range(6, 2):le_uint(), 1) ~= 0
+  end
+  return n >= NIAM_REL_BYTES + NIAM_PACKET_BYTES and
+         range(NIAM_REL_BYTES, 4):le_uint() == NIAM_TAG
+end
+
+-- Decodes the link header, then the AM after it (if any).
+local function dissect_niam_reliable(range, tree)
+  local t = tree:add(niam_rel, range(0, NIAM_REL_BYTES))
+  t:add_le(r.source, range(0, 2))
+  t:add_le(r.seq, range(2, 2))
+  t:add_le(r.ack, range(4, 2))
+  local flags = range(6, 2):le_uint()
+  local names = {}
+  for bit, name in pairs(rel_flag_names) do
+    if band(flags, bit) ~= 0 then
+      names[#names + 1] = name
+    end
+  end
+  table.sort(names)
+  local flag_item = t:add_le(r.flags, range(6, 2))
+  if #names > 0 then
+    flag_item:append_text(" (" .. table.concat(names, ", ") .. ")")
+  end
+  local ack = range(4, 2):le_uint()
+  if range:len() == NIAM_REL_BYTES then
+    local nack = band(flags, 4) ~= 0 and "NACK" or "ACK"
+    t:append_text(string.format(", %s %d", nack, ack))
+    return string.format("%s %d from node %d", nack, ack,
+                         range(0, 2):le_uint())
+  end
+  local seq = range(2, 2):le_uint()
+  t:append_text(string.format(", seq %d ack %d", seq, ack))
+  return string.format("seq %d ack %d ", seq, ack) ..
+         dissect_niam(range(NIAM_REL_BYTES), tree)
+end
+
 -- A record of either link type: `rhinet` for DIMMnet-1's (USER1).
 local function dissect_record(tvb, pinfo, tree, rhinet)
   pinfo.cols.protocol = "nicemu"
@@ -320,6 +372,9 @@ local function dissect_record(tvb, pinfo, tree, rhinet)
     pinfo.cols.protocol = "DIMMnet"
   elseif payload and is_niam(payload) then
     info = dissect_niam(payload, tree)
+    pinfo.cols.protocol = "NIAM"
+  elseif payload and is_niam_reliable(payload) then
+    info = dissect_niam_reliable(payload, tree)
     pinfo.cols.protocol = "NIAM"
   else
     if payload then
