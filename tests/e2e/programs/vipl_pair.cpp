@@ -33,6 +33,8 @@
 #include <nicemu/host.hpp>
 #include <nicemu/vipl.h>
 
+#include "vipl_checks.hpp"
+
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -43,39 +45,6 @@
 namespace host = nicemu::host;
 
 namespace {
-
-uint32_t rank_ = 0;
-const char *scenario = "";
-int failures = 0;
-
-void fail(int line, const char *format, ...) {
-  ++failures;
-  std::printf("rank %u: %s: line %d: ", rank_, scenario, line);
-  va_list args;
-  va_start(args, format);
-  std::vprintf(format, args);
-  va_end(args);
-  std::printf("\n");
-}
-
-#define RC(call, want)                                                         \
-  do {                                                                         \
-    VIP_RETURN got_ = (call);                                                  \
-    if (got_ != (want))                                                        \
-      fail(__LINE__, "%s: got %d, want %d", #call, int(got_), int(want));      \
-  } while (0)
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond))                                                               \
-      fail(__LINE__, "%s does not hold", #cond);                               \
-  } while (0)
-#define CHECK_EQ(a, b)                                                         \
-  do {                                                                         \
-    unsigned long long a_ = (unsigned long long)(a),                           \
-                       b_ = (unsigned long long)(b);                           \
-    if (a_ != b_)                                                              \
-      fail(__LINE__, "%s == %s: 0x%llx vs 0x%llx", #a, #b, a_, b_);            \
-  } while (0)
 
 constexpr uint64_t kMs = 1'000'000'000ull;
 
@@ -142,15 +111,7 @@ VIP_VI_HANDLE make_vi(Node &n, VIP_RELIABILITY_LEVEL level, bool rdma = false,
 
 // A network address (malloc'd, as programs do): a host and a discriminator.
 VIP_NET_ADDRESS *address(Node &n, const char *hostname, const char *disc) {
-  size_t dl = std::strlen(disc);
-  auto *a = static_cast<VIP_NET_ADDRESS *>(
-      std::malloc(sizeof(VIP_NET_ADDRESS) + 6 + dl));
-  a->HostAddressLen = 6;
-  a->DiscriminatorLen = uint16_t(dl);
-  RC(VipNSGetHostByName(n.nic, const_cast<char *>(hostname), a, 0),
-     VIP_SUCCESS);
-  std::memcpy(a->HostAddress + 6, disc, dl);
-  return a;
+  return net_address(n.nic, hostname, disc);
 }
 
 const char *me() {

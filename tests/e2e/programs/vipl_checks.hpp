@@ -1,0 +1,60 @@
+// What the VIPL test programs (vipl_pair.cpp, vipl_loss.cpp) share: a
+// failed check prints the rank, the scenario and the line, and is counted
+// (the program prints its verdict at the end); and a network address built
+// the way programs build them.
+#pragma once
+
+#include <nicemu/vipl.h>
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+inline uint32_t rank_ = 0;
+inline const char *scenario = "";
+inline int failures = 0;
+
+inline void fail(int line, const char *format, ...) {
+  ++failures;
+  std::printf("rank %u: %s: line %d: ", rank_, scenario, line);
+  va_list args;
+  va_start(args, format);
+  std::vprintf(format, args);
+  va_end(args);
+  std::printf("\n");
+}
+
+#define RC(call, want)                                                         \
+  do {                                                                         \
+    VIP_RETURN got_ = (call);                                                  \
+    if (got_ != (want))                                                        \
+      fail(__LINE__, "%s: got %d, want %d", #call, int(got_), int(want));      \
+  } while (0)
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond))                                                               \
+      fail(__LINE__, "%s does not hold", #cond);                               \
+  } while (0)
+#define CHECK_EQ(a, b)                                                         \
+  do {                                                                         \
+    unsigned long long a_ = (unsigned long long)(a),                           \
+                       b_ = (unsigned long long)(b);                           \
+    if (a_ != b_)                                                              \
+      fail(__LINE__, "%s == %s: 0x%llx vs 0x%llx", #a, #b, a_, b_);            \
+  } while (0)
+
+// A network address (malloc'd, as programs do): a host and a
+// discriminator.
+inline VIP_NET_ADDRESS *net_address(VIP_NIC_HANDLE nic, const char *hostname,
+                                    const char *disc) {
+  size_t dl = std::strlen(disc);
+  auto *a = static_cast<VIP_NET_ADDRESS *>(
+      std::malloc(sizeof(VIP_NET_ADDRESS) + 6 + dl));
+  a->HostAddressLen = 6;
+  a->DiscriminatorLen = uint16_t(dl);
+  RC(VipNSGetHostByName(nic, const_cast<char *>(hostname), a, 0), VIP_SUCCESS);
+  std::memcpy(a->HostAddress + 6, disc, dl);
+  return a;
+}
