@@ -10,6 +10,8 @@
 //   niam_barrier_prog fuzzy      the fuzzy barrier with skewed arrivals
 #include <nicemu/host.hpp>
 
+#include "niam_checks.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -18,18 +20,6 @@
 namespace host = nicemu::host;
 
 namespace {
-
-int failures = 0;
-
-void expect(bool ok, const char *what, long got, long want) {
-  if (ok)
-    return;
-  ++failures;
-  std::printf("rank %u: %s: got %ld, want %ld\n", host::rank(), what, got,
-              want);
-  // Seen even if the run then stalls and the cluster kills this process.
-  std::fflush(stdout);
-}
 
 int32_t now_ns() {
   return static_cast<int32_t>(host::now_ps() / 1000);

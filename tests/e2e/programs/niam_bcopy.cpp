@@ -7,6 +7,8 @@
 // when everything held.
 #include <nicemu/host.hpp>
 
+#include "niam_checks.hpp"
+
 #include "nicemu/niam_protocol.h" // raw requests only
 
 #include <cstdio>
@@ -15,18 +17,6 @@
 namespace host = nicemu::host;
 
 namespace {
-
-int failures = 0;
-
-void expect(bool ok, const char *what, long got, long want) {
-  if (ok)
-    return;
-  ++failures;
-  std::printf("rank %u: %s: got %ld, want %ld\n", host::rank(), what, got,
-              want);
-  // Seen even if the run then stalls and the cluster kills this process.
-  std::fflush(stdout);
-}
 
 constexpr uint32_t kGuard = 0xEEEEEEEE;
 constexpr size_t kSrcBytes = 72 << 10, kDstBytes = 80 << 10;

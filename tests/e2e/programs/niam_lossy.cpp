@@ -14,6 +14,8 @@
 // reliable mode. Exit status 0 when everything held.
 #include <nicemu/host.hpp>
 
+#include "niam_checks.hpp"
+
 #include "nicemu/niam_protocol.h"
 
 #include <cstdio>
@@ -23,17 +25,6 @@
 namespace host = nicemu::host;
 
 namespace {
-
-int failures = 0;
-
-void expect(bool ok, const char *what, long got, long want) {
-  if (ok)
-    return;
-  ++failures;
-  std::printf("rank %u: %s: got %ld, want %ld\n", host::rank(), what, got,
-              want);
-  std::fflush(stdout);
-}
 
 // Word i of what `src` sends in round r: every rank can compute it.
 uint32_t word(uint32_t src, uint32_t r, uint32_t i) {

@@ -58,3 +58,12 @@ inline VIP_NET_ADDRESS *net_address(VIP_NIC_HANDLE nic, const char *hostname,
   std::memcpy(a->HostAddress + 6, disc, dl);
   return a;
 }
+
+// The program's last line and exit status.
+inline int verdict() {
+  if (failures)
+    std::printf("rank %u: %s: %d failures\n", rank_, scenario, failures);
+  else
+    std::printf("rank %u: %s: ok\n", rank_, scenario);
+  return failures ? 1 : 0;
+}

@@ -1213,9 +1213,5 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "unknown scenario %s\n", scenario);
     return 2;
   }
-  if (failures)
-    std::printf("rank %u: %s: %d failures\n", rank_, scenario, failures);
-  else
-    std::printf("rank %u: %s: ok\n", rank_, scenario);
-  return failures ? 1 : 0;
+  return verdict();
 }
