@@ -127,12 +127,12 @@ enum niam_op {
 #define NIAM_BOX_STAT_REQUESTS 11u   /* host requests fetched */
 #define NIAM_BOX_STAT_PROTECTION 12u /* transfers refused by the page table */
 /* The reliable mode's counters (0 in the lean image). */
-#define NIAM_BOX_STAT_RESENT 13u     /* packets sent again after a timeout */
-#define NIAM_BOX_STAT_DUPLICATE 14u  /* packets received twice: dropped */
+#define NIAM_BOX_STAT_RESENT 13u       /* packets sent again after a timeout */
+#define NIAM_BOX_STAT_DUPLICATE 14u    /* packets received twice: dropped */
 #define NIAM_BOX_STAT_OUT_OF_ORDER 15u /* behind a lost packet: dropped */
-#define NIAM_BOX_STAT_PEER_LOST 16u  /* peers given up on (no ack for long) */
-#define NIAM_BOX_STAT_UNTRACKED 17u  /* packets sent without a copy kept */
-#define NIAM_BOX_STAT_NO_ROOM 18u    /* dropped: no room to keep replies */
+#define NIAM_BOX_STAT_PEER_LOST 16u    /* peers given up on (no ack for long) */
+#define NIAM_BOX_STAT_UNTRACKED 17u    /* packets sent without a copy kept */
+#define NIAM_BOX_STAT_NO_ROOM 18u      /* dropped: no room to keep replies */
 
 /* The host's request block (registered host memory, bus address in
  * NIAM_BOX_BLOCK): a completion area the NIC writes by DMA, then a ring of

@@ -188,7 +188,7 @@ enum viafw_control {
 #define VIAFW_BOX_STAT_RETRANSMITS 14u /* frames sent again after a loss */
 #define VIAFW_BOX_STAT_DUPLICATES 15u  /* frames that arrived twice, dropped */
 #define VIAFW_BOX_STAT_BROKEN 16u /* connections broken: peer unreachable */
-#define VIAFW_MAGIC 0x41495601u /* "\x01VIA" */
+#define VIAFW_MAGIC 0x41495601u   /* "\x01VIA" */
 
 /* ---- On the wire: the connected VI ------------------------------------
  * An Ethernet frame of type VIAFW_ETHERTYPE (IEEE 802 "local experimental
