@@ -27,6 +27,7 @@ DoorbellDevice::DoorbellDevice(DeviceHost &host, uint32_t fifos, uint32_t depth)
       .bind(NICEMU_DOORBELL_SELECT, select_)
       .on_read(NICEMU_DOORBELL_COUNT, [this] { return count(select_); })
       .on_read(NICEMU_DOORBELL_POP, [this] { return pop(); })
+      .bind(NICEMU_DOORBELL_SOURCE, source_)
       // The FIFOs change only when the host rings or the core pops.
       .stable_read(NICEMU_DOORBELL_NONEMPTY)
       .stable_read(NICEMU_DOORBELL_COUNT);
@@ -70,11 +71,11 @@ uint32_t DoorbellDevice::count(uint32_t fifo) const {
   return fifo < fifos_.size() ? uint32_t(fifos_[fifo].entries.size()) : 0;
 }
 
-bool DoorbellDevice::push(uint32_t fifo, uint32_t value) {
+bool DoorbellDevice::push(uint32_t fifo, uint32_t value, uint32_t source) {
   if (fifo >= fifos_.size() || fifos_[fifo].entries.size() >= depth_)
     return false;
-  std::deque<uint32_t> &entries = fifos_[fifo].entries;
-  entries.push_back(value);
+  std::deque<Entry> &entries = fifos_[fifo].entries;
+  entries.push_back({value, source});
   if (entries.size() == 1) // empty -> non-empty
     host_.raise_irq(NICEMU_IRQ_DOORBELL);
   return true;
@@ -89,7 +90,8 @@ uint32_t DoorbellDevice::pop() {
   if (select_ >= fifos_.size() || fifos_[select_].entries.empty())
     return 0;
   Fifo &f = fifos_[select_];
-  uint32_t value = f.entries.front();
+  uint32_t value = f.entries.front().value;
+  source_ = f.entries.front().source;
   f.entries.pop_front();
   // A held write gets the entry just freed, at the time of this pop.
   if (!f.waiters.empty()) {

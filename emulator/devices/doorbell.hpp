@@ -41,9 +41,11 @@ public:
   // Entries in FIFO `fifo` (0 for a FIFO that does not exist).
   uint32_t count(uint32_t fifo) const;
 
-  // The host's doorbell write: appends `value` to FIFO `fifo` (< fifos()).
+  // The host's doorbell write: appends `value` to FIFO `fifo` (< fifos()),
+  // rung by the node's process `source` (its place on the node: SOURCE
+  // tells the firmware, as a doorbell page mapped to one process would).
   // False, and nothing changes, when the FIFO is full.
-  bool push(uint32_t fifo, uint32_t value);
+  bool push(uint32_t fifo, uint32_t value, uint32_t source = 0);
   // Called with the time of the next pop from FIFO `fifo` that finds no
   // earlier waiter, right after that pop (one waiter per freed entry, in the
   // order they asked): the holder of a refused write pushes it then.
@@ -53,8 +55,11 @@ public:
 private:
   uint32_t pop(); // POP: the oldest entry of the selected FIFO, or 0
 
+  struct Entry {
+    uint32_t value, source;
+  };
   struct Fifo {
-    std::deque<uint32_t> entries;
+    std::deque<Entry> entries;
     std::deque<SpaceWaiter> waiters;
   };
 
@@ -62,6 +67,7 @@ private:
   std::vector<Fifo> fifos_;
   uint32_t depth_;
   uint32_t select_ = 0;
+  uint32_t source_ = 0; // of the entry POP took last
 };
 
 } // namespace nicemu

@@ -110,6 +110,11 @@ public:
   // write call runs: windows that check who may reach them ask (several
   // processes may share a DIMMnet-1 card). Set around each call.
   uint32_t process() const { return process_; }
+  // How many processes drive this card (nicemu run --procs-per-node), and
+  // the place on the node of the one being served (0..per_node-1).
+  void set_processes(uint32_t per_node) { per_node_ = per_node ? per_node : 1; }
+  uint32_t processes() const { return per_node_; }
+  uint32_t local_process() const { return process_ % per_node_; }
   class Serving {
   public:
     Serving(HostPort &port, uint32_t process)
@@ -134,6 +139,7 @@ private:
   Time posted_cost_ = 0;
   const HostPeers *peers_ = nullptr;
   uint32_t process_ = 0;
+  uint32_t per_node_ = 1;
 };
 
 } // namespace nicemu

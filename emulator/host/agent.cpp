@@ -433,7 +433,7 @@ bool HostAgent::registered(uint64_t addr, size_t len) const {
 bool HostAgent::read(uint64_t addr, void *out, size_t len) const {
   if (!registered(addr, len))
     return false;
-  std::memcpy(out, channel_->arena() + (addr - channel::kArenaBusBase), len);
+  std::memcpy(out, channel_->arena() + (addr - channel_->bus_base()), len);
   return true;
 }
 
@@ -449,7 +449,7 @@ bool HostAgent::write(uint64_t addr, const void *in, size_t len) {
          " ps, before the time it promised (" +
          std::to_string(promised_until_) +
          " ps); rerun with --no-leases, and please report it");
-  std::memcpy(channel_->arena() + (addr - channel::kArenaBusBase), in, len);
+  std::memcpy(channel_->arena() + (addr - channel_->bus_base()), in, len);
   check_watch();
   return true;
 }

@@ -71,6 +71,13 @@ EmulatorEnd::EmulatorEnd(uint32_t rank, uint32_t size, uint64_t arena_bytes,
     throw Error("host channel for " + who + ": bad arena size " +
                     std::to_string(arena_bytes),
                 ErrorKind::BadArgument);
+  if (per_node > 1 && arena_bytes > kArenaBusStride)
+    throw Error("host channel for " + who + ": an arena of " +
+                    std::to_string(arena_bytes) +
+                    " bytes does not fit a process's bus window (" +
+                    std::to_string(kArenaBusStride) +
+                    " bytes) on a node several processes share",
+                ErrorKind::BadArgument);
   mapped_ = arena_offset_ + arena_span;
   arena_size_ = arena_bytes;
   try {
@@ -104,6 +111,7 @@ EmulatorEnd::EmulatorEnd(uint32_t rank, uint32_t size, uint64_t arena_bytes,
   control_->per_node = per_node ? per_node : 1;
   control_->node = rank / control_->per_node;
   control_->local = rank % control_->per_node;
+  bus_base_ = arena_bus_base(control_->local);
   control_->arena_offset = arena_offset_;
   control_->arena_size = arena_size_;
   control_->emulator_pid = int32_t(getpid());
@@ -175,9 +183,9 @@ void EmulatorEnd::shutdown() {
 }
 
 bool EmulatorEnd::registered(uint64_t bus_addr, size_t len) const {
-  if (bus_addr < kArenaBusBase)
+  if (bus_addr < bus_base_)
     return false;
-  uint64_t offset = bus_addr - kArenaBusBase;
+  uint64_t offset = bus_addr - bus_base_;
   // The arena bound comes from the emulator's own copy: a corrupt region
   // table (host-writable) must not open memory outside the arena.
   uint64_t need = len ? len : 1; // an empty range still needs its address

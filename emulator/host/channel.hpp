@@ -30,6 +30,9 @@ public:
   // the control block, so the emulator never trusts the copies in it.
   uint8_t *arena() { return base_ + arena_offset_; }
   uint64_t arena_size() const { return arena_size_; }
+  // Where the card's DMA engines see arena offset 0 (arena_bus_base of the
+  // process's place on its node).
+  uint64_t bus_base() const { return bus_base_; }
 
   // True and the request if one is posted and not yet answered (Exit
   // included: it stays pending until replied to, and nobody waits for that
@@ -66,6 +69,7 @@ private:
   uint8_t *base_ = nullptr;
   ControlBlock *control_ = nullptr;
   uint64_t arena_offset_ = 0, arena_size_ = 0;
+  uint64_t bus_base_ = kArenaBusBase;
   uint32_t answered_seq_ = 0; // request_seq of the last request answered
 };
 

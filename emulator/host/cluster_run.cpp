@@ -36,7 +36,7 @@ start_cluster(const Model &model,
   if (spec.procs_per_node > 1 &&
       (spec.program.empty() || !checked_board(model).hosts_share_card()))
     throw Error("run: --procs-per-node needs a host program and a card that "
-                "several processes share (martini); the " +
+                "several processes share (martini, comet); the " +
                 model.board + " card has one host process per node");
   if (!spec.program.empty()) {
     cluster->hosts =
@@ -54,12 +54,13 @@ start_cluster(const Model &model,
     config.console = spec.console;
     config.events = spec.events;
     const uint32_t k = spec.procs_per_node;
-    if (cluster->hosts) // DMA reaches the first process's memory
-      config.host_memory = &cluster->hosts->agent(i * k);
+    if (cluster->hosts) // DMA reaches each process's own bus window
+      config.host_memory = &cluster->hosts->node_memory(i);
     Node &node = sim.add_node(model, config);
     node.cpu().set_fast_forward(spec.fast_forward);
     node.boot(flash);
     if (cluster->hosts) {
+      node.host_port().set_processes(k);
       for (uint32_t p = 0; p < k; ++p)
         cluster->hosts->agent(i * k + p).attach(&node);
       node.host_port().set_peers(cluster->hosts.get());

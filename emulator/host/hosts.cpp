@@ -32,9 +32,23 @@ HostGroup::HostGroup(uint32_t nodes, Scheduler &scheduler, const Model &model,
     agents_.back()->set_observer(
         [this](uint32_t rank) { agent_changed(rank); });
   }
+  if (per_node > 1)
+    for (uint32_t n = 0; n < nodes; ++n) {
+      std::vector<HostMemory *> processes;
+      for (uint32_t p = 0; p < per_node; ++p)
+        processes.push_back(agents_[n * per_node + p].get());
+      node_memories_.push_back(
+          std::make_unique<NodeHostMemory>(std::move(processes)));
+    }
   active_bits_.assign((agents_.size() + 63) / 64, 0);
   for (uint32_t r = 0; r < agents_.size(); ++r)
     agent_changed(r);
+}
+
+HostMemory &HostGroup::node_memory(uint32_t node) {
+  if (per_node_ == 1)
+    return *agents_[node];
+  return *node_memories_[node];
 }
 
 void HostGroup::agent_changed(uint32_t rank) {

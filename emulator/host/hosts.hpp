@@ -5,6 +5,7 @@
 
 #include "host/agent.hpp"
 #include "host/channel.hpp"
+#include "host/node_memory.hpp"
 #include "host/tagged_output.hpp"
 #include "node/simulation.hpp"
 
@@ -40,6 +41,9 @@ public:
   ~HostGroup() override;
 
   HostAgent &agent(uint32_t rank) { return *agents_[rank]; }
+  // Host memory as node `node`'s card sees it: its process's, or, with
+  // several processes per node, each one's in its own bus window.
+  HostMemory &node_memory(uint32_t node);
   const HostAgent &agent(uint32_t rank) const { return *agents_[rank]; }
   uint32_t ranks() const { return uint32_t(agents_.size()); }
   // Starts `argv` once per rank. Throws nicemu::Error if it cannot.
@@ -75,6 +79,7 @@ private:
   template <class F> void for_each_active(F f) const;
   void agent_changed(uint32_t rank);
 
+  std::vector<std::unique_ptr<NodeHostMemory>> node_memories_;
   HostOptions options_;
   const Model &model_;
   channel::WakePipe wake_;

@@ -185,7 +185,8 @@ namespace {
 
 // The NIC virtual address of `p`: its offset in the registered arena.
 uint32_t virt(const void *p) {
-  return bus_address(p) - uint32_t(channel::kArenaBusBase);
+  return uint32_t(bus_address(p) -
+                  channel::HostEnd::from_environment().bus_base());
 }
 
 [[noreturn]] void refuse(const char *what, const std::string &why,

@@ -204,7 +204,7 @@ void *alloc(size_t bytes) {
 }
 
 uint32_t bus_address(const void *p) {
-  return uint32_t(channel::kArenaBusBase + arena_offset(p, 1));
+  return uint32_t(session().end->bus_base() + arena_offset(p, 1));
 }
 
 void pio_write(uint32_t card_addr, uint32_t value) {

@@ -78,6 +78,8 @@ public:
   uint64_t time() const { return control_->host_time.load(); }
   uint8_t *arena() { return base_ + control_->arena_offset; }
   uint64_t arena_size() const { return control_->arena_size; }
+  // Where the card sees arena offset 0: this process's bus window.
+  uint64_t bus_base() const { return arena_bus_base(control_->local); }
   // The shared object and where the arena starts in it, for mapping arena
   // pages elsewhere in the process (hostlib/src/pinned.cpp).
   int fd() const { return fd_; }

@@ -43,7 +43,7 @@ bool in_arena(uintptr_t a, size_t len) {
 }
 
 uint32_t bus_of(uint64_t arena_off) {
-  return uint32_t(channel::kArenaBusBase + arena_off);
+  return uint32_t(end().bus_base() + arena_off);
 }
 
 // The span holding all of [a, b), if one does.

@@ -84,7 +84,7 @@ TEST_CASE("DIMMnet: several processes per node need a card that allows "
   INFO(r);
   CHECK(r.status != 0);
   CHECK(contains(r.err, "--procs-per-node needs a host program and a card "
-                        "that several processes share (martini)"));
+                        "that several processes share (martini, comet)"));
 }
 
 TEST_CASE("DIMMnet: PUSH and PULL between SO-DIMM banks and LLCM") {

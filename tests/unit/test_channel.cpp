@@ -1,6 +1,7 @@
 // Both ends of the host channel: the emulator's (emulator/host/channel.hpp)
 // and the host library's (hostlib/src/host_end.hpp).
 #include "host/channel.hpp"
+#include "host/node_memory.hpp"
 #include "host_end.hpp"
 
 #include "nicemu/error.hpp"
@@ -154,7 +155,7 @@ TEST_CASE("channel: card writes, reads and timed waits travel in full") {
   // accesses (Op::Write, Op::Read, Reply::data); 5: Op::WriteBlock; 6:
   // Reply::stable_until; 7: Op::ReadBlock; 8: ControlBlock::node, local,
   // per_node; 9: Op::WaitInterrupt; 10: WaitEither woken by an interrupt.
-  CHECK(kVersion == 11);
+  CHECK(kVersion == 12);
   WakePipe wake;
   EmulatorEnd emu(0, 1, kArena);
   HostEnd host(emu.fd(), wake.write_fd);
@@ -671,4 +672,57 @@ TEST_CASE("channel: errors carry their kind for the host library") {
           ErrorKind::BadArgument);
     CHECK(kind_thrown([] { EmulatorEnd(0, 1, 0); }) == ErrorKind::BadArgument);
   }
+}
+
+// Several processes on one node: each one's arena is its own bus window,
+// and the card's view of the node (NodeHostMemory) reaches each process's
+// registered memory there and nowhere else.
+TEST_CASE("channel: each process sharing a card has its own bus window") {
+  EmulatorEnd first(2, 4, 0x10000, 2), second(3, 4, 0x10000, 2);
+  CHECK(first.bus_base() == kArenaBusBase);
+  CHECK(second.bus_base() == kArenaBusBase + kArenaBusStride);
+  CHECK(first.add_region(0, 0x1000) == Status::Ok);
+  CHECK(second.add_region(0, 0x1000) == Status::Ok);
+  CHECK(first.registered(kArenaBusBase, 0x1000));
+  CHECK_FALSE(first.registered(kArenaBusBase + kArenaBusStride, 4));
+  CHECK(second.registered(kArenaBusBase + kArenaBusStride, 0x1000));
+  CHECK_FALSE(second.registered(kArenaBusBase, 4));
+
+  // The card's DMA through the node's memory.
+  struct Process final : nicemu::HostMemory {
+    EmulatorEnd &end;
+    explicit Process(EmulatorEnd &e) : end(e) {}
+    bool registered(uint64_t a, size_t n) const override {
+      return end.registered(a, n);
+    }
+    bool read(uint64_t a, void *out, size_t n) const override {
+      if (!registered(a, n))
+        return false;
+      std::memcpy(out, end.arena() + (a - end.bus_base()), n);
+      return true;
+    }
+    bool write(uint64_t a, const void *in, size_t n) override {
+      if (!registered(a, n))
+        return false;
+      std::memcpy(end.arena() + (a - end.bus_base()), in, n);
+      return true;
+    }
+  } p0(first), p1(second);
+  nicemu::NodeHostMemory node({&p0, &p1});
+  const uint32_t word = 0xC0FFEE;
+  CHECK(node.write(kArenaBusBase + kArenaBusStride + 8, &word, 4));
+  uint32_t got = 0;
+  std::memcpy(&got, second.arena() + 8, 4);
+  CHECK(got == word);
+  std::memcpy(&got, first.arena() + 8, 4);
+  CHECK(got == 0); // the other process's memory is untouched
+  // Past the node's processes, below the first window, across a window's
+  // end: nobody's.
+  CHECK_FALSE(node.registered(kArenaBusBase + 2 * kArenaBusStride, 4));
+  CHECK_FALSE(node.registered(kArenaBusBase - 4, 4));
+  CHECK_FALSE(node.write(kArenaBusBase + kArenaBusStride - 4, &word, 8));
+  CHECK_FALSE(node.registered(kArenaBusBase + 0x1000, 4)); // unregistered
+
+  // An arena larger than a window cannot share a card.
+  CHECK_THROWS_AS(EmulatorEnd(0, 2, kArenaBusStride + 4096, 2), nicemu::Error);
 }

@@ -333,6 +333,24 @@ TEST_CASE("doorbell: FIFOs keep order, NONEMPTY, COUNT, an empty pop is 0") {
   CHECK(bell.count(8) == 0);
 }
 
+TEST_CASE("doorbell: SOURCE tells which process rang the entry POP took") {
+  Card card(comet());
+  DoorbellDevice &bell = *doorbell_of(card.node);
+  REQUIRE(bell.push(2, 0x100, 1));
+  REQUIRE(bell.push(2, 0x200, 0));
+  REQUIRE(bell.push(4, 0x300, 3));
+  CHECK(card.bell(NICEMU_DOORBELL_SOURCE) == 0); // nothing popped yet
+  CHECK(card.pop(2) == 0x100);
+  CHECK(card.bell(NICEMU_DOORBELL_SOURCE) == 1);
+  CHECK(card.pop(4) == 0x300);
+  CHECK(card.bell(NICEMU_DOORBELL_SOURCE) == 3);
+  CHECK(card.pop(2) == 0x200);
+  CHECK(card.bell(NICEMU_DOORBELL_SOURCE) == 0);
+  // An empty pop leaves it as it was.
+  CHECK(card.pop(2) == 0);
+  CHECK(card.bell(NICEMU_DOORBELL_SOURCE) == 0);
+}
+
 TEST_CASE("doorbell: a full FIFO refuses a push and keeps what it has") {
   Card card(comet());
   DoorbellDevice &bell = *doorbell_of(card.node);

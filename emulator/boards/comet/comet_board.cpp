@@ -6,8 +6,21 @@
 
 namespace nicemu {
 
+namespace {
+
+// Several processes may share a Comet card: the VI provider keeps each
+// one's VIs, memory and Ptags apart (docs/via.md, "Processes sharing a
+// card").
+class CometBoard final : public SharedPartsBoard {
+public:
+  using SharedPartsBoard::SharedPartsBoard;
+  bool hosts_share_card() const override { return true; }
+};
+
+} // namespace
+
 const Board &comet_board() {
-  static const SharedPartsBoard board(
+  static const CometBoard board(
       "comet",
       "Comet adapter: host DMA, doorbell FIFOs, Ethernet port, PCI host",
       {SharedPart::HostDma, SharedPart::EthernetNetwork, SharedPart::Doorbells,

@@ -8,15 +8,26 @@ namespace nicemu {
 
 namespace {
 
+constexpr const char *kDriverOnly =
+    "on a card several processes share, a process reaches only the mailbox "
+    "page of card memory: the rest is the driver's";
+
 HostBusResult refused(Time at, const char *why) {
   return {false, 0, at, why};
 }
 
 } // namespace
 
+bool CardMemoryWindow::reachable(uint64_t offset, unsigned size) const {
+  return port_.processes() == 1 || (base_ + offset >= mailbox_ &&
+                                    base_ + offset + size <= mailbox_ + 4096);
+}
+
 void CardMemoryWindow::read(uint64_t offset, unsigned size, Time at,
                             const HostBusCompletion &done) {
   uint32_t word = 0;
+  if (!reachable(offset, size))
+    return (void)done(refused(at, kDriverOnly));
   if (size != 4 || offset % 4 || !card_.card_read(base_ + offset, &word, 4))
     return (void)done(
         refused(at, "PIO reads card memory in aligned 32-bit words"));
@@ -26,6 +37,8 @@ void CardMemoryWindow::read(uint64_t offset, unsigned size, Time at,
 void CardMemoryWindow::write(uint64_t offset, unsigned size, uint64_t value,
                              Time at, HostBusCompletion done) {
   uint32_t word = uint32_t(value);
+  if (!reachable(offset, size))
+    return (void)done(refused(at, kDriverOnly));
   if (size != 4 || offset % 4 || !card_.card_write(base_ + offset, &word, 4))
     return (void)done(
         refused(at, "PIO writes card memory in aligned 32-bit words"));
@@ -48,12 +61,13 @@ void DoorbellWindow::write(uint64_t offset, unsigned size, uint64_t value,
   if (size != 4 || offset % 4 || fifo >= bell_.fifos())
     return (void)done(refused(at, "no such doorbell FIFO"));
   const Time finished = at + write_cost_;
-  if (bell_.push(fifo, uint32_t(value)))
+  const uint32_t source = port_.local_process();
+  if (bell_.push(fifo, uint32_t(value), source))
     return (void)done({true, 0, finished, {}});
-  bell_.when_space(fifo, [this, fifo, value = uint32_t(value), finished,
+  bell_.when_space(fifo, [this, fifo, value = uint32_t(value), source, finished,
                           done = std::move(done)](Time popped) {
     if (done({true, 0, std::max(finished, popped), {}}))
-      bell_.push(fifo, value); // the pop just freed an entry
+      bell_.push(fifo, value, source); // the pop just freed an entry
   });
 }
 

@@ -16,10 +16,12 @@ namespace nicemu {
 class CardMemoryWindow final : public HostWindow {
 public:
   // The card memory at [base, base + size) of `card`; `mailbox`: the card
-  // address of the mailbox page.
-  CardMemoryWindow(DeviceHost &card, uint32_t base, Time read_cost,
-                   Time write_cost, uint32_t mailbox)
-      : card_(card), base_(base), read_cost_(read_cost),
+  // address of the mailbox page. On a card several processes share
+  // (`port`'s processes), card memory is the driver's: a process reaches
+  // the mailbox page only, as a driver maps one page into each process.
+  CardMemoryWindow(DeviceHost &card, const HostPort &port, uint32_t base,
+                   Time read_cost, Time write_cost, uint32_t mailbox)
+      : card_(card), port_(port), base_(base), read_cost_(read_cost),
         write_cost_(write_cost), mailbox_(mailbox) {}
 
   void read(uint64_t offset, unsigned size, Time at,
@@ -32,7 +34,12 @@ public:
   }
 
 private:
+  // Whether a process may reach [offset, offset + size): anywhere on a card
+  // of its own, the mailbox page only on a shared one.
+  bool reachable(uint64_t offset, unsigned size) const;
+
   DeviceHost &card_;
+  const HostPort &port_;
   uint32_t base_;
   Time read_cost_, write_cost_;
   uint32_t mailbox_;
@@ -40,8 +47,9 @@ private:
 
 class DoorbellWindow final : public HostWindow {
 public:
-  DoorbellWindow(DoorbellDevice &bell, Time write_cost)
-      : bell_(bell), write_cost_(write_cost) {}
+  // Each entry remembers which of `port`'s processes rang it.
+  DoorbellWindow(DoorbellDevice &bell, const HostPort &port, Time write_cost)
+      : bell_(bell), port_(port), write_cost_(write_cost) {}
 
   void read(uint64_t offset, unsigned size, Time at,
             const HostBusCompletion &done) override;
@@ -51,6 +59,7 @@ public:
 
 private:
   DoorbellDevice &bell_;
+  const HostPort &port_;
   Time write_cost_;
 };
 

@@ -58,7 +58,7 @@ void install_doorbells(CardAssembly &card, const Model &model) {
                    ? cost->second
                    : model.timing("host.pio_write_word");
   card.host_port().map(NICEMU_HOST_DOORBELLS, 4ull * fifos.fifos(),
-                       std::make_unique<DoorbellWindow>(fifos, write));
+                       std::make_unique<DoorbellWindow>(fifos, card.host_port(), write));
 }
 
 // Every card memory, by PIO at its card address.
@@ -69,8 +69,9 @@ void map_card_memory(CardAssembly &card, const Model &model) {
   for (const MemoryRegion &r : model.memories)
     card.host_port().map(
         r.base, r.size,
-        std::make_unique<CardMemoryWindow>(card.device_host(), r.base, read,
-                                           write, model.host_mailbox()));
+        std::make_unique<CardMemoryWindow>(card.device_host(), card.host_port(),
+                                           r.base, read, write,
+                                           model.host_mailbox()));
 }
 
 } // namespace

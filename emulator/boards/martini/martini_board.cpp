@@ -85,7 +85,7 @@ void MartiniBoard::assemble(CardAssembly &card, const Model &model) const {
            std::make_unique<StatusWindow>(engine));
   // The privileged page: the firmware's request mailbox, 32-bit words.
   port.map(NICEMU_MARTINI_HOST_PRIV, 4096,
-           std::make_unique<CardMemoryWindow>(host, model.host_mailbox(),
+           std::make_unique<CardMemoryWindow>(host, port, model.host_mailbox(),
                                               figures.load, figures.store,
                                               model.host_mailbox()));
   port.map(NICEMU_MARTINI_HOST_JOIN, 8,

@@ -31,10 +31,18 @@ constexpr uint32_t kMagic = 0x4E4D4348; // 'NMCH'
 // 11: ControlBlock::emulator_sleeping (a host wakes the emulator only when
 //     it sleeps); host leases (Reply::stable_until for WaitWord,
 //     ControlBlock::local_polls).
-constexpr uint32_t kVersion = 11;
-// Bus address of arena offset 0 as the NIC's DMA engines see it (0 is never
-// a valid host address).
+// 12: each process of a node has its own bus window (arena_bus_base).
+constexpr uint32_t kVersion = 12;
+// Bus address of arena offset 0 of a node's first process as the NIC's DMA
+// engines see it (0 is never a valid host address). The node's other
+// processes follow, one window of kArenaBusStride each, so that a card
+// several processes share reaches each one's memory at its own addresses
+// (as distinct physical pages): process `local` at arena_bus_base(local).
 constexpr uint64_t kArenaBusBase = 0x10000000;
+constexpr uint64_t kArenaBusStride = 0x04000000; // 64 MiB: the largest arena
+constexpr uint64_t arena_bus_base(uint32_t local) {
+  return kArenaBusBase + uint64_t(local) * kArenaBusStride;
+}
 constexpr uint32_t kMaxRegions = 64;
 // A host answers at most this many polls by itself under one lease.
 constexpr uint32_t kMaxLocalPolls = 32;

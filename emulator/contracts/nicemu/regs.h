@@ -121,7 +121,9 @@ extern "C" {
   X(DOORBELL, SELECT, 0x0C, RW, "FIFO that COUNT and POP act on")              \
   X(DOORBELL, COUNT, 0x10, R, "entries in the selected FIFO")                  \
   X(DOORBELL, POP, 0x14, R,                                                    \
-    "take the oldest entry of the selected FIFO (0: empty)")
+    "take the oldest entry of the selected FIFO (0: empty)")                   \
+  X(DOORBELL, SOURCE, 0x18, R,                                                 \
+    "who rang the entry POP last took: the process's place on its node")
 
 #define NICEMU_ALL_REGS(X)                                                     \
   NICEMU_SYS_REGS(X)                                                           \
