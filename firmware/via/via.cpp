@@ -204,12 +204,28 @@ SLOW void timer_idle() {
 
 // ---- Memory registration table ----------------------------------------------
 
+// A region's and a VI's `ptag` is the process's Ptag number with the
+// process in its top 8 bits (owned_ptag): one compare keeps both the
+// host's Ptags and the processes sharing the card apart.
 struct Region {
   bool used;
+  uint8_t owner; // the process that registered it
   uint32_t ptag, attrs, length, bus;
   uint64_t va;
 };
 Region regions[VIAFW_MAX_REGIONS];
+
+uint32_t owned_ptag(uint32_t process, uint32_t ptag) {
+  return process << 24 | ptag;
+}
+
+// Whether [bus, bus + bytes) lies in the memory of the node's process
+// `process` (its bus window: the pages its driver pinned).
+bool in_window(uint32_t process, uint32_t bus, uint32_t bytes) {
+  uint32_t base = VIAFW_WINDOW(process);
+  return bus >= base && bytes <= VIAFW_WINDOW_BYTES &&
+         bus - base <= VIAFW_WINDOW_BYTES - bytes;
+}
 
 // A contiguous piece of host memory a message's bytes go to or come from.
 struct Piece {
@@ -251,6 +267,10 @@ struct Desc {
   uint32_t seg_handle(uint32_t i) const { return get32(seg(i) + 8); }
   uint32_t seg_length(uint32_t i) const { return get32(seg(i) + 12); }
 };
+
+// The most a descriptor's reads and completion can touch.
+constexpr uint32_t kDescMax =
+    VIAFW_CS_BYTES + VIAFW_MAX_SEGMENTS * VIAFW_SEG_BYTES;
 
 // Reads a descriptor; false if its memory cannot be read (the host library
 // checks it is registered, so this is a host that deregistered it).
@@ -311,10 +331,11 @@ bool move_pieces(const Piece *pieces, uint32_t npieces, uint32_t offset,
 
 struct Ring {
   bool used;
+  uint8_t owner; // the process whose memory it is in
   uint32_t bus, entries, produced;
 };
 Ring cqs[VIAFW_MAX_CQS];
-Ring events;
+Ring events[VIAFW_MAX_PROCESSES]; // each process's (HELLO)
 
 void cq_push(uint32_t cq, uint32_t word) {
   if (cq >= VIAFW_MAX_CQS || !cqs[cq].used)
@@ -326,12 +347,14 @@ void cq_push(uint32_t cq, uint32_t word) {
     ++r.produced;
 }
 
-[[gnu::always_inline]] inline void event_push(uint32_t type, uint32_t node,
-                                              uint32_t vi, const uint32_t *data,
-                                              uint32_t words) {
+// An event for process `process`, in its ring.
+SLOW void event_push_to(uint32_t process, uint32_t type, uint32_t node,
+                        uint32_t vi, const uint32_t *data, uint32_t words) {
+  Ring &events = ::events[process];
   if (!events.used)
     return;
-  if (events.produced - box[VIAFW_BOX_EVENTS_FREED] >= events.entries)
+  if (events.produced - box[VIAFW_BOX_EVENTS_FREED_BY(process)] >=
+      events.entries)
     return count(VIAFW_BOX_STAT_EVENTS_LOST);
   uint32_t entry[VIAFW_EVENT_BYTES / 4] = {events.produced + 1, type, node, vi};
   for (uint32_t i = 0; i < words && i < 8; ++i)
@@ -419,6 +442,8 @@ struct Loss {
 };
 Vi vis[VIAFW_MAX_VIS];
 Loss losses[VIAFW_MAX_VIS];
+// The process that created each VI (beside `vis`, which keeps its size).
+uint8_t vi_owner[VIAFW_MAX_VIS];
 static_assert(sizeof(Loss) == 64, "indexed by a shift");
 uint32_t vi_count; // the VIs this card's doorbell FIFOs allow (set at boot)
 
@@ -426,6 +451,12 @@ static_assert(offsetof(Vi, ptag) == 4, "Vi::index must stay in padding");
 
 [[gnu::always_inline]] inline Loss &loss_of(const Vi &vi) {
   return losses[vi.index];
+}
+
+// An event about VI `vi`, for the process that owns it.
+SLOW void event_push(uint32_t type, uint32_t node, uint32_t vi,
+                     const uint32_t *data, uint32_t words) {
+  event_push_to(vi_owner[vi], type, node, vi, data, words);
 }
 
 // The message going out, fragment by fragment (one at a time on the card).
@@ -675,6 +706,7 @@ bool send_small() {
 constexpr uint32_t kControlSlots = 16;
 struct ControlSlot {
   bool used, sent;
+  uint8_t to_vi; // the VI whose process takes it there (VIAFW_ANY_VI)
   uint32_t dest, seq, order;
   Retry retry;
   uint32_t msg[8];
@@ -696,8 +728,10 @@ uint32_t control_ack_cycles; // kControlAckUs (set at boot)
 bool control_ack_deferred;   // armed, its deadline to be set when idle
 
 // A control frame (the 8 words of `msg` after the header, if any) for
-// `dest`; its acknowledgement has VIAFW_F_ACK and no words.
-SLOW void queue_control(uint32_t dest, uint32_t seq, const uint32_t *msg) {
+// `dest`, for the process of VI `to_vi` there (header byte 3); its
+// acknowledgement has VIAFW_F_ACK and no words.
+SLOW void queue_control(uint32_t dest, uint32_t seq, const uint32_t *msg,
+                        uint32_t to_vi = VIAFW_ANY_VI) {
   if (small_tail - small_head == kSmall)
     return count(VIAFW_BOX_STAT_DROPPED); // sent again, or asked again
   Small &s = smalls[small_tail++ % kSmall];
@@ -705,6 +739,7 @@ SLOW void queue_control(uint32_t dest, uint32_t seq, const uint32_t *msg) {
   s.dest = dest;
   s.bytes[0] = VIAFW_PKT_CONTROL;
   s.bytes[1] = msg ? 0 : VIAFW_F_ACK;
+  s.bytes[3] = uint8_t(to_vi);
   put32(s.bytes + 4, seq);
   if (msg)
     memcpy(s.bytes + VIAFW_HEADER_BYTES, msg, 32);
@@ -713,7 +748,7 @@ SLOW void queue_control(uint32_t dest, uint32_t seq, const uint32_t *msg) {
 
 SLOW void control_transmit(ControlSlot &c) {
   c.sent = true;
-  queue_control(c.dest, c.seq, c.msg);
+  queue_control(c.dest, c.seq, c.msg, c.to_vi);
   retry_arm(c.retry);
 }
 
@@ -732,14 +767,17 @@ SLOW void control_next(uint32_t dest) {
     control_transmit(*next);
 }
 
-// Queues the 8 words of `msg` for `dest`; false if every slot is taken.
-SLOW bool control_send(uint32_t dest, const uint32_t *msg) {
+// Queues the 8 words of `msg` for `dest` (for the process of its VI
+// `to_vi`); false if every slot is taken.
+SLOW bool control_send(uint32_t dest, const uint32_t *msg,
+                       uint32_t to_vi = VIAFW_ANY_VI) {
   for (ControlSlot &c : controls) {
     if (c.used)
       continue;
     c = ControlSlot{};
     c.used = true;
     c.dest = dest;
+    c.to_vi = uint8_t(to_vi);
     c.seq = ++control_out[dest];
     c.order = control_order++;
     memcpy(c.msg, msg, sizeof c.msg);
@@ -1465,7 +1503,7 @@ void disconnect(Vi &vi, bool tell_peer) {
     uint32_t placed = vi.in.active ? vi.in.seq - 1 : vi.in.seq;
     uint32_t msg[8] = {VIAFW_CTL_DISCONNECT, uint32_t(&vi - vis), vi.peer_vi,
                        placed, 1};
-    if (!control_send(vi.peer_node, msg))
+    if (!control_send(vi.peer_node, msg, vi.peer_vi))
       count(VIAFW_BOX_STAT_DROPPED);
   }
   retry_done(loss_of(vi).retry);
@@ -1522,7 +1560,14 @@ void on_control(uint32_t src, const uint8_t *h, uint32_t n) {
       event_push(VIAFW_EV_DISCONNECTED, src, v, msg, 8);
     }
   } else {
-    event_push(VIAFW_EV_CONTROL, src, 0, msg, 8);
+    // To the process of the VI the sender names, or to every process when
+    // it names none in use (a connection request: whoever listens).
+    uint32_t v = h[3];
+    if (v < vi_count && vis[v].state != State::Free)
+      event_push_to(vi_owner[v], VIAFW_EV_CONTROL, src, 0, msg, 8);
+    else
+      for (uint32_t p = 0; p < VIAFW_MAX_PROCESSES; ++p)
+        event_push_to(p, VIAFW_EV_CONTROL, src, 0, msg, 8);
   }
   control_ack(src, seq); // once the host has it
 }
@@ -1761,54 +1806,110 @@ bool poll_rx() {
 // ---- Commands
 // --------------------------------------------------------------------
 
-uint32_t run_command(const uint32_t *c) {
+// A command of process `p` naming something of another process: refused,
+// and counted.
+uint32_t foreign() {
+  count(VIAFW_BOX_STAT_FOREIGN);
+  return VIAFW_R_BAD_ARGUMENT;
+}
+
+// Region `h` in use and process `p`'s; else the refusal (0: it is).
+uint32_t check_region(uint32_t h, uint32_t p) {
+  if (h == 0 || h >= VIAFW_MAX_REGIONS || !regions[h].used)
+    return VIAFW_R_BAD_ARGUMENT;
+  return regions[h].owner == p ? 0u : foreign();
+}
+
+// VI `v` in use and process `p`'s; else the refusal (0: it is).
+uint32_t check_vi(uint32_t v, uint32_t p) {
+  if (v >= vi_count || vis[v].state == State::Free)
+    return VIAFW_R_BAD_ARGUMENT;
+  return vi_owner[v] == p ? 0u : foreign();
+}
+
+// CQ `cq` is VIAFW_NO_CQ, or in use and process `p`'s.
+bool cq_usable(uint32_t cq, uint32_t p) {
+  if (cq == VIAFW_NO_CQ)
+    return true;
+  if (cq >= VIAFW_MAX_CQS || !cqs[cq].used)
+    return false;
+  if (cqs[cq].owner != p) {
+    count(VIAFW_BOX_STAT_FOREIGN);
+    return false;
+  }
+  return true;
+}
+
+// A new host process `p` (HELLO): the card forgets what it had of `p`.
+SLOW void forget_process(uint32_t p) {
+  for (uint32_t v = 0; v < VIAFW_MAX_VIS; ++v) {
+    if (vi_owner[v] != p || vis[v].state == State::Free)
+      continue;
+    if (out.active && out.vi == v)
+      out = Outbound{};
+    retry_done(losses[v].retry);
+    losses[v] = Loss{};
+    vis[v] = Vi{};
+    vis[v].index = uint8_t(v);
+  }
+  for (Region &r : regions)
+    if (r.used && r.owner == p)
+      r = Region{};
+  for (Ring &r : cqs)
+    if (r.used && r.owner == p)
+      r = Ring{};
+}
+
+// Runs command block `c` of the node's process `p`.
+uint32_t run_command(const uint32_t *c, uint32_t p) {
   const uint32_t *a = c + 2;
   switch (c[0]) {
   case VIAFW_CMD_HELLO:
     if (a[1] == 0 || (a[1] & (a[1] - 1)))
       return VIAFW_R_BAD_ARGUMENT;
-    for (Vi &vi : vis)
-      vi = Vi{};
-    for (uint32_t v = 0; v < VIAFW_MAX_VIS; ++v)
-      vis[v].index = uint8_t(v);
-    for (Loss &l : losses) {
-      retry_done(l.retry);
-      l = Loss{};
-    }
-    for (Region &r : regions)
-      r = Region{};
-    for (Ring &r : cqs)
-      r = Ring{};
-    out = Outbound{};
-    events = Ring{true, a[0], a[1], 0};
-    box[VIAFW_BOX_EVENTS_FREED] = 0;
+    if (a[1] > VIAFW_WINDOW_BYTES / VIAFW_EVENT_BYTES ||
+        !in_window(p, a[0], a[1] * VIAFW_EVENT_BYTES))
+      return foreign();
+    forget_process(p);
+    events[p] = Ring{true, uint8_t(p), a[0], a[1], 0};
+    box[VIAFW_BOX_EVENTS_FREED_BY(p)] = 0;
     return VIAFW_R_OK;
   case VIAFW_CMD_REGISTER: {
-    if (a[0] == 0 || a[0] >= VIAFW_MAX_REGIONS || a[3] == 0)
+    if (a[0] == 0 || a[0] >= VIAFW_MAX_REGIONS || a[3] == 0 ||
+        a[5] > VIAFW_MAX_PTAG)
       return VIAFW_R_BAD_ARGUMENT;
+    // Only memory of the process itself: its driver pins no other pages.
+    if (!in_window(p, a[4], a[3]))
+      return foreign();
     Region &r = regions[a[0]];
     if (r.used)
       return VIAFW_R_RESOURCE;
-    r = Region{true, a[5], a[6],
-               a[3], a[4], uint64_t(a[1]) | uint64_t(a[2]) << 32};
+    r = Region{true,
+               uint8_t(p),
+               owned_ptag(p, a[5]),
+               a[6],
+               a[3],
+               a[4],
+               uint64_t(a[1]) | uint64_t(a[2]) << 32};
     return VIAFW_R_OK;
   }
   case VIAFW_CMD_DEREGISTER:
-    if (a[0] == 0 || a[0] >= VIAFW_MAX_REGIONS || !regions[a[0]].used)
-      return VIAFW_R_BAD_ARGUMENT;
+    if (uint32_t refused = check_region(a[0], p))
+      return refused;
     regions[a[0]].used = false;
     return VIAFW_R_OK;
   case VIAFW_CMD_SET_MEM:
-    if (a[0] == 0 || a[0] >= VIAFW_MAX_REGIONS || !regions[a[0]].used)
+    if (uint32_t refused = check_region(a[0], p))
+      return refused;
+    if (a[1] > VIAFW_MAX_PTAG)
       return VIAFW_R_BAD_ARGUMENT;
-    regions[a[0]].ptag = a[1];
+    regions[a[0]].ptag = owned_ptag(p, a[1]);
     regions[a[0]].attrs = a[2];
     return VIAFW_R_OK;
   case VIAFW_CMD_CREATE_VI: {
     if (a[0] >= vi_count || a[1] > VIAFW_KIND_FM_IP ||
-        a[3] > VIAFW_RELIABLE_RECEPTION ||
-        (a[5] != VIAFW_NO_CQ && (a[5] >= VIAFW_MAX_CQS || !cqs[a[5]].used)) ||
-        (a[6] != VIAFW_NO_CQ && (a[6] >= VIAFW_MAX_CQS || !cqs[a[6]].used)))
+        a[3] > VIAFW_RELIABLE_RECEPTION || a[2] > VIAFW_MAX_PTAG ||
+        !cq_usable(a[5], p) || !cq_usable(a[6], p))
       return VIAFW_R_BAD_ARGUMENT;
     if (vis[a[0]].state != State::Free ||
         (a[1] == VIAFW_KIND_FM_IP && fm_vi() >= 0))
@@ -1818,8 +1919,9 @@ uint32_t run_command(const uint32_t *c) {
     vi.index = uint8_t(a[0]);
     retry_done(losses[a[0]].retry);
     losses[a[0]] = Loss{};
+    vi_owner[a[0]] = uint8_t(p);
     vi.kind = uint8_t(a[1]);
-    vi.ptag = a[2];
+    vi.ptag = owned_ptag(p, a[2]);
     vi.reliability = uint8_t(a[3]);
     vi.attrs = a[4];
     vi.send_cq = a[5];
@@ -1831,20 +1933,26 @@ uint32_t run_command(const uint32_t *c) {
     return VIAFW_R_OK;
   }
   case VIAFW_CMD_DESTROY_VI:
-    if (a[0] >= vi_count || vis[a[0]].state == State::Free)
-      return VIAFW_R_BAD_ARGUMENT;
+    if (uint32_t refused = check_vi(a[0], p))
+      return refused;
     disconnect(vis[a[0]], vis[a[0]].kind == VIAFW_KIND_CONNECTED);
     vis[a[0]].state = State::Free;
     return VIAFW_R_OK;
   case VIAFW_CMD_SET_VI:
-    if (a[0] >= vi_count || vis[a[0]].state == State::Free)
+    if (uint32_t refused = check_vi(a[0], p))
+      return refused;
+    if (a[1] > VIAFW_MAX_PTAG)
       return VIAFW_R_BAD_ARGUMENT;
-    vis[a[0]].ptag = a[1];
+    vis[a[0]].ptag = owned_ptag(p, a[1]);
     vis[a[0]].attrs = a[2];
     return VIAFW_R_OK;
   case VIAFW_CMD_CONNECT_VI: {
     if (a[0] >= vi_count || a[1] >= nodes || a[2] >= vi_count)
       return VIAFW_R_BAD_ARGUMENT;
+    if (uint32_t refused = check_vi(a[0], p))
+      return refused == VIAFW_R_BAD_ARGUMENT && vis[a[0]].state == State::Free
+                 ? uint32_t(VIAFW_R_STATE)
+                 : refused;
     Vi &vi = vis[a[0]];
     if (vi.state != State::Idle || vi.kind != VIAFW_KIND_CONNECTED)
       return VIAFW_R_STATE;
@@ -1857,25 +1965,33 @@ uint32_t run_command(const uint32_t *c) {
     return VIAFW_R_OK;
   }
   case VIAFW_CMD_DISCONNECT_VI:
-    if (a[0] >= vi_count || vis[a[0]].state == State::Free ||
-        vis[a[0]].kind != VIAFW_KIND_CONNECTED)
+    if (uint32_t refused = check_vi(a[0], p))
+      return refused;
+    if (vis[a[0]].kind != VIAFW_KIND_CONNECTED)
       return VIAFW_R_BAD_ARGUMENT;
     disconnect(vis[a[0]], a[1] != 0);
     return VIAFW_R_OK;
   case VIAFW_CMD_CONTROL:
     if (a[0] >= nodes)
       return VIAFW_R_BAD_ARGUMENT;
-    return control_send(a[0], a + 1) ? VIAFW_R_OK : VIAFW_R_RESOURCE;
+    return control_send(a[0], a + 1, a[9] < vi_count ? a[9] : VIAFW_ANY_VI)
+               ? VIAFW_R_OK
+               : VIAFW_R_RESOURCE;
   case VIAFW_CMD_CREATE_CQ:
     if (a[0] >= VIAFW_MAX_CQS || a[2] == 0 || (a[2] & (a[2] - 1)))
       return VIAFW_R_BAD_ARGUMENT;
+    if (a[2] > VIAFW_WINDOW_BYTES / VIAFW_CQ_ENTRY_BYTES ||
+        !in_window(p, a[1], a[2] * VIAFW_CQ_ENTRY_BYTES))
+      return foreign();
     if (cqs[a[0]].used)
       return VIAFW_R_RESOURCE;
-    cqs[a[0]] = Ring{true, a[1], a[2], 0};
+    cqs[a[0]] = Ring{true, uint8_t(p), a[1], a[2], 0};
     return VIAFW_R_OK;
   case VIAFW_CMD_DESTROY_CQ:
     if (a[0] >= VIAFW_MAX_CQS || !cqs[a[0]].used)
       return VIAFW_R_BAD_ARGUMENT;
+    if (cqs[a[0]].owner != p)
+      return foreign();
     for (const Vi &vi : vis)
       if (vi.state != State::Free && (vi.send_cq == a[0] || vi.recv_cq == a[0]))
         return VIAFW_R_STATE;
@@ -1886,12 +2002,16 @@ uint32_t run_command(const uint32_t *c) {
   }
 }
 
-NICEMU_HANDLER void on_command(uint32_t bus) {
+// A command block at `bus`, rung by the node's process `p`: read from
+// and answered into that process's memory only.
+NICEMU_HANDLER void on_command(uint32_t bus, uint32_t p) {
   uint32_t c[VIAFW_COMMAND_BYTES / 4];
+  if (p >= VIAFW_MAX_PROCESSES || !in_window(p, bus, VIAFW_COMMAND_BYTES))
+    return count(VIAFW_BOX_STAT_FOREIGN);
   if (!host_read(bus, c, sizeof c))
     return count(VIAFW_BOX_STAT_DROPPED);
-  uint32_t result = events.used || c[0] == VIAFW_CMD_HELLO
-                        ? run_command(c)
+  uint32_t result = events[p].used || c[0] == VIAFW_CMD_HELLO
+                        ? run_command(c, p)
                         : uint32_t(VIAFW_R_BAD_COMMAND);
   uint32_t tail[2] = {result, c[1]};
   host_write(bus + VIAFW_COMMAND_RESULT, tail, sizeof tail);
@@ -1903,6 +2023,11 @@ NICEMU_HANDLER void on_command(uint32_t bus) {
 uint32_t doorbell_pop(uint32_t fifo) {
   fw::reg(NICEMU_DOORBELL_BASE, NICEMU_DOORBELL_SELECT) = fifo;
   return fw::reg(NICEMU_DOORBELL_BASE, NICEMU_DOORBELL_POP);
+}
+
+// The process that rang the entry doorbell_pop took last.
+uint32_t rung_by() {
+  return fw::reg(NICEMU_DOORBELL_BASE, NICEMU_DOORBELL_SOURCE);
 }
 
 // The doorbell FIFOs whose entries can be taken now: a VI queue that is
@@ -1938,6 +2063,14 @@ bool poll_doorbells() {
         count(VIAFW_BOX_STAT_DROPPED); // the library never does this
         continue;
       }
+      // Another process's VI, or a descriptor outside the ringer's own
+      // memory: dropped (no completion: it would write where the ringer
+      // may not).
+      uint32_t p = rung_by();
+      if (p != vi_owner[v] || !in_window(p, desc, kDescMax)) {
+        count(VIAFW_BOX_STAT_FOREIGN);
+        continue;
+      }
       if (vi.state == State::Error) {
         complete(vi, desc,
                  VIAFW_STATUS_DESC_FLUSHED_ERROR |
@@ -1952,7 +2085,8 @@ bool poll_doorbells() {
   // disconnects the VI rang in that order, and the descriptor must be
   // flushed by the command, not dropped after it.
   if (ready & (1u << VIAFW_FIFO_COMMAND)) {
-    on_command(doorbell_pop(VIAFW_FIFO_COMMAND));
+    uint32_t bus = doorbell_pop(VIAFW_FIFO_COMMAND);
+    on_command(bus, rung_by());
     work = true;
   }
   if (ready & (1u << VIAFW_FIFO_RESERVED))

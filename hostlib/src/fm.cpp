@@ -352,8 +352,11 @@ int FM_initialize(void) {
   if (fm.ready)
     return FM_SUCCESS;
   try {
-    FM_nodeid = nicemu::host::rank();
-    FM_numnodes = nicemu::host::size() + (std::getenv("NICEMU_TAP") ? 1 : 0);
+    // FM numbers nodes; a card serves one FM VI, so one process per node
+    // uses FM (nicemu run --procs-per-node gives the others none).
+    FM_nodeid = nicemu::host::node();
+    FM_numnodes = nicemu::host::size() / nicemu::host::processes_per_node() +
+                  (std::getenv("NICEMU_TAP") ? 1 : 0);
   } catch (const std::exception &e) {
     return fail(FM_ENOTINIT, e.what());
   }

@@ -45,8 +45,10 @@ VIP_RETURN start_card() {
   Library &l = lib();
   if (l.ready)
     return VIP_SUCCESS;
-  l.node = host::rank();
-  l.nodes = host::size();
+  // The card's node (several processes may share it: nicemu run
+  // --procs-per-node).
+  l.node = host::node();
+  l.nodes = host::size() / host::processes_per_node();
   node_mac(l.node, l.mac);
   if (!l.control) {
     l.control = static_cast<uint8_t *>(
@@ -148,7 +150,8 @@ VIP_RETURN VipCloseNic(VIP_NIC_HANDLE NicHandle) noexcept {
       it = it->second.nic == nic ? l.ptags.erase(it) : std::next(it);
     l.nics.erase(nic);
     if (l.nics.empty()) {
-      // The next VipOpenNic starts afresh (HELLO forgets everything).
+      // The next VipOpenNic starts afresh (HELLO forgets all the card
+      // held for this process).
       l.ready = false;
       l.connect_requests.clear();
       l.peer_requests.clear();
@@ -314,9 +317,19 @@ VIP_RETURN VipRegisterMem(VIP_NIC_HANDLE NicHandle, VIP_PVOID VirtualAddress,
     uint32_t bus = host::pinned::pin(VirtualAddress, Length);
     follow_pinned_pages(); // pinning may have moved earlier regions
     uint32_t attrs = mem_bits(*MemAttribs);
-    uint32_t r = command(VIAFW_CMD_REGISTER,
-                         {handle, uint32_t(va), uint32_t(va >> 32),
-                          uint32_t(Length), bus, ptag->number, attrs});
+    // A handle this library does not use may be another process's (the
+    // card says VIAFW_R_RESOURCE): the next free one is tried.
+    uint32_t r = VIAFW_R_RESOURCE;
+    for (uint32_t tries = 0; tries < VIAFW_MAX_REGIONS - 1; ++tries) {
+      r = command(VIAFW_CMD_REGISTER,
+                  {handle, uint32_t(va), uint32_t(va >> 32), uint32_t(Length),
+                   bus, ptag->number, attrs});
+      if (r != VIAFW_R_RESOURCE)
+        break;
+      do
+        handle = handle % (VIAFW_MAX_REGIONS - 1) + 1;
+      while (l.regions.count(handle));
+    }
     if (r != VIAFW_R_OK)
       return card_refused("VipRegisterMem", "REGISTER", r);
     l.next_region = handle % (VIAFW_MAX_REGIONS - 1) + 1;

@@ -316,12 +316,31 @@ VIP_RETURN card_refused(const char *function, const char *what,
                 "the card refused %s (result %u: %s)", what, result, meaning);
 }
 
+// The VI on the receiving node whose process must see control message `w`
+// (vipl_connect.cpp gives the words), or VIAFW_ANY_VI when the message
+// names none there: then every process of that node sees it.
+uint32_t control_target(const uint32_t (&w)[8]) {
+  switch (w[0]) {
+  case VIAFW_CTL_CONNECT_ACCEPT:
+    return w[3] & 0xFF;          // the client's VI
+  case VIAFW_CTL_CONNECT_REJECT: // a withdraw names the server's request
+    return w[1] & (1u << 30) ? VIAFW_ANY_VI : w[3] & 0xFF;
+  case VIAFW_CTL_PEER_REQUEST: // a matched one names the VI it bound to
+    return w[1] & (1u << 12) ? (w[1] >> 16) & 0xFF : VIAFW_ANY_VI;
+  case VIAFW_CTL_DISCONNECT:
+    return w[2] & 0xFF;
+  default:
+    return VIAFW_ANY_VI;
+  }
+}
+
 uint32_t send_control(uint32_t node, const uint32_t (&w)[8]) {
   // The card queues a few small frames; when they are full, it needs a
   // moment to send them.
   for (int attempt = 0;; ++attempt) {
-    uint32_t r = command(VIAFW_CMD_CONTROL, {node, w[0], w[1], w[2], w[3], w[4],
-                                             w[5], w[6], w[7]});
+    uint32_t r =
+        command(VIAFW_CMD_CONTROL, {node, w[0], w[1], w[2], w[3], w[4], w[5],
+                                    w[6], w[7], control_target(w)});
     if (r != VIAFW_R_RESOURCE || attempt == 100)
       return r;
     host::compute(10'000'000); // 10 us
@@ -340,8 +359,8 @@ bool wait_until(const volatile uint32_t *word, uint32_t mask, uint32_t expected,
   // at its arena address (the same bytes).
   if (uint32_t bus = bus_of(const_cast<const uint32_t *>(word), 4)) {
     auto &end = channel::HostEnd::from_environment();
-    word = reinterpret_cast<const volatile uint32_t *>(
-        end.arena() + (bus - channel::kArenaBusBase));
+    word = reinterpret_cast<const volatile uint32_t *>(end.arena() +
+                                                       (bus - end.bus_base()));
   }
   if (deadline == kForever) {
     host::wait_word(word, mask, expected);

@@ -486,7 +486,8 @@ void drain_events() {
       return;
   }
   if (taken)
-    host::pio_write(host::mailbox() + 4 * VIAFW_BOX_EVENTS_FREED,
+    host::pio_write(host::mailbox() +
+                        4 * VIAFW_BOX_EVENTS_FREED_BY(host::node_process()),
                     l.next_event - 1);
 }
 

@@ -103,18 +103,8 @@ VIP_RETURN create_vi(const char *function, VIP_NIC_HANDLE nic_handle,
   Ptag *ptag;
   if (VIP_RETURN r = check_attributes(function, nic, *attrs, reliability, ptag))
     return r;
-  // The card serves lib().card_vis VIs (two doorbell FIFOs each): 3 on comet.
-  uint32_t number = 0;
-  while (number < lib().card_vis && vi_by_number(number))
-    ++number;
-  if (number == lib().card_vis)
-    return refuse(function, VIP_ERROR_RESOURCE,
-                  "all %u VIs of the card are in use (two doorbell FIFOs "
-                  "each; the model variant comet:many-vis has 15)",
-                  lib().card_vis);
   Vi vi;
   vi.nic = nic;
-  vi.number = number;
   vi.kind = kind;
   vi.attrs = *attrs;
   vi.ptag_number = ptag->number;
@@ -122,12 +112,37 @@ VIP_RETURN create_vi(const char *function, VIP_NIC_HANDLE nic_handle,
   vi.recv_cq = reinterpret_cast<Handle>(recv_cq);
   // An FM VI sends to any node: it is usable at once, like a connected VI.
   vi.state = kind == VIP_VI_KIND_FM_IP ? VIP_STATE_CONNECTED : VIP_STATE_IDLE;
-  uint32_t r = create_on_card(vi, reliability);
-  // The card's one refusal the checks above leave: a second FM VI.
+  // The card serves lib().card_vis VIs (two doorbell FIFOs each): 3 on
+  // comet. A slot this library does not use may still be another
+  // process's (nicemu run --procs-per-node): the card says so, and the
+  // next one is tried.
+  uint32_t r = VIAFW_R_RESOURCE;
+  bool tried = false;
+  for (uint32_t number = 0; number < lib().card_vis; ++number) {
+    if (vi_by_number(number))
+      continue;
+    vi.number = number;
+    tried = true;
+    r = create_on_card(vi, reliability);
+    if (r != VIAFW_R_RESOURCE)
+      break;
+  }
+  if (!tried)
+    return refuse(function, VIP_ERROR_RESOURCE,
+                  "all %u VIs of the card are in use (two doorbell FIFOs "
+                  "each; the model variant comet:many-vis has 15)",
+                  lib().card_vis);
+  // The card's refusals the checks above leave: a second FM VI, or every
+  // free slot taken by the node's other processes.
   if (r == VIAFW_R_RESOURCE && kind == VIP_VI_KIND_FM_IP)
     return refuse(function, from_result(r),
                   "the card has an FM VI (VIP_VI_KIND_FM_IP) already and "
                   "serves one at a time");
+  if (r == VIAFW_R_RESOURCE)
+    return refuse(function, VIP_ERROR_RESOURCE,
+                  "all %u VIs of the card are in use, some by the node's "
+                  "other processes",
+                  lib().card_vis);
   if (r != VIAFW_R_OK)
     return card_refused(function, "CREATE_VI", r);
   if (scq)
@@ -610,28 +625,33 @@ VIP_RETURN VipCreateCQ(VIP_NIC_HANDLE NicHandle, VIP_ULONG EntryCount,
     uint32_t entries = 1;
     while (entries < EntryCount)
       entries <<= 1;
-    uint32_t number = 0;
-    for (; number < VIAFW_MAX_CQS; ++number) {
-      bool used = false;
-      for (auto &[h, cq] : l.cqs)
-        used |= cq.number == number;
-      if (!used)
-        break;
-    }
-    if (number == VIAFW_MAX_CQS)
-      return refuse("VipCreateCQ", VIP_ERROR_RESOURCE,
-                    "all %u CQs of the card are in use (MaxCQ)",
-                    unsigned(VIAFW_MAX_CQS));
     size_t bytes = size_t(entries) * VIAFW_CQ_ENTRY_BYTES;
     uint8_t *ring = take_ring(bytes);
     std::memset(ring, 0, bytes);
     Cq cq;
     cq.nic = reinterpret_cast<Handle>(NicHandle);
-    cq.number = number;
     cq.ring = reinterpret_cast<volatile uint32_t *>(ring);
     cq.entries = entries;
-    uint32_t r = command(VIAFW_CMD_CREATE_CQ,
-                         {number, host::bus_address(ring), entries});
+    // A CQ this library does not use may be another process's: the card
+    // says so (VIAFW_R_RESOURCE), and the next is tried.
+    uint32_t r = VIAFW_R_RESOURCE;
+    for (uint32_t number = 0; number < VIAFW_MAX_CQS && r == VIAFW_R_RESOURCE;
+         ++number) {
+      bool used = false;
+      for (auto &[h, other] : l.cqs)
+        used |= other.number == number;
+      if (used)
+        continue;
+      cq.number = number;
+      r = command(VIAFW_CMD_CREATE_CQ,
+                  {number, host::bus_address(ring), entries});
+    }
+    if (r == VIAFW_R_RESOURCE) {
+      give_ring(cq);
+      return refuse("VipCreateCQ", VIP_ERROR_RESOURCE,
+                    "all %u CQs of the card are in use (MaxCQ)",
+                    unsigned(VIAFW_MAX_CQS));
+    }
     if (r != VIAFW_R_OK) {
       give_ring(cq);
       return card_refused("VipCreateCQ", "CREATE_CQ", r);

@@ -92,7 +92,8 @@ struct viafw_command {
 
 enum viafw_op {
   /* arg0 = event ring bus address, arg1 = its entries (a power of two):
-   * forget every VI, region and CQ (a new host process). */
+   * forget every VI, region and CQ of the process that rang (a new host
+   * process; "Processes sharing a card", below). */
   VIAFW_CMD_HELLO = 1,
   /* arg0 = handle, arg1/arg2 = virtual address low/high, arg3 = bytes,
    * arg4 = bus address, arg5 = Ptag, arg6 = VIAFW_MEM_* */
@@ -109,7 +110,9 @@ enum viafw_op {
    * is idle again; descriptors still posted complete as flushed */
   VIAFW_CMD_DISCONNECT_VI = 7,
   /* arg0 = destination node, arg1..arg8 = a control message, delivered into
-   * the destination host's event ring (connection management) */
+   * the event ring of the process that owns VI arg9 there, or of every
+   * process of that node when arg9 is VIAFW_ANY_VI or names no VI in use
+   * (connection management) */
   VIAFW_CMD_CONTROL = 8,
   /* arg0 = CQ, arg1 = ring bus address, arg2 = entries (a power of two) */
   VIAFW_CMD_CREATE_CQ = 9,
@@ -119,6 +122,26 @@ enum viafw_op {
   /* arg0 = handle, arg1 = Ptag, arg2 = VIAFW_MEM_* (VipSetMemAttributes) */
   VIAFW_CMD_SET_MEM = 12
 };
+
+#define VIAFW_ANY_VI 0xFFu
+
+/* ---- Processes sharing a card ------------------------------------------
+ * Up to VIAFW_MAX_PROCESSES host processes may drive one card (nicemu run
+ * --procs-per-node). The doorbell bank tells the card which process rang
+ * each entry (NICEMU_DOORBELL_SOURCE), as a doorbell page the driver maps
+ * into one process would; process p's memory is the bus window
+ * [VIAFW_WINDOW(p), VIAFW_WINDOW(p) + VIAFW_WINDOW_BYTES), which stands for
+ * the pages the driver pinned for it. The card keeps each process's VIs,
+ * memory handles, Ptags and CQs apart: a command, descriptor, memory
+ * handle or address of another process is refused (VIAFW_R_BAD_ARGUMENT,
+ * a protection error, or the doorbell dropped) and counted in
+ * VIAFW_BOX_STAT_FOREIGN. Ptag numbers are per process: the card compares
+ * (process, Ptag). */
+#define VIAFW_MAX_PROCESSES 16u
+#define VIAFW_WINDOW_BASE 0x10000000u
+#define VIAFW_WINDOW_BYTES 0x04000000u
+#define VIAFW_WINDOW(p) (VIAFW_WINDOW_BASE + (p)*VIAFW_WINDOW_BYTES)
+#define VIAFW_MAX_PTAG 0xFFFFFFu /* Ptag numbers 1..VIAFW_MAX_PTAG */
 
 enum viafw_result {
   VIAFW_R_OK = 0,
@@ -176,8 +199,10 @@ enum viafw_control {
 
 /* ---- Mailbox words (card data memory's last page; host reads by PIO) -- */
 #define VIAFW_BOX_EVENTS_FREED 0u /* host -> card: events consumed */
-#define VIAFW_BOX_MAGIC 1u        /* card: VIAFW_MAGIC once ready */
-#define VIAFW_BOX_VIS 2u          /* card: the VIs it serves (before MAGIC) */
+/* The same word for the node's process p (process 0's is word 0). */
+#define VIAFW_BOX_EVENTS_FREED_BY(p) ((p) == 0 ? 0u : 32u + (p))
+#define VIAFW_BOX_MAGIC 1u /* card: VIAFW_MAGIC once ready */
+#define VIAFW_BOX_VIS 2u   /* card: the VIs it serves (before MAGIC) */
 #define VIAFW_BOX_STAT_FRAMES_IN 8u
 #define VIAFW_BOX_STAT_FRAMES_OUT 9u
 #define VIAFW_BOX_STAT_DROPPED 10u /* frames dropped: bad, unexpected */
@@ -187,8 +212,9 @@ enum viafw_control {
 /* Reliability under loss (docs/via.md, "Reliability levels under loss"). */
 #define VIAFW_BOX_STAT_RETRANSMITS 14u /* frames sent again after a loss */
 #define VIAFW_BOX_STAT_DUPLICATES 15u  /* frames that arrived twice, dropped */
-#define VIAFW_BOX_STAT_BROKEN 16u /* connections broken: peer unreachable */
-#define VIAFW_MAGIC 0x41495601u   /* "\x01VIA" */
+#define VIAFW_BOX_STAT_BROKEN 16u  /* connections broken: peer unreachable */
+#define VIAFW_BOX_STAT_FOREIGN 17u /* refused: another process's */
+#define VIAFW_MAGIC 0x41495601u    /* "\x01VIA" */
 
 /* ---- On the wire: the connected VI ------------------------------------
  * An Ethernet frame of type VIAFW_ETHERTYPE (IEEE 802 "local experimental
