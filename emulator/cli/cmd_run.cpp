@@ -39,6 +39,7 @@ struct RunOptions : ClusterOptions {
   size_t top = 15;
   std::string gdb, gdb_listen; // docs/debugging.md
   std::string tap;             // docs/fm.md, "Bridging to Linux (--tap)"
+  std::vector<std::string> node_firmware; // --node-firmware NODE=IMAGE
   ProgressMode progress = ProgressMode::Auto;
   bool profiling() const {
     return !report.empty() || !report_json.empty() || !measure.empty() ||
@@ -96,6 +97,7 @@ int run(const RunOptions &o) {
   StopSignals signals;
   Model model = run_model(o);
   std::vector<uint8_t> flash = boot_flash(o, model);
+  auto node_flash = node_flashes(o.node_firmware, model);
   // Traces and captures: their files are opened before anything starts.
   RunObservers observers(o.observe);
   // Report options are checked before anything starts.
@@ -108,6 +110,11 @@ int run(const RunOptions &o) {
       (parse_trace_categories(
            o.observe.trace_filter.empty() ? "all" : o.observe.trace_filter) &
        kTraceCore);
+  if ((o.profiling() || trace_core || !o.gdb.empty() ||
+       !o.gdb_listen.empty()) &&
+      !node_flash.empty())
+    throw Error("run: --node-firmware does not combine with profiling, core "
+                "traces or --gdb (they read one image's symbols)");
   if (o.profiling() || trace_core) {
     image = decode_image(flash);
     report = report_request(o, image);
@@ -138,6 +145,7 @@ int run(const RunOptions &o) {
     spec.watchdog_cycles = uint64_t(o.watchdog);
   spec.fast_forward = !o.no_fast_forward;
   spec.core_queue = !o.no_core_queue;
+  spec.node_flash = std::move(node_flash);
   // The progress line; not by default while a debugger drives the run,
   // nor with --quiet.
   const bool gdb = !o.gdb.empty() || !o.gdb_listen.empty();
@@ -278,6 +286,9 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
                   "free port; the port is printed); docs/debugging.md");
   cmd->add_option("--gdb-listen", opts->gdb_listen,
                   "like --gdb, on ADDR:PORT (e.g. 0.0.0.0:1234)");
+  cmd->add_option("--node-firmware", opts->node_firmware,
+                  "NODE=IMAGE: node NODE boots IMAGE instead (repeatable; "
+                  "e.g. a hostile card among honest ones)");
   cmd->add_option("--tap", opts->tap,
                   "bridge the Ethernet (comet) to this Linux TAP device "
                   "(created if missing; needs CAP_NET_ADMIN or a device you "

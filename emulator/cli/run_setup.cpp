@@ -7,6 +7,7 @@
 #include "nicemu/image.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -31,7 +32,8 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
       ->capture_default_str();
   cmd.add_option("--procs-per-node", o.procs_per_node,
                  "host processes per node, each running the program (rank r "
-                 "drives node r / N); DIMMnet-1 (martini) only")
+                 "drives node r / N); cards several processes share "
+                 "(martini, comet)")
       ->capture_default_str();
   cmd.add_flag("--tag-output", o.tag_output,
                "prefix every line a host program prints with its rank, as "
@@ -106,6 +108,18 @@ Image decoded(const std::string &path, const std::vector<uint8_t> &bytes) {
   }
 }
 
+// An image file as if flashed into an erased flash.
+std::vector<uint8_t> image_as_flash(const std::string &path,
+                                    const Model &model) {
+  std::vector<uint8_t> image = read_file_bytes(path);
+  decoded(path, image);
+  if (image.size() > model.flash_size)
+    throw Error(path + ": larger than the " + model.name + " flash");
+  std::vector<uint8_t> flash(model.flash_size, 0xFF);
+  std::copy(image.begin(), image.end(), flash.begin());
+  return flash;
+}
+
 } // namespace
 
 Model run_model(const ClusterOptions &o) {
@@ -144,14 +158,32 @@ std::vector<uint8_t> boot_flash(const ClusterOptions &o, const Model &model) {
   if (o.firmware.empty())
     throw Error("run: give the node's flash (--flash F) or an image "
                 "(--firmware FW.img)");
-  // --firmware: as if the image had been flashed into an erased flash.
-  std::vector<uint8_t> image = read_file_bytes(o.firmware);
-  decoded(o.firmware, image);
-  if (image.size() > model.flash_size)
-    throw Error(o.firmware + ": larger than the " + model.name + " flash");
-  std::vector<uint8_t> flash(model.flash_size, 0xFF);
-  std::copy(image.begin(), image.end(), flash.begin());
-  return flash;
+  return image_as_flash(o.firmware, model);
+}
+
+std::map<uint32_t, std::shared_ptr<const std::vector<uint8_t>>>
+node_flashes(const std::vector<std::string> &values, const Model &model) {
+  std::map<uint32_t, std::shared_ptr<const std::vector<uint8_t>>> out;
+  for (const std::string &v : values) {
+    size_t eq = v.find('=');
+    uint32_t node = 0;
+    auto [end, ec] = eq == std::string::npos
+                         ? std::from_chars(v.data(), v.data(), node)
+                         : std::from_chars(v.data(), v.data() + eq, node);
+    if (eq == std::string::npos || eq == 0 || ec != std::errc() ||
+        end != v.data() + eq || eq + 1 == v.size())
+      throw Error("run: --node-firmware '" + v +
+                  "' is not NODE=IMAGE (e.g. 2=rogue.img)");
+    if (out.count(node))
+      throw Error("run: --node-firmware names node " + std::to_string(node) +
+                  " twice");
+    const std::string path = v.substr(eq + 1);
+    // Built for another model than the run's: refused, as --firmware is.
+    model_for_image(path, decoded(path, read_file_bytes(path)), model.name);
+    out[node] = std::make_shared<const std::vector<uint8_t>>(
+        image_as_flash(path, model));
+  }
+  return out;
 }
 
 Time max_run_time(const ClusterOptions &o) {

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,10 @@ void add_program_option(CLI::App &cmd, ClusterOptions &o);
 Model run_model(const ClusterOptions &o);
 // The flash the nodes boot: --flash, or --firmware as if flashed.
 std::vector<uint8_t> boot_flash(const ClusterOptions &o, const Model &model);
+// --node-firmware NODE=IMAGE: each image as if flashed, by node. Throws
+// nicemu::Error naming the option for a malformed value or a bad image.
+std::map<uint32_t, std::shared_ptr<const std::vector<uint8_t>>>
+node_flashes(const std::vector<std::string> &values, const Model &model);
 // --max-time, or kTimeNever.
 Time max_run_time(const ClusterOptions &o);
 // What the host processes get from the options (--host-timeout).

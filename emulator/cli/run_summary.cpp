@@ -128,6 +128,12 @@ void print_summary(Simulation &sim, const RunResult &r, const Model &model,
                  "emulates them)\n",
                  (unsigned long long)skipped.cycles,
                  (unsigned long long)skipped.instructions);
+  if (const Fabric *fabric = sim.fabric();
+      fabric && fabric->stats().packets_spoofed)
+    std::fprintf(stderr,
+                 "network: %llu frames dropped by the switches for a forged "
+                 "source address (another node's MAC)\n",
+                 (unsigned long long)fabric->stats().packets_spoofed);
   if (const Fabric *fabric = sim.fabric(); fabric && fabric->faults().any()) {
     const FabricStats &s = fabric->stats();
     std::fprintf(stderr,

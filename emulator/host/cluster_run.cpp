@@ -31,6 +31,10 @@ start_cluster(const Model &model,
   }
   // Host programs: one process per node, each reaching its NIC through its
   // own channel; the run is theirs.
+  for (const auto &[node, image] : spec.node_flash)
+    if (node >= spec.nodes)
+      throw Error("run: --node-firmware names node " + std::to_string(node) +
+                  "; the run has nodes 0 to " + std::to_string(spec.nodes - 1));
   if (spec.procs_per_node == 0 || spec.procs_per_node > 16)
     throw Error("run: --procs-per-node takes 1 to 16");
   if (spec.procs_per_node > 1 &&
@@ -58,7 +62,8 @@ start_cluster(const Model &model,
       config.host_memory = &cluster->hosts->node_memory(i);
     Node &node = sim.add_node(model, config);
     node.cpu().set_fast_forward(spec.fast_forward);
-    node.boot(flash);
+    auto own = spec.node_flash.find(i);
+    node.boot(own != spec.node_flash.end() ? own->second : flash);
     if (cluster->hosts) {
       node.host_port().set_processes(k);
       for (uint32_t p = 0; p < k; ++p)

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,10 @@ struct ClusterSpec {
   bool fast_forward = true; // of polling loops (--no-fast-forward: off)
   bool core_queue = true;   // Simulation::set_core_queue (--no-core-queue)
   LinkFaults link_faults;   // injected on every cable
+  // Nodes that boot another flash than the others (nicemu run
+  // --node-firmware): a rogue card among honest ones, an old firmware
+  // against a new one.
+  std::map<uint32_t, std::shared_ptr<const std::vector<uint8_t>>> node_flash;
   // Receives each console line of each node's firmware.
   std::function<void(uint32_t node, const std::string &line)> console;
   // Observers of the run (traces, packet captures); must outlive the
