@@ -61,8 +61,13 @@ void TxEngine::start(uint32_t ctrl) {
     p.payload = std::move(bytes);
     if (p.payload.size() < ethernet_->padded_length())
       p.payload.resize(ethernet_->padded_length(), 0);
+    const uint32_t nodes = fabric->topology().nodes;
     std::optional<uint32_t> to = node_of_mac(p.payload.data());
-    if (to && *to != p.source && *to < fabric->topology().nodes)
+    // Port security: a frame that claims another node's source address
+    // never gets past the first switch.
+    std::optional<uint32_t> from = node_of_mac(p.payload.data() + 6);
+    p.spoofed = from && *from != p.source && *from < nodes;
+    if (to && *to != p.source && *to < nodes && !p.spoofed)
       p.route = fabric->route(p.source, *to);
     else
       p.filtered = true;

@@ -286,7 +286,7 @@ void Fabric::Impl::unblock(Flight *f) {
 // itself forever). An Ethernet frame no port leads to is filtered.
 void Fabric::Impl::leave_switch(Flight *f, uint32_t sw) {
   if (f->packet.filtered) {
-    if (outside && outside(f->packet, sched.now())) {
+    if (!f->packet.spoofed && outside && outside(f->packet, sched.now())) {
       ++stats.packets_to_outside;
       f->dropped = true; // gone from the network: it drains here
       return stream(f);
@@ -409,8 +409,10 @@ void Fabric::Impl::misroute(Flight *f, const std::string &why) {
 }
 
 void Fabric::Impl::drop(Flight *f, bool filtered) {
-  if (filtered)
+  if (filtered) {
     ++stats.packets_filtered;
+    stats.packets_spoofed += f->packet.spoofed;
+  }
   else
     ++misrouted;
   f->dropped = true;

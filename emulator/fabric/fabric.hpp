@@ -48,6 +48,11 @@ struct Packet {
   // the sender's own, or a group address). The first switch drops it and
   // counts it (FabricStats::packets_filtered); `route` is empty.
   bool filtered = false;
+  // Ethernet: the frame's source MAC is another cluster node's. The first
+  // switch drops it (port security: a cluster's switch knows the node on
+  // each port) and counts it (FabricStats::packets_spoofed); it is never
+  // bridged to the outside. `filtered` is set too.
+  bool spoofed = false;
   // Table-routed networks (RHiNET): the packet goes to every other node.
   // Each switch sends it on every port that leads to one of them; `route`
   // is empty. A copy that waits for its port does not hold back the others
@@ -146,6 +151,9 @@ struct FabricStats {
   // Ethernet frames a switch dropped because none of its ports leads to
   // their destination MAC (Packet::filtered). Not counted as misrouted.
   uint64_t packets_filtered = 0;
+  // Of those, frames whose source MAC named another cluster node
+  // (Packet::spoofed).
+  uint64_t packets_spoofed = 0;
   // Bridged to the world outside the cluster (nicemu run --tap): frames a
   // switch handed to the outside instead of filtering them, and frames that
   // came in from there (deliver_from_outside).

@@ -446,6 +446,33 @@ TEST_CASE("frames to unknown, own, multicast and broadcast MACs are dropped "
   CHECK(net.seen.crossings.size() == dests.size() + 2);
 }
 
+TEST_CASE("a frame claiming another node's source MAC is dropped by the "
+          "switch and counted as forged") {
+  EthNet net(4);
+  for (uint32_t n = 0; n < 4; ++n)
+    net.arm(n);
+  // Node 0 sends to node 3 as node 1, then as a station outside the
+  // cluster (allowed: only the cluster's own addresses are guarded), then
+  // as itself.
+  std::vector<uint8_t> forged = frame_to(3, 0, 100);
+  const MacAddress one = mac_of(1);
+  std::copy(one.begin(), one.end(), forged.begin() + 6);
+  std::vector<uint8_t> outsider = frame_to(3, 0, 100);
+  const MacAddress vendor{0x00, 0x11, 0x22, 0x33, 0x44, 0x55};
+  std::copy(vendor.begin(), vendor.end(), outsider.begin() + 6);
+  net.at(0, [&] { net.send(0, forged); });
+  net.at(50 * kUs, [&] { net.arm(3); });
+  net.at(100 * kUs, [&] { net.send(0, outsider); });
+  net.at(200 * kUs, [&] { net.arm(3); });
+  net.at(300 * kUs, [&] { net.send(0, frame_to(3, 0, 100)); });
+  net.run();
+  CHECK(net.fabric->stats().packets_spoofed == 1);
+  CHECK(net.fabric->stats().packets_filtered == 1);
+  CHECK(net.fabric->stats().packets_delivered == 2);
+  CHECK(net.fabric->misrouted() == 0);
+  CHECK((net.tx_status(0) & NICEMU_DMA_DONE) != 0);
+}
+
 TEST_CASE("two frames for one port serialize, their senders are not held") {
   EthNet net(3);
   const Time t0 = 2 * kUs;

@@ -17,6 +17,10 @@
 //   rank 2  the victim's partner on node 1.
 //   rank 3  the remote attacker: connected to rank 1, it RDMA-writes into
 //           the victim's memory handle; the write must be refused.
+// On 3 nodes, node 2 is a rogue card (`--node-firmware 2=via_rogue.img`,
+// firmware/samples/via_rogue.cpp): rank 4 gives it the victim's connection,
+// handle and address, and it sends forged frames at the victim, from its
+// own address and then from the victim's peer's. Rank 5 does nothing.
 // Every rank prints "rank R: isolation: ok" or its failed checks; ranks 0
 // and 1 print the card's VIAFW_BOX_STAT_FOREIGN count.
 #include <nicemu/host.hpp>
@@ -264,17 +268,61 @@ void attack_beside(Node &n, VIP_VI_HANDLE vi, const Target &t) {
   }
 }
 
+// ---- The rogue card's host -------------------------------------------------
+
+// Mailbox words of via_rogue (firmware/samples/via_rogue.cpp).
+constexpr uint32_t kRogueGo = 0, kRogueTarget = 1, kRogueSent = 8,
+                   kRogueForged = 9, kRogueDone = 10;
+constexpr uint32_t kRogueDoneMagic = 0x524F4755u;
+
+void rogue_host(const Target &t) {
+  const uint32_t box = host::mailbox();
+  // Victim node 0, VI 0; its peer node 1, VI 0 (each made the first VI).
+  const uint32_t target[7] = {
+      0, 0, 1, 0, t.handle, uint32_t(t.va), uint32_t(t.va >> 32)};
+  for (uint32_t i = 0; i < 7; ++i)
+    host::pio_write(box + 4 * (kRogueTarget + i), target[i]);
+  host::pio_write(box + 4 * kRogueGo, 1);
+  for (int i = 0;
+       i < 100 && host::pio_read(box + 4 * kRogueDone) != kRogueDoneMagic; ++i)
+    host::compute(1 * kMs);
+  CHECK_EQ(host::pio_read(box + 4 * kRogueDone), kRogueDoneMagic);
+  std::printf("rank %u: isolation: rogue card sent %u frames, %u of them "
+              "with the peer's address\n",
+              rank_, host::pio_read(box + 4 * kRogueSent),
+              host::pio_read(box + 4 * kRogueForged));
+}
+
+Target read_target() {
+  Target t;
+  FILE *f = std::fopen(shared_file, "r");
+  CHECK(f != nullptr);
+  if (f) {
+    CHECK(std::fscanf(f, "%" SCNu64 " %u %u", &t.va, &t.handle, &t.bus) == 3);
+    std::fclose(f);
+  }
+  return t;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   rank_ = host::rank();
   scenario = "isolation";
-  if (argc < 2 || host::processes_per_node() != 2 || host::size() != 4) {
+  if (argc < 2 || host::processes_per_node() != 2 ||
+      (host::size() != 4 && host::size() != 6)) {
     std::printf("usage: nicemu run -n 2 --procs-per-node 2 ... -- "
                 "vipl_isolation_prog FILE\n");
     return 2;
   }
   shared_file = argv[1];
+  if (host::node() == 2) { // the rogue card's hosts
+    if (host::node_process() == 0) {
+      host::compute(30 * kMs); // the victim is connected by then
+      rogue_host(read_target());
+    }
+    return verdict();
+  }
   // The victim and its partner make the first VI on each card.
   if (host::node_process() == 1)
     host::compute(20 * kMs);
@@ -304,6 +352,8 @@ int main(int argc, char **argv) {
     CHECK_EQ(wait_word(vi), 0x5678);
     std::printf("rank 0: isolation: card refused %u foreign requests\n",
                 card_counter(VIAFW_BOX_STAT_FOREIGN));
+    std::printf("rank 0: isolation: card dropped %u frames\n",
+                card_counter(VIAFW_BOX_STAT_DROPPED));
     break;
   }
   case 2: { // its partner
@@ -315,13 +365,7 @@ int main(int argc, char **argv) {
   }
   case 1: { // the attacker beside it
     connect(n, vi, "attack", true);
-    Target t;
-    FILE *f = std::fopen(shared_file, "r");
-    CHECK(f != nullptr);
-    if (f) {
-      CHECK(std::fscanf(f, "%" SCNu64 " %u %u", &t.va, &t.handle, &t.bus) == 3);
-      std::fclose(f);
-    }
+    Target t = read_target();
     attack_beside(n, vi, t);
     // Tell rank 3 the victim's handle and address for its RDMA write.
     auto *word = reinterpret_cast<uint32_t *>(n.take(16));
