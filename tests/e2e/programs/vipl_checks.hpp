@@ -1,9 +1,11 @@
-// What the VIPL test programs (vipl_pair.cpp, vipl_loss.cpp) share: a
-// failed check prints the rank, the scenario and the line, and is counted
-// (the program prints its verdict at the end); and a network address built
-// the way programs build them.
+// What the VIPL test programs (vipl_pair.cpp, vipl_loss.cpp,
+// vipl_isolation.cpp) share: a failed check prints the rank, the scenario
+// and the line, and is counted (the program prints its verdict at the end);
+// a network address built the way programs build them; the card's
+// counters; the word a receive brought.
 #pragma once
 
+#include <nicemu/host.hpp>
 #include <nicemu/vipl.h>
 
 #include <cstdarg>
@@ -57,6 +59,19 @@ inline VIP_NET_ADDRESS *net_address(VIP_NIC_HANDLE nic, const char *hostname,
   RC(VipNSGetHostByName(nic, const_cast<char *>(hostname), a, 0), VIP_SUCCESS);
   std::memcpy(a->HostAddress + 6, disc, dl);
   return a;
+}
+
+// The card's counters (VIAFW_BOX_STAT_*), read from its mailbox by PIO.
+inline uint32_t card_counter(uint32_t word) {
+  return nicemu::host::pio_read(nicemu::host::mailbox() + 4 * word);
+}
+
+// The word a one-word receive brought; its status must be a plain receive.
+inline uint32_t received_word(const VIP_DESCRIPTOR *d) {
+  CHECK_EQ(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE);
+  uint32_t w;
+  std::memcpy(&w, d->DS[0].Local.Data.Address, 4);
+  return w;
 }
 
 // The program's last line and exit status.

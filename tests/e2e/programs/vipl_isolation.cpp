@@ -150,14 +150,7 @@ uint32_t wait_word(VIP_VI_HANDLE vi) {
   RC(VipRecvWait(vi, 20000, &d), VIP_SUCCESS);
   if (!d)
     return 0;
-  CHECK_EQ(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE);
-  uint32_t w;
-  std::memcpy(&w, d->DS[0].Local.Data.Address, 4);
-  return w;
-}
-
-uint32_t card_counter(uint32_t word) {
-  return host::pio_read(host::mailbox() + 4 * word);
+  return received_word(d);
 }
 
 // What the victim tells the attackers (through FILE: the victim writes it

@@ -181,16 +181,9 @@ uint32_t wait_word(VIP_VI_HANDLE vi, VIP_DESCRIPTOR *want) {
   CHECK(d == want);
   if (!d)
     return 0;
-  CHECK_EQ(d->CS.Status, VIP_STATUS_DONE | VIP_STATUS_OP_RECEIVE);
-  uint32_t w;
-  std::memcpy(&w, d->DS[0].Local.Data.Address, 4);
-  return w;
+  return received_word(d);
 }
 
-// The card's counters (VIAFW_BOX_STAT_*), read from its mailbox by PIO.
-uint32_t card_counter(uint32_t word) {
-  return host::pio_read(host::mailbox() + 4 * word);
-}
 void print_counters() {
   std::printf("rank %u: %s: card: retransmitted %u, duplicates %u, "
               "dropped %u, broken %u\n",
