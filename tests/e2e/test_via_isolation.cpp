@@ -67,6 +67,10 @@ TEST_CASE("VIA isolation: processes sharing a comet card cannot reach each "
                                       std::to_string(handle) + ": status ");
   CHECK(rdma > 0);
   CHECK((rdma & 0x80) != 0); // VIP_STATUS_RDMA_PROT_ERROR
+  long unregistered =
+      number_after(r.out, "RDMA write into unregistered handle 200: status ");
+  CHECK(unregistered > 0);
+  CHECK((unregistered & 0x80) != 0);
   // Every refusal of a command, doorbell or address was counted on node
   // 0's card: 10 commands, a command block, 4 doorbells (the descriptor
   // with the victim's handle is a protection error, not a foreign request).

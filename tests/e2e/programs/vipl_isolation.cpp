@@ -15,8 +15,9 @@
 //           descriptors and command blocks in the victim's memory, PIO to
 //           the card's memory. Each attempt must be refused.
 //   rank 2  the victim's partner on node 1.
-//   rank 3  the remote attacker: connected to rank 1, it RDMA-writes into
-//           the victim's memory handle; the write must be refused.
+//   rank 3  the remote attacker: connected to rank 1 twice, it RDMA-writes
+//           into a memory handle nobody registered and into the victim's;
+//           both writes must be refused.
 // On 3 nodes, node 2 is a rogue card (`--node-firmware 2=via_rogue.img`,
 // firmware/samples/via_rogue.cpp): rank 4 gives it the victim's connection,
 // handle and address, and it sends forged frames at the victim, from its
@@ -151,6 +152,27 @@ uint32_t wait_word(VIP_VI_HANDLE vi) {
   if (!d)
     return 0;
   return received_word(d);
+}
+
+// An RDMA write of 64 bytes to `va` in remote `handle` through `vi`; the
+// send's completion status.
+uint32_t rdma_write(Node &n, VIP_VI_HANDLE vi, uint64_t va, uint32_t handle) {
+  uint8_t *junk = n.take(64);
+  std::memset(junk, 0xEE, 64);
+  VIP_DESCRIPTOR *w = n.desc();
+  w->CS.Control = VIP_CONTROL_OP_RDMAWRITE;
+  w->CS.SegCount = 2;
+  w->CS.Length = 64;
+  w->DS[0].Remote.Data.AddressBits = va;
+  w->DS[0].Remote.Handle = handle;
+  w->DS[1].Local.Data.Address = junk;
+  w->DS[1].Local.Handle = n.rest_mh;
+  w->DS[1].Local.Length = 64;
+  RC(VipPostSend(vi, w, n.rest_mh), VIP_SUCCESS);
+  VIP_DESCRIPTOR *got = nullptr;
+  RC(VipSendWait(vi, 10000, &got), VIP_SUCCESS);
+  CHECK(got == w);
+  return got ? got->CS.Status : 0;
 }
 
 // What the victim tells the attackers (through FILE: the victim writes it
@@ -369,6 +391,10 @@ int main(int argc, char **argv) {
     RC(VipPostSend(vi, d, n.rest_mh), VIP_SUCCESS);
     VIP_DESCRIPTOR *got = nullptr;
     RC(VipSendWait(vi, 10000, &got), VIP_SUCCESS);
+    // A second connection with rank 3, for its RDMA write into a handle
+    // nobody registered.
+    VIP_VI_HANDLE second = make_vi(n);
+    connect(n, second, "attack2", true);
     host::compute(20 * kMs);
     std::printf("rank 1: isolation: card refused %u foreign requests\n",
                 card_counter(VIAFW_BOX_STAT_FOREIGN));
@@ -384,25 +410,20 @@ int main(int argc, char **argv) {
     RC(VipRecvWait(vi, 20000, &got), VIP_SUCCESS);
     Target t;
     std::memcpy(&t, got_target, sizeof t);
-    // RDMA write into the victim's handle, through rank 1's VI on node 0.
-    uint8_t *junk = n.take(64);
-    std::memset(junk, 0xEE, 64);
-    VIP_DESCRIPTOR *w = n.desc();
-    w->CS.Control = VIP_CONTROL_OP_RDMAWRITE;
-    w->CS.SegCount = 2;
-    w->CS.Length = 64;
-    w->DS[0].Remote.Data.AddressBits = t.va;
-    w->DS[0].Remote.Handle = t.handle;
-    w->DS[1].Local.Data.Address = junk;
-    w->DS[1].Local.Handle = n.rest_mh;
-    w->DS[1].Local.Length = 64;
-    RC(VipPostSend(vi, w, n.rest_mh), VIP_SUCCESS);
-    got = nullptr;
-    RC(VipSendWait(vi, 10000, &got), VIP_SUCCESS);
+    // RDMA writes through rank 1's VIs on node 0: into a handle nobody
+    // registered, and into the victim's.
+    VIP_VI_HANDLE second = make_vi(n);
+    connect(n, second, "attack2", false);
+    uint32_t unregistered = rdma_write(n, second, t.va, 200);
+    std::printf("rank 3: isolation: RDMA write into unregistered handle 200: "
+                "status 0x%x\n",
+                unregistered);
+    CHECK(unregistered & VIP_STATUS_RDMA_PROT_ERROR);
+    uint32_t foreign = rdma_write(n, vi, t.va, t.handle);
     std::printf("rank 3: isolation: RDMA write into the victim's handle %u: "
                 "status 0x%x\n",
-                t.handle, got ? unsigned(got->CS.Status) : 0u);
-    CHECK(got && (got->CS.Status & VIP_STATUS_RDMA_PROT_ERROR));
+                t.handle, foreign);
+    CHECK(foreign & VIP_STATUS_RDMA_PROT_ERROR);
     break;
   }
   }
