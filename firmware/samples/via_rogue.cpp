@@ -1,20 +1,22 @@
 // via_rogue: a hostile Comet card for the isolation tests (nicemu run
 // --node-firmware N=via_rogue.img; tests/e2e/test_via_isolation.cpp). It
 // speaks the via firmware's wire format but obeys none of its rules: once
-// its host has written a target into the mailbox (the victim's node and
-// VI, the victim's peer node and VI, a memory handle and virtual address),
-// it sends forged frames at the victim:
+// its host has named a block of its memory in its mailbox word
+// (NICEMU_MAILBOX_PROCESS_WORDS + its place on the node), it reads the
+// target from there (the victim's node and VI, the victim's peer node and
+// VI, a memory handle and virtual address) and sends forged frames at the
+// victim:
 //   - RDMA writes into the handle and SENDs, claiming to come from the
 //     peer's VI, with every message number from 0 to kSeqs - 1;
 //   - read requests for the handle's memory;
 //   - control messages: a DISCONNECT of the victim's VI, a stray
 //     CONNECT_ACCEPT naming it;
 // first from its own MAC address, then from the peer's (a forged source).
-// It counts what it sent in the mailbox (kBoxSent, kBoxForged) and sets
-// kBoxDone. Nothing it sends may change the victim's memory or connection.
-// It takes in and throws away every frame sent to it: a card that takes
-// none would hold the switch port to it, and with it every sender that
-// tries it (docs/reliability.md, section 6).
+// It writes back into the block (at kReport) what it sent, how many of
+// those with a forged address, and kDoneMagic. Nothing it sends may change the
+// victim's memory or connection. It takes in and throws away every frame sent
+// to it: a card that takes none would hold the switch port to it, and with it
+// every sender that tries it (docs/reliability.md, section 6).
 #include "nicemu/fw.hpp"
 #include "nicemu/via_protocol.h"
 
@@ -22,17 +24,17 @@ namespace fw = nicemu::fw;
 
 namespace {
 
-// Mailbox words: the host's target, then what the card reports.
-constexpr uint32_t kBoxGo = 0;
-constexpr uint32_t kBoxVictimNode = 1, kBoxVictimVi = 2;
-constexpr uint32_t kBoxPeerNode = 3, kBoxPeerVi = 4;
-constexpr uint32_t kBoxHandle = 5, kBoxVaLo = 6, kBoxVaHi = 7;
-constexpr uint32_t kBoxSent = 8, kBoxForged = 9, kBoxDone = 10;
+// Words of the host's block: the target, then what the card reports.
+constexpr uint32_t kVictimNode = 0, kVictimVi = 1, kPeerNode = 2, kPeerVi = 3;
+constexpr uint32_t kHandle = 4, kVaLo = 5, kVaHi = 6;
+constexpr uint32_t kReport = 8;              // sent, of them forged, kDoneMagic
 constexpr uint32_t kDoneMagic = 0x524F4755u; // "ROGU"
 constexpr uint32_t kSeqs = 8;
 constexpr uint32_t kData = 64;
 
 volatile uint32_t *box;
+uint32_t block[7]; // the host's block, as read: the target
+uint32_t sent;
 uint32_t sink[400]; // frames sent to this card land here, unread
 uint8_t frame[2 + 14 + VIAFW_HEADER_BYTES + 32 + kData]
     __attribute__((aligned(4)));
@@ -57,7 +59,24 @@ void send(uint32_t bytes) {
   fw::tx_start(frame + 2, bytes, 0);
   while (fw::tx_status() & NICEMU_DMA_BUSY) {
   }
-  box[kBoxSent] = box[kBoxSent] + 1;
+  ++sent;
+}
+
+// Host memory <-> `card`, waiting for the engine; false if refused.
+bool host_dma(uint32_t bus, uint32_t *card, uint32_t words, bool to_host) {
+  if (!fw::hdma_start(bus, card, 4 * words, to_host))
+    return false;
+  while (!(fw::hdma_status() & (NICEMU_DMA_DONE | NICEMU_DMA_ERROR))) {
+  }
+  return !(fw::hdma_status() & NICEMU_DMA_ERROR);
+}
+
+// The bus address of the block a host named, or 0.
+uint32_t named_block() {
+  for (uint32_t p = 0; p < 16; ++p)
+    if (uint32_t bus = box[NICEMU_MAILBOX_PROCESS_WORDS + p])
+      return bus;
+  return 0;
 }
 
 // A frame to `victim` from `source`'s address: the Ethernet header and a
@@ -82,9 +101,9 @@ void swallow() {
 }
 
 void attack(uint32_t source) {
-  const uint32_t victim = box[kBoxVictimNode], victim_vi = box[kBoxVictimVi];
-  const uint32_t peer_vi = box[kBoxPeerVi], handle = box[kBoxHandle];
-  const uint32_t va_lo = box[kBoxVaLo], va_hi = box[kBoxVaHi];
+  const uint32_t victim = block[kVictimNode], victim_vi = block[kVictimVi];
+  const uint32_t peer_vi = block[kPeerVi], handle = block[kHandle];
+  const uint32_t va_lo = block[kVaLo], va_hi = block[kVaHi];
   constexpr uint32_t kFrame = 14 + VIAFW_HEADER_BYTES + kData;
   static const uint8_t kTypes[] = {VIAFW_PKT_RDMA_WRITE, VIAFW_PKT_SEND,
                                    VIAFW_PKT_READ_REQUEST};
@@ -134,15 +153,18 @@ int main() {
   for (;;) {
     fw::irq_clear(NICEMU_IRQ_HOST);
     swallow();
-    if (box[kBoxGo] == 1)
+    if (named_block())
       break;
     fw::sleep();
   }
+  const uint32_t bus = named_block();
+  if (!host_dma(bus, block, 7, false))
+    return 1;
   attack(fw::node_id());
-  uint32_t before = box[kBoxSent];
-  attack(box[kBoxPeerNode]); // the peer's address: forged
-  box[kBoxForged] = box[kBoxSent] - before;
-  box[kBoxDone] = kDoneMagic;
+  const uint32_t own = sent;
+  attack(block[kPeerNode]); // the peer's address: forged
+  uint32_t report[3] = {sent, sent - own, kDoneMagic};
+  host_dma(bus + 4 * kReport, report, 3, true);
   fw::irq_disable(NICEMU_IRQ_HOST);
   for (;;) {
     swallow();

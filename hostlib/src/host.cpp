@@ -209,9 +209,15 @@ uint32_t bus_address(const void *p) {
 
 void pio_write(uint32_t card_addr, uint32_t value) {
   // A write to the mailbox page cannot be refused (every model has one), so
-  // it is posted: no round trip to the emulator, same virtual times.
+  // it is posted: no round trip to the emulator, same virtual times. On a
+  // card several processes share, a process may write only its own word
+  // of the page (NICEMU_MAILBOX_PROCESS_WORDS): that one is posted.
   Session &s = session();
-  if (card_addr % 4 == 0 && card_addr - s.mailbox < 4096) {
+  const bool shared = s.end->per_node() > 1;
+  const uint32_t own =
+      s.mailbox + 4 * (NICEMU_MAILBOX_PROCESS_WORDS + s.end->local());
+  if (card_addr % 4 == 0 && card_addr - s.mailbox < 4096 &&
+      (!shared || card_addr == own)) {
     try {
       if (s.end->post_write(card_addr, value))
         return;

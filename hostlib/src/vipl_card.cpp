@@ -6,6 +6,7 @@
 #include "vipl_card.hpp"
 
 #include "nicemu/host.hpp"
+#include "nicemu/regs.h"
 
 #include "host_end.hpp"
 #include "pinned.hpp"
@@ -22,6 +23,10 @@ namespace host = nicemu::host;
 namespace nicemu::vipl {
 
 // The descriptor layout and the status and control bits are the card's.
+// The card's view of processes sharing it is the emulator's.
+static_assert(VIAFW_WINDOW_BASE == nicemu::channel::kArenaBusBase);
+static_assert(VIAFW_WINDOW_BYTES == nicemu::channel::kArenaBusStride);
+static_assert(VIAFW_BOX_EVENTS_FREED_BY(0) == NICEMU_MAILBOX_PROCESS_WORDS);
 static_assert(sizeof(VIP_CONTROL_SEGMENT) == VIAFW_CS_BYTES);
 static_assert(offsetof(VIP_CONTROL_SEGMENT, SegCount) == VIAFW_CS_SEGCOUNT);
 static_assert(offsetof(VIP_CONTROL_SEGMENT, Control) == VIAFW_CS_CONTROL);

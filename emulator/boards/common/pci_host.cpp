@@ -10,7 +10,8 @@ namespace {
 
 constexpr const char *kDriverOnly =
     "on a card several processes share, a process reaches only the mailbox "
-    "page of card memory: the rest is the driver's";
+    "page of card memory, and writes only its own word of it: the rest is "
+    "the driver's and the card's";
 
 HostBusResult refused(Time at, const char *why) {
   return {false, 0, at, why};
@@ -18,15 +19,22 @@ HostBusResult refused(Time at, const char *why) {
 
 } // namespace
 
-bool CardMemoryWindow::reachable(uint64_t offset, unsigned size) const {
-  return port_.processes() == 1 || (base_ + offset >= mailbox_ &&
-                                    base_ + offset + size <= mailbox_ + 4096);
+bool CardMemoryWindow::reachable(uint64_t offset, unsigned size,
+                                 bool write) const {
+  if (port_.processes() == 1)
+    return true;
+  const uint64_t at = base_ + offset;
+  if (write && own_words_)
+    return at == mailbox_ + 4ull * (NICEMU_MAILBOX_PROCESS_WORDS +
+                                    port_.local_process()) &&
+           size == 4;
+  return at >= mailbox_ && at + size <= mailbox_ + 4096;
 }
 
 void CardMemoryWindow::read(uint64_t offset, unsigned size, Time at,
                             const HostBusCompletion &done) {
   uint32_t word = 0;
-  if (!reachable(offset, size))
+  if (!reachable(offset, size, false))
     return (void)done(refused(at, kDriverOnly));
   if (size != 4 || offset % 4 || !card_.card_read(base_ + offset, &word, 4))
     return (void)done(
@@ -37,7 +45,7 @@ void CardMemoryWindow::read(uint64_t offset, unsigned size, Time at,
 void CardMemoryWindow::write(uint64_t offset, unsigned size, uint64_t value,
                              Time at, HostBusCompletion done) {
   uint32_t word = uint32_t(value);
-  if (!reachable(offset, size))
+  if (!reachable(offset, size, true))
     return (void)done(refused(at, kDriverOnly));
   if (size != 4 || offset % 4 || !card_.card_write(base_ + offset, &word, 4))
     return (void)done(

@@ -18,11 +18,14 @@ public:
   // The card memory at [base, base + size) of `card`; `mailbox`: the card
   // address of the mailbox page. On a card several processes share
   // (`port`'s processes), card memory is the driver's: a process reaches
-  // the mailbox page only, as a driver maps one page into each process.
+  // the mailbox page only, as a driver maps one page into each process,
+  // and with `own_words` it writes only its own word of it
+  // (NICEMU_MAILBOX_PROCESS_WORDS).
   CardMemoryWindow(DeviceHost &card, const HostPort &port, uint32_t base,
-                   Time read_cost, Time write_cost, uint32_t mailbox)
+                   Time read_cost, Time write_cost, uint32_t mailbox,
+                   bool own_words = false)
       : card_(card), port_(port), base_(base), read_cost_(read_cost),
-        write_cost_(write_cost), mailbox_(mailbox) {}
+        write_cost_(write_cost), mailbox_(mailbox), own_words_(own_words) {}
 
   void read(uint64_t offset, unsigned size, Time at,
             const HostBusCompletion &done) override;
@@ -35,14 +38,16 @@ public:
 
 private:
   // Whether a process may reach [offset, offset + size): anywhere on a card
-  // of its own, the mailbox page only on a shared one.
-  bool reachable(uint64_t offset, unsigned size) const;
+  // of its own, the mailbox page only on a shared one (for a write with
+  // own_words_, its own word only).
+  bool reachable(uint64_t offset, unsigned size, bool write) const;
 
   DeviceHost &card_;
   const HostPort &port_;
   uint32_t base_;
   Time read_cost_, write_cost_;
   uint32_t mailbox_;
+  bool own_words_;
 };
 
 class DoorbellWindow final : public HostWindow {

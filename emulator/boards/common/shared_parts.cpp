@@ -71,7 +71,7 @@ void map_card_memory(CardAssembly &card, const Model &model) {
         r.base, r.size,
         std::make_unique<CardMemoryWindow>(card.device_host(), card.host_port(),
                                            r.base, read, write,
-                                           model.host_mailbox()));
+                                           model.host_mailbox(), true));
 }
 
 } // namespace

@@ -23,6 +23,11 @@ extern "C" {
  * host library's sized reads and writes): card memories at their card
  * addresses, doorbell FIFO i at NICEMU_HOST_DOORBELLS + 4 * i. */
 #define NICEMU_HOST_DOORBELLS 0xE0000000u
+/* On a PCI card several host processes share (nicemu run --procs-per-node),
+ * a process reaches only the mailbox page by PIO, and writes only its own
+ * word of it: word NICEMU_MAILBOX_PROCESS_WORDS + p for the node's process
+ * p. The rest of the page is the card's. */
+#define NICEMU_MAILBOX_PROCESS_WORDS 32u
 
 /* Device windows: X(DEVICE, index) */
 #define NICEMU_DEVICES(X)                                                      \

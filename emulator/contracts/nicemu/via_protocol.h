@@ -198,9 +198,11 @@ enum viafw_control {
 };
 
 /* ---- Mailbox words (card data memory's last page; host reads by PIO) -- */
-#define VIAFW_BOX_EVENTS_FREED 0u /* host -> card: events consumed */
-/* The same word for the node's process p (process 0's is word 0). */
-#define VIAFW_BOX_EVENTS_FREED_BY(p) ((p) == 0 ? 0u : 32u + (p))
+/* host -> card: events the node's process p has consumed, in its own word
+ * (NICEMU_MAILBOX_PROCESS_WORDS + p: the only word a process may write
+ * on a card several processes share) */
+#define VIAFW_BOX_EVENTS_FREED_BY(p) (32u + (p))
+#define VIAFW_BOX_EVENTS_FREED VIAFW_BOX_EVENTS_FREED_BY(0)
 #define VIAFW_BOX_MAGIC 1u /* card: VIAFW_MAGIC once ready */
 #define VIAFW_BOX_VIS 2u   /* card: the VIs it serves (before MAGIC) */
 #define VIAFW_BOX_STAT_FRAMES_IN 8u

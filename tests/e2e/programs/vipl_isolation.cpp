@@ -25,6 +25,7 @@
 // Every rank prints "rank R: isolation: ok" or its failed checks; ranks 0
 // and 1 print the card's VIAFW_BOX_STAT_FOREIGN count.
 #include <nicemu/host.hpp>
+#include <nicemu/regs.h>
 #include <nicemu/via_protocol.h>
 #include <nicemu/vipl.h>
 
@@ -264,48 +265,52 @@ void attack_beside(Node &n, VIP_VI_HANDLE vi, const Target &t) {
   host::doorbell(VIAFW_FIFO_RECV(1), t.bus + 64);
   host::compute(5 * kMs);
   CHECK_EQ(e->CS.Status, 0); // never taken, never completed
-  // 8. PIO: card memory beyond the mailbox page is the driver's.
-  for (uint32_t addr : {0x0u, 0x1000u, host::mailbox() - 4}) {
-    bool threw = false;
+  // 8. PIO: card memory beyond the mailbox page is the driver's, and of
+  //    the page a process writes only its own word: not the victim's
+  //    events-consumed word, nor the card's counters.
+  auto refused_pio = [](uint32_t addr, bool write) {
     try {
-      host::pio_write(addr, 0xDEADBEEF);
+      if (write)
+        host::pio_write(addr, 0xDEADBEEF);
+      else
+        (void)host::pio_read(addr);
     } catch (const host::Error &) {
-      threw = true;
+      return true;
     }
-    CHECK(threw);
-    threw = false;
-    try {
-      (void)host::pio_read(addr);
-    } catch (const host::Error &) {
-      threw = true;
-    }
-    CHECK(threw);
+    return false;
+  };
+  const uint32_t box = host::mailbox();
+  for (uint32_t addr : {0x0u, 0x1000u, box - 4}) {
+    CHECK(refused_pio(addr, true));
+    CHECK(refused_pio(addr, false));
   }
+  for (uint32_t word : {uint32_t(VIAFW_BOX_EVENTS_FREED_BY(0)),
+                        uint32_t(VIAFW_BOX_STAT_FOREIGN), 0u})
+    CHECK(refused_pio(box + 4 * word, true));
+  CHECK(!refused_pio(box + 4 * VIAFW_BOX_STAT_FOREIGN, false)); // reads: yes
 }
 
 // ---- The rogue card's host -------------------------------------------------
 
-// Mailbox words of via_rogue (firmware/samples/via_rogue.cpp).
-constexpr uint32_t kRogueGo = 0, kRogueTarget = 1, kRogueSent = 8,
-                   kRogueForged = 9, kRogueDone = 10;
+// The block via_rogue (firmware/samples/via_rogue.cpp) reads its target
+// from and writes its report into, named in this process's mailbox word.
+constexpr uint32_t kRogueSent = 8, kRogueForged = 9, kRogueDone = 10;
 constexpr uint32_t kRogueDoneMagic = 0x524F4755u;
 
 void rogue_host(const Target &t) {
-  const uint32_t box = host::mailbox();
+  auto *block = static_cast<uint32_t *>(host::alloc(64));
   // Victim node 0, VI 0; its peer node 1, VI 0 (each made the first VI).
   const uint32_t target[7] = {
       0, 0, 1, 0, t.handle, uint32_t(t.va), uint32_t(t.va >> 32)};
-  for (uint32_t i = 0; i < 7; ++i)
-    host::pio_write(box + 4 * (kRogueTarget + i), target[i]);
-  host::pio_write(box + 4 * kRogueGo, 1);
-  for (int i = 0;
-       i < 100 && host::pio_read(box + 4 * kRogueDone) != kRogueDoneMagic; ++i)
-    host::compute(1 * kMs);
-  CHECK_EQ(host::pio_read(box + 4 * kRogueDone), kRogueDoneMagic);
+  std::memcpy(block, target, sizeof target);
+  host::pio_write(host::mailbox() +
+                      4 * (NICEMU_MAILBOX_PROCESS_WORDS + host::node_process()),
+                  host::bus_address(block));
+  CHECK(host::wait_word_until(&block[kRogueDone], ~0u, kRogueDoneMagic,
+                              host::now_ps() + 100 * kMs));
   std::printf("rank %u: isolation: rogue card sent %u frames, %u of them "
               "with the peer's address\n",
-              rank_, host::pio_read(box + 4 * kRogueSent),
-              host::pio_read(box + 4 * kRogueForged));
+              rank_, block[kRogueSent], block[kRogueForged]);
 }
 
 Target read_target() {
