@@ -36,3 +36,29 @@ TEST_CASE("NI-AM isolation: transfers outside exported memory and forged "
   CHECK(refused == 8);
   CHECK(attacker + victim == 8);
 }
+
+TEST_CASE("NI-AM isolation: a rogue card's forged packets are refused and "
+          "change nothing the victim did not export") {
+  TempDir dir;
+  CommandResult r = nicemu(
+      {"run", "-n", "2", "--firmware", NICEMU_NIAM_IMAGE, "--node-firmware",
+       "1=" + std::string(NICEMU_FIRMWARE_DIR) + "/niam_rogue.img", "--",
+       NICEMU_NIAM_ISOLATION, "rogue", dir.file("victim")});
+  INFO(r);
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "rank 0: isolation: ok\n"));
+  CHECK(contains(r.out, "rank 1: isolation: rogue card sent 8 packets\n"));
+  // Every forged packet was refused: by the page table (the data into
+  // unexported memory, the read of it) or as a bad packet (requests only a
+  // host may make, data past the end of the space, no such handler, a bad
+  // tag).
+  unsigned protection = 0, bad = 0, unknown = 0;
+  for (const std::string &line :
+       lines_with(r.out, "rank 0: isolation: card refused "))
+    CHECK(std::sscanf(line.c_str(),
+                      "rank 0: isolation: card refused %u addresses, %u bad "
+                      "packets, %u unknown handlers",
+                      &protection, &bad, &unknown) == 3);
+  CHECK(protection == 2);
+  CHECK(protection + bad + unknown == 8);
+}

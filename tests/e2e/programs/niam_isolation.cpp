@@ -15,6 +15,13 @@
 // Every transfer must be refused (sync() counts them), and not a byte of
 // the victim's memory may change. Each rank prints "rank R: isolation: ok"
 // or its failed checks.
+//
+// `niam_isolation_prog rogue FILE`, with `--node-firmware
+// 1=niam_rogue.img`: node 1 is a rogue card (firmware/samples/
+// niam_rogue.cpp). Rank 0, the victim, tells FILE its exported and
+// unexported addresses; rank 1 hands them to its card, which sends forged
+// packets at the victim's card. The victim's unexported memory must not
+// change, and its card must count what it refused.
 #include <nicemu/host.hpp>
 #include <nicemu/niam_protocol.h>
 
@@ -65,14 +72,67 @@ void raw_bcopy(uint32_t src_node, uint32_t src, uint32_t dst_node, uint32_t dst,
   host::am_request(NIAM_H_BCOPY, args);
 }
 
+// The victim of the rogue card, and the rogue's host.
+int rogue_run(const char *file) {
+  const uint32_t me = host::rank();
+  if (me == 0) {
+    auto *exported = static_cast<uint8_t *>(host::am_alloc(kPage));
+    auto *unexported = static_cast<uint8_t *>(host::alloc(kPage));
+    fill(exported, kPage);
+    fill(unexported, kPage);
+    FILE *f = std::fopen(file, "w");
+    CHECK(f != nullptr);
+    if (f) {
+      std::fprintf(f, "%u %u\n", host::am_address(exported),
+                   host::am_address(unexported));
+      std::fclose(f);
+    }
+    host::compute(50'000'000'000ull); // 50 ms: the rogue's packets
+    CHECK(intact(unexported, kPage));
+    CHECK(intact(exported, kPage)); // the rogue wrote nothing even here
+    std::printf("rank 0: isolation: card refused %u addresses, %u bad "
+                "packets, %u unknown handlers\n",
+                host::am_protection_errors(), host::am_bad_packets(),
+                host::am_unknown_handlers());
+  } else {
+    host::compute(5'000'000'000ull); // 5 ms: the victim has written FILE
+    uint32_t exported = 0, unexported = 0;
+    FILE *f = std::fopen(file, "r");
+    CHECK(f != nullptr);
+    if (f) {
+      CHECK(std::fscanf(f, "%u %u", &exported, &unexported) == 2);
+      std::fclose(f);
+    }
+    // The rogue card's mailbox (firmware/samples/niam_rogue.cpp).
+    const uint32_t box = host::mailbox();
+    host::pio_write(box + 4 * 1, 0); // the victim's node
+    host::pio_write(box + 4 * 2, exported);
+    host::pio_write(box + 4 * 3, unexported);
+    host::pio_write(box + 4 * 0, 1); // go
+    for (int i = 0; i < 100 && host::pio_read(box + 4 * 5) != 0x524F4755u; ++i)
+      host::compute(100'000'000); // 100 us
+    CHECK(host::pio_read(box + 4 * 5) == 0x524F4755u);
+    std::printf("rank 1: isolation: rogue card sent %u packets\n",
+                host::pio_read(box + 4 * 4));
+  }
+  if (failures)
+    std::printf("rank %u: isolation: %d failures\n", me, failures);
+  else
+    std::printf("rank %u: isolation: ok\n", me);
+  return failures ? 1 : 0;
+}
+
 } // namespace
 
-int main() {
-  if (host::size() != 2) {
+int main(int argc, char **argv) {
+  if (host::size() != 2 ||
+      (argc > 1 && (argc != 3 || std::strcmp(argv[1], "rogue") != 0))) {
     std::printf("usage: nicemu run -n 2 --firmware niam.img -- "
-                "niam_isolation_prog\n");
+                "niam_isolation_prog [rogue FILE]\n");
     return 2;
   }
+  if (argc == 3)
+    return rogue_run(argv[2]);
   const uint32_t me = host::rank();
   // The same calls on both ranks: the same addresses name the same memory.
   auto *exported = static_cast<uint8_t *>(host::am_alloc(2 * kPage));
