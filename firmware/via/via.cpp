@@ -1806,8 +1806,7 @@ bool poll_rx() {
 // ---- Commands
 // --------------------------------------------------------------------
 
-// A command of process `p` naming something of another process: refused,
-// and counted.
+// A command naming something of another process: refused, and counted.
 uint32_t foreign() {
   count(VIAFW_BOX_STAT_FOREIGN);
   return VIAFW_R_BAD_ARGUMENT;
