@@ -412,8 +412,7 @@ void Fabric::Impl::drop(Flight *f, bool filtered) {
   if (filtered) {
     ++stats.packets_filtered;
     stats.packets_spoofed += f->packet.spoofed;
-  }
-  else
+  } else
     ++misrouted;
   f->dropped = true;
   stream(f); // the bytes drain where the head stopped, freeing the path

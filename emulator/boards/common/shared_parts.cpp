@@ -57,8 +57,9 @@ void install_doorbells(CardAssembly &card, const Model &model) {
   Time write = cost != model.timing_ps.end()
                    ? cost->second
                    : model.timing("host.pio_write_word");
-  card.host_port().map(NICEMU_HOST_DOORBELLS, 4ull * fifos.fifos(),
-                       std::make_unique<DoorbellWindow>(fifos, card.host_port(), write));
+  card.host_port().map(
+      NICEMU_HOST_DOORBELLS, 4ull * fifos.fifos(),
+      std::make_unique<DoorbellWindow>(fifos, card.host_port(), write));
 }
 
 // Every card memory, by PIO at its card address.
@@ -67,11 +68,10 @@ void map_card_memory(CardAssembly &card, const Model &model) {
        write = model.timing("host.pio_write_word");
   card.host_port().set_posted_write_cost(write); // PCI posts writes
   for (const MemoryRegion &r : model.memories)
-    card.host_port().map(
-        r.base, r.size,
-        std::make_unique<CardMemoryWindow>(card.device_host(), card.host_port(),
-                                           r.base, read, write,
-                                           model.host_mailbox(), true));
+    card.host_port().map(r.base, r.size,
+                         std::make_unique<CardMemoryWindow>(
+                             card.device_host(), card.host_port(), r.base, read,
+                             write, model.host_mailbox(), true));
 }
 
 } // namespace
