@@ -20,9 +20,9 @@ Node &Simulation::add_node(const Model &model, NodeConfig config) {
   });
   force_bits_.resize(index / 64 + 1, 0);
   node->set_interrupt_observer([this, index] { interrupt_due(index); });
-  // A new event earlier than the running slice's end shortens the slice.
-  // Only the running core needs telling: the others' slices are computed
-  // when they start, from the scheduler's next event.
+  // An event the running core schedules before its slice's end shortens
+  // the slice. Events other cores schedule in the same round do not: they
+  // reach this node no sooner than the lookahead (slice_end).
   scheduler_.set_on_earlier_event([this](Time t) {
     if (running_ && running_->state() == NodeState::Running)
       running_->cpu().limit_slice(running_->clock().cycle_at_or_after(t));
@@ -102,16 +102,18 @@ void Simulation::queue_rebuild() {
   queue_stale_ = false;
 }
 
-// A core may run up to the earliest pending event (including events the
-// cores before it just scheduled), and no further ahead of any other running
-// core than the lookahead: anything another core does reaches this one only
-// that much later. The other cores' times are those at the start of the
-// round (never later than now: conservative), kept as the two earliest so
-// that each core's bound is O(1). So is the hosts' earliest action: hosts
-// change it only between rounds, so it is taken once per round.
+// A core may run up to the earliest event pending when the round started,
+// and no further ahead of any other running core than the lookahead:
+// anything another core does, the events it schedules included, reaches
+// this one only that much later. The other cores' times are those at the
+// start of the round (never later than now: conservative), kept as the two
+// earliest so that each core's bound is O(1). So is the hosts' earliest
+// action: hosts change it only between rounds, so it is taken once per
+// round. Nothing a core does in its slice moves another core's end, so the
+// slices of a round could run in any order, or at once.
 Time Simulation::slice_end(const Node &node, Time max_time) const {
-  Time end = std::min({scheduler_.next_time(), max_time, wall_limit_,
-                       host_action_, node.time() + kLongestSlice});
+  Time end = std::min({event_bound_, max_time, wall_limit_, host_action_,
+                       node.time() + kLongestSlice});
   if (lookahead_ == kTimeNever)
     return end;
   Time others = &node == earliest_node_ ? second_earliest_ : earliest_;
@@ -218,6 +220,7 @@ void Simulation::run_slice(Node &n, Time max_time) {
 // node order, and go back into the queue at their new times. So a round
 // costs the cores that run, not all of them (1024 cores, a few due).
 void Simulation::run_round(Time max_time) {
+  event_bound_ = scheduler_.next_time();
   if (!queue_in_use()) {
     if (lookahead_ != kTimeNever)
       note_core_times();
@@ -258,8 +261,7 @@ void Simulation::run_round(Time max_time) {
   earliest_node_ =
       first.index == UINT32_MAX ? nullptr : nodes_[first.index].get();
   // No core's slice ends later than this: the others run nothing.
-  Time bound =
-      std::min({scheduler_.next_time(), max_time, wall_limit_, host_action_});
+  Time bound = std::min({event_bound_, max_time, wall_limit_, host_action_});
   if (lookahead_ != kTimeNever && second != kTimeNever)
     bound = std::min(bound, second + lookahead_);
   while (!queue_.empty() && queue_.front().time < bound) {

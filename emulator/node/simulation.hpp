@@ -170,6 +170,8 @@ private:
   Time wall_limit_ = kTimeNever;
   // The hosts' earliest possible action, at the start of the round.
   Time host_action_ = kTimeNever;
+  // The earliest pending event, at the start of the round.
+  Time event_bound_ = kTimeNever;
   // The two earliest running cores' times at the start of a round.
   Time earliest_ = kTimeNever, second_earliest_ = kTimeNever;
   const Node *earliest_node_ = nullptr;

@@ -30,7 +30,6 @@ uint64_t Scheduler::next_seq() {
 EventId Scheduler::schedule(Time when, const char *name, Callback fn,
                             int priority) {
   assert(when >= now_ && "events cannot be scheduled in the past");
-  Time before = next_time();
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -47,7 +46,7 @@ EventId Scheduler::schedule(Time when, const char *name, Callback fn,
   heap_.push_back(
       {Key{when, priority, origin_.id, next_seq()}, slot, s.generation});
   std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
-  if (when < before && on_earlier_)
+  if (on_earlier_)
     on_earlier_(when);
   return (EventId(s.generation) << 32) | slot;
 }

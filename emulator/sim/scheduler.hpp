@@ -70,8 +70,8 @@ public:
   // Moves now() forward without running anything (must not skip an event).
   void advance_to(Time t);
 
-  // Called whenever the earliest pending time may have become earlier, so a
-  // running core can shorten its slice.
+  // Called with the time of every event scheduled, so that a running core
+  // can end its slice before it.
   void set_on_earlier_event(std::function<void(Time)> fn) {
     on_earlier_ = std::move(fn);
   }
