@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # README command 2: build and run the whole test suite, in the
-# AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/).
+# AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/); then
+# the threads' tests under ThreadSanitizer and the fuzz targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 toolchain/setup.sh --deps-only
 cmake --preset asan
 cmake --build --preset asan
 ctest --preset asan -j "$(nproc)"
+# The tests of the cores' threads (--threads) under ThreadSanitizer, in
+# build-tsan/ (docs/architecture.md, "Threads").
+cmake --preset tsan
+cmake --build --preset tsan
+ctest --preset tsan -j "$(nproc)"
 # The fuzz targets (docs/fuzzing.md), each for a bounded time from its
 # seeds: clang and libFuzzer, in build-fuzz/.
 cmake --preset fuzz

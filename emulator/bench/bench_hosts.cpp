@@ -100,6 +100,7 @@ HostRun run_hosts(const BenchContext &c, uint32_t nodes,
   spec.stop = stop;
   spec.monitor = c.hooks.progress;
   spec.link_faults = c.link_faults;
+  spec.threads = c.threads;
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Cluster> cluster = start_cluster(c.model, c.flash, spec);
   RunResult r = cluster->sim.run();
@@ -111,6 +112,7 @@ HostRun run_hosts(const BenchContext &c, uint32_t nodes,
   std::chrono::duration<double> total =
       std::chrono::steady_clock::now() - start;
   HostRun run{out.text(), r.end_time, r.wall_seconds, total.count()};
+  run.threads = cluster->sim.threads_used();
   for (const auto &node : cluster->sim.nodes()) {
     run.instructions += node->cpu().instructions();
     run.cycles += node->cpu().cycles();

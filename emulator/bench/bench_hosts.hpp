@@ -25,6 +25,7 @@ struct BenchContext {
   std::string model_name; // as the image names it
   BenchHooks hooks;
   LinkFaults link_faults; // injected on every cable (none by default)
+  unsigned threads = 1;   // for the cores' slices (Simulation::set_threads)
 };
 
 // Reads `image` (a path; "not found" says to give --firmware) and loads its
@@ -45,6 +46,7 @@ struct HostRun {
   // Summed over the NIC cores: what their firmware cost the emulator.
   uint64_t instructions = 0, cycles = 0, slept_cycles = 0;
   uint64_t fast_forwarded_instructions = 0; // of `instructions`
+  unsigned threads = 1; // that emulated the cores (Simulation::threads_used)
 };
 
 // Runs `program` (its name in the programs directory, then its arguments)

@@ -6,6 +6,7 @@
 #include "nicemu/error.hpp"
 #include "nicemu/image.hpp"
 #include "nicemu/model.hpp"
+#include "node/core_workers.hpp"
 #include "node/simulation.hpp"
 
 #include <chrono>
@@ -104,6 +105,7 @@ void run_with_hosts(const SpeedBenchOptions &o, const CaseSpec &s,
                     SpeedCase &out) {
   BenchContext c = bench_context(o.firmware_dir + "/" + s.image, o.programs_dir,
                                  s.program[0], o.hooks);
+  c.threads = o.threads ? o.threads : default_threads(s.nodes);
   out.model = c.model_name;
   Clock::time_point start = Clock::now();
   HostRun run = s.rounds ? run_barrier_loop(c, s.nodes, s.rounds)
@@ -115,6 +117,7 @@ void run_with_hosts(const SpeedBenchOptions &o, const CaseSpec &s,
   out.cycles = run.cycles;
   out.slept_cycles = run.slept_cycles;
   out.fast_forwarded_instructions = run.fast_forwarded_instructions;
+  out.threads = int(run.threads);
 }
 
 // The firmware alone on one node, as `nicemu run --firmware IMAGE` runs it.

@@ -68,6 +68,7 @@ struct SpeedBenchOptions {
   std::string firmware_dir; // niam.img, via.img, sleep_1s.img, poll_1s.img
   std::string programs_dir; // gam_pingpong, fm_pingpong, niam_bench_barrier
   bool quick = false;       // skips the 1024-node case, fewer barriers
+  unsigned threads = 0;     // for the cores' slices; 0: default_threads
   BenchHooks hooks;
 };
 

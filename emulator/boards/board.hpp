@@ -59,6 +59,13 @@ public:
   // Whether several host processes may share one card (DIMMnet-1's
   // process groups): nicemu run --procs-per-node.
   virtual bool hosts_share_card() const { return false; }
+  // Whether the cores' slices of a round may run on several threads at
+  // once (nicemu run --threads): true when, in a slice, the board's devices
+  // touch nothing outside their own node but the scheduler and the fabric
+  // (both safe to call from several threads) and report to observers only
+  // through the node (console lines, faults). Boards whose engines reach
+  // other cards' or hosts' state from a core's access say false.
+  virtual bool cores_run_in_parallel() const { return false; }
 };
 
 // The boards nicemu knows, by name; nullptr for an unknown name.

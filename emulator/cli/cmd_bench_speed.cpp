@@ -141,6 +141,13 @@ void add_speed_bench(CLI::App &bench) {
   speed->add_option("--programs-dir", opts->programs_dir,
                     "directory with gam_pingpong, fm_pingpong and "
                     "niam_bench_barrier");
+  speed
+      ->add_option("--threads", opts->threads,
+                   "threads for the NIC cores' slices in the host-program "
+                   "cases (0 = as nicemu run: the cores available, at most "
+                   "one per 4 nodes)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 256u));
   auto progress = std::make_shared<ProgressMode>(ProgressMode::Auto);
   add_progress_options(*speed, *progress);
   speed->callback([opts, json, progress] {

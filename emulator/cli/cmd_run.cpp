@@ -145,6 +145,7 @@ int run(const RunOptions &o) {
     spec.watchdog_cycles = uint64_t(o.watchdog);
   spec.fast_forward = !o.no_fast_forward;
   spec.core_queue = !o.no_core_queue;
+  spec.threads = run_threads(o);
   spec.node_flash = std::move(node_flash);
   // The progress line; not by default while a debugger drives the run,
   // nor with --quiet.

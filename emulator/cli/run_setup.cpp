@@ -5,10 +5,12 @@
 #include "mem/flash.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/image.hpp"
+#include "node/core_workers.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -57,6 +59,13 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
                "give every running core a slice in every round, not only "
                "the cores that are due (a speed-up's switch: the virtual "
                "results are the same)");
+  cmd.add_option("--threads", o.threads,
+                 "threads for the NIC cores' slices (0 = the cores "
+                 "available, at most one per 4 nodes; $NICEMU_THREADS "
+                 "overrides that default; lanai4 and comet cards; the "
+                 "virtual results are the same for any number)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 256u));
   cmd.add_option("--host-timeout", o.host_timeout,
                  "stop the run when the host processes it waits for make no "
                  "library call for this many seconds of wall time")
@@ -200,6 +209,19 @@ Time max_run_time(const ClusterOptions &o) {
   return *t;
 }
 
+unsigned run_threads(const ClusterOptions &o) {
+  if (o.threads)
+    return o.threads;
+  // A default for every run of a test suite or script.
+  if (const char *env = std::getenv("NICEMU_THREADS")) {
+    char *end = nullptr;
+    unsigned long n = std::strtoul(env, &end, 10);
+    if (*env && *end == 0 && n >= 1 && n <= 256)
+      return unsigned(n);
+  }
+  return default_threads(o.nodes);
+}
+
 std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
                                            const Model &model,
                                            std::vector<uint8_t> flash,
@@ -216,6 +238,7 @@ std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
     spec.watchdog_cycles = uint64_t(o.watchdog);
   spec.fast_forward = !o.no_fast_forward;
   spec.core_queue = !o.no_core_queue;
+  spec.threads = run_threads(o);
   spec.console = [](uint32_t node, const std::string &line) {
     std::cout << "[node" << node << "] " << line << "\n" << std::flush;
   };

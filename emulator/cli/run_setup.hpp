@@ -32,6 +32,7 @@ struct ClusterOptions {
   bool no_leases = false;       // --no-leases
   bool no_fast_forward = false; // --no-fast-forward
   bool no_core_queue = false;   // --no-core-queue
+  unsigned threads = 0;         // --threads; 0: the cores available
   LinkFaults link_faults;       // --link-corrupt, --link-loss, --fault-seed
 };
 
@@ -53,6 +54,8 @@ std::map<uint32_t, std::shared_ptr<const std::vector<uint8_t>>>
 node_flashes(const std::vector<std::string> &values, const Model &model);
 // --max-time, or kTimeNever.
 Time max_run_time(const ClusterOptions &o);
+// --threads, with 0 (the default) as the cores this process may use.
+unsigned run_threads(const ClusterOptions &o);
 // What the host processes get from the options (--host-timeout).
 HostOptions host_options(const ClusterOptions &o);
 // Boots the cluster; firmware console lines go to stdout as "[nodeN] ...".

@@ -119,8 +119,11 @@ void print_summary(Simulation &sim, const RunResult &r, const Model &model,
           ? double(instructions - skipped.instructions) / r.wall_seconds / 1e6
           : 0;
   std::fprintf(stderr,
-               "virtual time %.3f us, wall time %.3f ms, %.1f emulated MIPS\n",
+               "virtual time %.3f us, wall time %.3f ms, %.1f emulated MIPS",
                double(r.end_time) / 1e6, r.wall_seconds * 1e3, mips);
+  if (sim.threads_used() > 1)
+    std::fprintf(stderr, " on %u threads", sim.threads_used());
+  std::fputc('\n', stderr);
   if (skipped.cycles)
     std::fprintf(stderr,
                  "fast-forward: %llu cycles (%llu instructions) of polling "

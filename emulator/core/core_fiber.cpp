@@ -22,6 +22,19 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
+// ThreadSanitizer (the tsan preset) must be told of every switch too, or
+// it takes one stack's calls and returns for another's.
+#if defined(__SANITIZE_THREAD__)
+#define NICEMU_FIBER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define NICEMU_FIBER_TSAN 1
+#endif
+#endif
+#if defined(NICEMU_FIBER_TSAN)
+#include <sanitizer/tsan_interface.h>
+#endif
+
 namespace nicemu {
 
 namespace ctx = boost::context;
@@ -64,6 +77,37 @@ struct FiberStack {
   }
 };
 
+// ThreadSanitizer's fibers: the one to create, switch to, and destroy.
+void *tsan_create() {
+#if defined(NICEMU_FIBER_TSAN)
+  return __tsan_create_fiber(0);
+#else
+  return nullptr;
+#endif
+}
+void *tsan_current() {
+#if defined(NICEMU_FIBER_TSAN)
+  return __tsan_get_current_fiber();
+#else
+  return nullptr;
+#endif
+}
+void tsan_switch(void *fiber) {
+#if defined(NICEMU_FIBER_TSAN)
+  __tsan_switch_to_fiber(fiber, 0);
+#else
+  (void)fiber;
+#endif
+}
+void tsan_destroy(void *fiber) {
+#if defined(NICEMU_FIBER_TSAN)
+  if (fiber)
+    __tsan_destroy_fiber(fiber);
+#else
+  (void)fiber;
+#endif
+}
+
 } // namespace
 
 struct CoreFiber::Impl {
@@ -75,11 +119,15 @@ struct CoreFiber::Impl {
   const void *fiber_bottom = nullptr, *caller_bottom = nullptr;
   size_t fiber_size = 0, caller_size = 0;
   void *caller_fake = nullptr, *fiber_fake = nullptr;
+  // The two sides, for ThreadSanitizer (the caller's is the resuming
+  // thread's, which may differ from one resume to the next).
+  void *tsan_fiber = nullptr, *tsan_caller = nullptr;
 };
 
 CoreFiber::CoreFiber(std::function<void()> body, size_t stack_bytes)
     : impl_(std::make_unique<Impl>()) {
   impl_->body = std::move(body);
+  impl_->tsan_fiber = tsan_create();
   FiberStack alloc(stack_bytes);
   ctx::stack_context stack = alloc.allocate();
   impl_->fiber_bottom = static_cast<char *>(stack.sp) - stack.size;
@@ -92,6 +140,7 @@ CoreFiber::CoreFiber(std::function<void()> body, size_t stack_bytes)
         impl->caller = std::move(caller);
         impl->body();
         impl->finished = true;
+        tsan_switch(impl->tsan_caller);
         start_switch(nullptr, impl->caller_bottom, impl->caller_size);
         return std::move(impl->caller);
       });
@@ -99,15 +148,19 @@ CoreFiber::CoreFiber(std::function<void()> body, size_t stack_bytes)
 
 CoreFiber::~CoreFiber() {
   assert(!impl_->fiber || impl_->finished);
+  tsan_destroy(impl_->tsan_fiber);
 }
 
 void CoreFiber::resume() {
+  impl_->tsan_caller = tsan_current();
+  tsan_switch(impl_->tsan_fiber);
   start_switch(&impl_->caller_fake, impl_->fiber_bottom, impl_->fiber_size);
   impl_->fiber = std::move(impl_->fiber).resume();
   finish_switch(impl_->caller_fake, nullptr, nullptr);
 }
 
 void CoreFiber::yield() {
+  tsan_switch(impl_->tsan_caller);
   start_switch(&impl_->fiber_fake, impl_->caller_bottom, impl_->caller_size);
   impl_->caller = std::move(impl_->caller).resume();
   finish_switch(impl_->fiber_fake, &impl_->caller_bottom, &impl_->caller_size);

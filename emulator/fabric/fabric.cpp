@@ -18,6 +18,7 @@
 #include <cassert>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <random>
 #include <span>
 #include <utility>
@@ -176,6 +177,9 @@ struct Fabric::Impl {
   // Injected faults: one generator per link (inject_faults).
   LinkFaults faults;
   std::vector<std::mt19937_64> fault_rng, dup_rng;
+  // The cores' side (send, receiver_ready, route) may be called by the
+  // slices of a round running on several threads at once.
+  std::mutex cores;
 };
 
 void Fabric::Impl::post(Time when, const char *name, std::function<void()> fn) {
@@ -635,6 +639,7 @@ void Fabric::send(Packet p, Time head_leaves,
     throw Error("fabric: node " + std::to_string(p.source) +
                 " cannot send (the topology has " +
                 std::to_string(m.topology.nodes) + " nodes)");
+  std::lock_guard lock(m.cores);
   ++m.stats.packets_sent;
   m.launch(std::move(p), head_leaves, std::move(on_sent));
 }
@@ -668,6 +673,7 @@ void Fabric::receiver_ready(uint32_t node, Time at) {
   Impl &m = *impl_;
   if (node >= m.topology.nodes)
     throw Error("fabric: no node " + std::to_string(node));
+  std::lock_guard lock(m.cores);
   m.post(std::max(at, m.sched.now()), "fabric: receiver ready", [&m, node] {
     Flight *f = std::exchange(m.refused[node], nullptr);
     if (f)
@@ -771,6 +777,7 @@ Time Fabric::min_path_latency() const {
   return through;
 }
 std::vector<uint8_t> Fabric::route(uint32_t from, uint32_t to) const {
+  std::lock_guard lock(impl_->cores); // the router caches its searches
   return impl_->router.route(from, to);
 }
 const FabricStats &Fabric::stats() const {

@@ -30,7 +30,10 @@ struct ClusterSpec {
   std::optional<uint64_t> watchdog_cycles; // overrides the model's default
   bool fast_forward = true; // of polling loops (--no-fast-forward: off)
   bool core_queue = true;   // Simulation::set_core_queue (--no-core-queue)
-  LinkFaults link_faults;   // injected on every cable
+  // Threads for the cores' slices (Simulation::set_threads, --threads);
+  // a board that cannot (Board::cores_run_in_parallel) uses one.
+  unsigned threads = 1;
+  LinkFaults link_faults; // injected on every cable
   // Nodes that boot another flash than the others (nicemu run
   // --node-firmware): a rogue card among honest ones, an old firmware
   // against a new one.

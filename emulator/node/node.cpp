@@ -303,7 +303,12 @@ void Node::fail(Fault f) {
     std::string what = std::string(fault_name(fault_.kind)) + " at pc " + pc;
     if (!fault_.detail.empty())
       what += ": " + fault_.detail;
-    config_.events->fault(config_.node, time(), what);
+    if (hold_output_)
+      held_output_.push_back([this, at = time(), what] {
+        config_.events->fault(config_.node, at, what);
+      });
+    else
+      config_.events->fault(config_.node, time(), what);
   }
 }
 
@@ -433,13 +438,26 @@ void Node::console_byte(uint8_t byte) {
 void Node::flush_console() {
   if (console_line_.empty())
     return;
-  if (config_.console)
-    config_.console(config_.node, console_line_);
   // In a device access: its cycle; at a halt or fault: the core's time.
-  if (config_.events)
-    config_.events->console_line(config_.node, in_cpu_access_ ? now() : time(),
-                                 console_line_);
+  Time at = in_cpu_access_ ? now() : time();
+  auto tell = [this, at](const std::string &line) {
+    if (config_.console)
+      config_.console(config_.node, line);
+    if (config_.events)
+      config_.events->console_line(config_.node, at, line);
+  };
+  if (hold_output_)
+    held_output_.push_back(
+        [tell, line = std::move(console_line_)] { tell(line); });
+  else
+    tell(console_line_);
   console_line_.clear();
+}
+
+void Node::release_output() {
+  for (auto &tell : held_output_)
+    tell();
+  held_output_.clear();
 }
 
 // A shorter period takes effect at once: the running slice ends no later

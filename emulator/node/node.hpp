@@ -103,6 +103,12 @@ public:
   }
   BlockObserver *block_observer() const { return observer_; }
   void flush_console();
+  // While held, what the core tells the world (console lines, its fault's
+  // report) waits until release_output: the slices of a round that run at
+  // once on several threads pass it on at the round's end, in node order,
+  // as slices run one after another would have.
+  void hold_output(bool on) { hold_output_ = on; }
+  void release_output();
   // The debugger reads or writes a device register (`size` bytes, at most
   // 4; a 64-bit register in halves), checked like the
   // core's accesses, with the register's side effects, but no wait states
@@ -199,6 +205,8 @@ private:
   uint64_t sleep_cycles_ = 0;  // cycles skipped while asleep
   BlockObserver *observer_ = nullptr;
   std::string console_line_;
+  bool hold_output_ = false;
+  std::vector<std::function<void()>> held_output_;
 };
 
 } // namespace nicemu

@@ -7,6 +7,14 @@
 
 namespace nicemu {
 
+namespace {
+
+// The node whose core runs a slice on this thread (slices of one round may
+// run on several threads at once).
+thread_local Node *slice_node = nullptr;
+
+} // namespace
+
 Node &Simulation::add_node(const Model &model, NodeConfig config) {
   nodes_.push_back(
       std::make_unique<Node>(model, scheduler_, std::move(config)));
@@ -15,6 +23,7 @@ Node &Simulation::add_node(const Model &model, NodeConfig config) {
   running_bits_.resize(index / 64 + 1, 0);
   due_bits_.resize(index / 64 + 1, 0);
   queued_.push_back(0);
+  deferred_.emplace_back();
   node->set_state_observer([this, index](NodeState was, NodeState now) {
     node_state_changed(index, was, now);
   });
@@ -24,14 +33,22 @@ Node &Simulation::add_node(const Model &model, NodeConfig config) {
   // the slice. Events other cores schedule in the same round do not: they
   // reach this node no sooner than the lookahead (slice_end).
   scheduler_.set_on_earlier_event([this](Time t) {
-    if (running_ && running_->state() == NodeState::Running)
-      running_->cpu().limit_slice(running_->clock().cycle_at_or_after(t));
+    if (slice_node && slice_node->state() == NodeState::Running)
+      slice_node->cpu().limit_slice(slice_node->clock().cycle_at_or_after(t));
   });
   return *node;
 }
 
 void Simulation::node_state_changed(size_t index, NodeState was,
                                     NodeState now) {
+  if (at_once_) { // the node's own core, in its slice: taken at round's end
+    Deferred &d = deferred_[index];
+    if (!d.changed)
+      d.was = was;
+    d.changed = true;
+    d.now = now;
+    return;
+  }
   const uint64_t bit = uint64_t(1) << (index % 64);
   if (now == NodeState::Running)
     running_bits_[index / 64] |= bit;
@@ -65,6 +82,10 @@ void Simulation::node_state_changed(size_t index, NodeState was,
 void Simulation::interrupt_due(size_t index) {
   if (!queue_in_use())
     return;
+  if (at_once_) {
+    deferred_[index].interrupt = true;
+    return;
+  }
   const uint64_t bit = uint64_t(1) << (index % 64);
   if (in_round_ && index > round_index_) {
     due_bits_[index / 64] |= bit;
@@ -200,7 +221,7 @@ bool Simulation::finished(RunResult &result) const {
 }
 
 void Simulation::run_slice(Node &n, Time max_time) {
-  running_ = &n;
+  slice_node = &n;
   Time end = slice_end(n, max_time);
   if (debugger_) // a slice may end at any block boundary
     end = std::min(end, n.time() + debugger_->max_slice());
@@ -209,7 +230,7 @@ void Simulation::run_slice(Node &n, Time max_time) {
   EventOrigin was = scheduler_.set_origin(EventOrigin::core(n.node_id()));
   n.run_until(end);
   scheduler_.set_origin(was);
-  running_ = nullptr;
+  slice_node = nullptr;
 }
 
 // A round: each running core, in node order, runs a slice up to its end
@@ -272,11 +293,7 @@ void Simulation::run_round(Time max_time) {
     due_bits_[i / 64] |= uint64_t(1) << (i % 64);
   }
   in_round_ = true;
-  for_each_live_bit(due_bits_, [&](size_t i) { // cores added meanwhile too
-    round_index_ = i;
-    if (nodes_[i]->state() == NodeState::Running)
-      run_slice(*nodes_[i], max_time);
-  });
+  run_due_cores(max_time);
   in_round_ = false;
   for (size_t w = 0; w < due_bits_.size(); ++w) {
     for (uint64_t bits = due_bits_[w]; bits; bits &= bits - 1) {
@@ -288,9 +305,84 @@ void Simulation::run_round(Time max_time) {
   }
 }
 
+void Simulation::set_threads(unsigned threads) {
+  threads_ = std::max(1u, threads);
+}
+
+bool Simulation::threads_usable() const {
+  if (threads_ < 2 || !queue_in_use() || nodes_.size() < 2)
+    return false;
+  for (const auto &n : nodes_) // a profiler sees every block, in order
+    if (n->block_observer())
+      return false;
+  return true;
+}
+
+void Simulation::run_due_cores(Time max_time) {
+  round_cores_.clear();
+  if (workers_)
+    for_each_live_bit(due_bits_,
+                      [&](size_t i) { round_cores_.push_back(uint32_t(i)); });
+  if (round_cores_.size() >= 2)
+    return run_due_cores_at_once(max_time);
+  for_each_live_bit(due_bits_, [&](size_t i) { // cores added meanwhile too
+    round_index_ = i;
+    if (nodes_[i]->state() == NodeState::Running)
+      run_slice(*nodes_[i], max_time);
+  });
+}
+
+// The slices of the round run at once, the k-th core's on thread k mod T.
+// No slice's end depends on another slice (slice_end), and what a slice
+// does to the world outside its node is either ordered whatever the thread
+// (the scheduler's events, by origin; the fabric's flights, by the events
+// that move them) or held until the round's end and then taken in node
+// order (console lines, fault reports, the node's changes of state): so
+// the run is the same as with the slices one after another.
+void Simulation::run_due_cores_at_once(Time max_time) {
+  for (uint32_t i : round_cores_)
+    nodes_[i]->hold_output(true);
+  at_once_ = true;
+  scheduler_.set_concurrent(true);
+  const size_t count = round_cores_.size();
+  const unsigned threads = workers_->threads();
+  std::function<void(unsigned)> job = [&](unsigned w) {
+    for (size_t k = w; k < count; k += threads) {
+      Node &n = *nodes_[round_cores_[k]];
+      if (n.state() == NodeState::Running)
+        run_slice(n, max_time);
+    }
+  };
+  std::exception_ptr error;
+  try {
+    workers_->run(job);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  scheduler_.set_concurrent(false);
+  at_once_ = false;
+  for (uint32_t i : round_cores_) {
+    round_index_ = i;
+    Deferred d = std::exchange(deferred_[i], Deferred{});
+    if (d.changed && d.was != d.now)
+      node_state_changed(i, d.was, d.now);
+    if (d.interrupt)
+      interrupt_due(i);
+    nodes_[i]->hold_output(false);
+    nodes_[i]->release_output();
+  }
+  if (error)
+    std::rethrow_exception(error);
+}
+
 RunResult Simulation::run(Time max_time) {
   auto wall_start = std::chrono::steady_clock::now();
   RunResult result;
+  threads_used_ = threads_usable() ? threads_ : 1;
+  if (threads_used_ > 1 && (!workers_ || workers_->threads() != threads_used_))
+    workers_ = std::make_unique<CoreWorkers>(threads_used_);
+  else if (threads_used_ == 1)
+    workers_.reset();
   // With input in wall time: virtual time never passes the wall clock.
   auto wall_now = [&wall_start] {
     return Time(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -339,6 +431,8 @@ RunResult Simulation::run(Time max_time) {
       Time target = std::min({t, host, max_time});
       Time wall = wall_now();
       if (target > wall) {
+        if (workers_)
+          workers_->rest();
         input_->wait(
             int64_t(std::min<Time>((target - wall + 999) / 1000, 20'000'000)));
         continue;
@@ -349,6 +443,8 @@ RunResult Simulation::run(Time max_time) {
       // of the cores and devices (host requests there wait: another host
       // may still ask at that time).
       scheduler_.run_until(host, EventOrigin::host(0));
+      if (workers_) // the hosts need the cores more than idle workers
+        workers_->rest();
       external_->wait();
       continue;
     }
@@ -369,6 +465,8 @@ RunResult Simulation::run(Time max_time) {
     }
     scheduler_.run_until(t);
   }
+  if (workers_)
+    workers_->rest();
   for (auto &n : nodes_)
     n->flush_console();
   result.wall_seconds = std::chrono::duration<double>(

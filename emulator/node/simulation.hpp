@@ -7,6 +7,7 @@
 #pragma once
 
 #include "fabric/fabric.hpp"
+#include "node/core_workers.hpp"
 #include "node/node.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/stop_request.hpp"
@@ -109,6 +110,15 @@ public:
   // cores run, in the same order: results are identical either way. A run
   // with a debugger always visits every core.
   void set_core_queue(bool on) { core_queue_on_ = on; }
+  // Threads for the cores' slices (nicemu run --threads): the slices of a
+  // round run on up to this many threads at once, this one included.
+  // Results are identical for any number (docs/architecture.md, "Threads").
+  // Only cards whose devices allow it (Board::cores_run_in_parallel) ask
+  // for more than one; a run with a debugger, a profiler, or without the
+  // core queue uses one.
+  void set_threads(unsigned threads);
+  // The threads the last run used (1 if it could not use more).
+  unsigned threads_used() const { return threads_used_; }
   Node &add_node(const Model &model, NodeConfig config);
   std::vector<std::unique_ptr<Node>> &nodes() { return nodes_; }
   const std::vector<std::unique_ptr<Node>> &nodes() const { return nodes_; }
@@ -149,6 +159,9 @@ private:
   };
   void run_round(Time max_time);
   void run_slice(Node &n, Time max_time);
+  void run_due_cores(Time max_time);
+  void run_due_cores_at_once(Time max_time);
+  bool threads_usable() const;
   void queue_push(size_t index);
   void queue_rebuild();
   bool due(size_t index) const;
@@ -158,7 +171,6 @@ private:
   Scheduler scheduler_;
   std::unique_ptr<Fabric> fabric_;
   std::vector<std::unique_ptr<Node>> nodes_;
-  Node *running_ = nullptr;     // the node whose core is running a slice
   Time lookahead_ = kTimeNever; // no network: nodes never affect each other
   ExternalActor *external_ = nullptr;
   RunDebugger *debugger_ = nullptr;
@@ -193,6 +205,18 @@ private:
   bool queue_stale_ = true; // a queued core stopped running: rebuild
   bool in_round_ = false;
   size_t round_index_ = 0; // the core whose slice runs, in a round
+  // Threads (set_threads): while the slices of a round run at once, what
+  // a node's core tells the simulation about itself waits here, by node,
+  // until the round's end, when it is taken in node order.
+  unsigned threads_ = 1, threads_used_ = 1;
+  std::unique_ptr<CoreWorkers> workers_;
+  bool at_once_ = false; // the slices of this round run at once
+  struct Deferred {
+    bool changed = false, interrupt = false;
+    NodeState was = NodeState::Reset, now = NodeState::Reset;
+  };
+  std::vector<Deferred> deferred_;
+  std::vector<uint32_t> round_cores_; // the round's cores, in node order
 };
 
 } // namespace nicemu

@@ -1,6 +1,7 @@
 #include "sim/scheduler.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 
 namespace nicemu {
@@ -14,22 +15,48 @@ uint32_t generation_of(EventId id) {
   return uint32_t(id >> 32);
 }
 
+std::atomic<uint64_t> next_serial{1};
+
+// A thread's origin, for the scheduler with that serial (any other
+// scheduler sees events()), and that scheduler's counter for it.
+struct ThreadOrigin {
+  uint64_t serial = 0;
+  EventOrigin origin;
+  uint64_t *seq = nullptr; // looked up when first needed
+};
+thread_local ThreadOrigin thread_origin;
+
 } // namespace
+
+Scheduler::Scheduler() : serial_(next_serial.fetch_add(1)) {}
+
+EventOrigin Scheduler::set_origin(EventOrigin origin) {
+  ThreadOrigin &t = thread_origin;
+  EventOrigin was = t.serial == serial_ ? t.origin : EventOrigin::events();
+  t = {serial_, origin, nullptr};
+  return was;
+}
+
+std::unique_lock<std::mutex> Scheduler::lock_if_concurrent() const {
+  return concurrent_ ? std::unique_lock(mutex_)
+                     : std::unique_lock<std::mutex>();
+}
 
 // Origins change twice per slice, events are scheduled far less often: the
 // origin's counter is looked up when it is first needed.
 uint64_t Scheduler::next_seq() {
-  if (origin_seq_for_ != origin_.id || !origin_seq_) {
-    // unordered_map nodes stay put: the pointer outlives later insertions.
-    origin_seq_ = &next_seq_[origin_.id];
-    origin_seq_for_ = origin_.id;
-  }
-  return (*origin_seq_)++;
+  ThreadOrigin &t = thread_origin;
+  if (t.serial != serial_) // this thread's origin is another scheduler's
+    return next_seq_[EventOrigin::events().id]++;
+  if (!t.seq) // unordered_map nodes stay put: the pointer outlives insertions
+    t.seq = &next_seq_[t.origin.id];
+  return (*t.seq)++;
 }
 
 EventId Scheduler::schedule(Time when, const char *name, Callback fn,
                             int priority) {
   assert(when >= now_ && "events cannot be scheduled in the past");
+  auto lock = lock_if_concurrent();
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -43,12 +70,17 @@ EventId Scheduler::schedule(Time when, const char *name, Callback fn,
   s.name = name;
   s.live = true;
   ++live_;
+  uint64_t origin = thread_origin.serial == serial_ ? thread_origin.origin.id
+                                                    : EventOrigin::events().id;
   heap_.push_back(
-      {Key{when, priority, origin_.id, next_seq()}, slot, s.generation});
+      {Key{when, priority, origin, next_seq()}, slot, s.generation});
   std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
-  if (on_earlier_)
+  EventId id = (EventId(s.generation) << 32) | slot;
+  if (lock)
+    lock.unlock();
+  if (on_earlier_) // the running core's own slice, on this thread
     on_earlier_(when);
-  return (EventId(s.generation) << 32) | slot;
+  return id;
 }
 
 void Scheduler::release(uint32_t slot) {
@@ -62,15 +94,19 @@ void Scheduler::release(uint32_t slot) {
 }
 
 bool Scheduler::is_pending(EventId id) const {
+  auto lock = lock_if_concurrent();
   uint32_t slot = slot_of(id);
   return slot < slots_.size() && slots_[slot].live &&
          slots_[slot].generation == generation_of(id);
 }
 
 bool Scheduler::cancel(EventId id) {
-  if (!is_pending(id))
+  auto lock = lock_if_concurrent();
+  uint32_t slot = slot_of(id);
+  if (slot >= slots_.size() || !slots_[slot].live ||
+      slots_[slot].generation != generation_of(id))
     return false;
-  release(slot_of(id)); // its heap entry is now stale
+  release(slot); // its heap entry is now stale
   return true;
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -35,6 +36,10 @@ class Scheduler {
 public:
   using Callback = std::function<void()>;
 
+  Scheduler();
+  Scheduler(const Scheduler &) = delete;
+  Scheduler &operator=(const Scheduler &) = delete;
+
   // Schedules `fn` at `when` (>= now()). Lower priority values run first
   // among events at the same time. `name` (a string literal: it is kept,
   // not copied) says what the event is, for a debugger's eyes.
@@ -44,11 +49,17 @@ public:
   // Whether `id` is scheduled and has neither run nor been cancelled.
   bool is_pending(EventId id) const;
 
-  // Events scheduled from now on come from `origin`; returns the previous
-  // origin, to restore.
-  EventOrigin set_origin(EventOrigin origin) {
-    return std::exchange(origin_, origin);
-  }
+  // Events this thread schedules from now on come from `origin`; returns
+  // the previous origin, to restore. Each thread has its own: cores whose
+  // slices run at once on several threads each schedule as themselves.
+  EventOrigin set_origin(EventOrigin origin);
+
+  // While on, schedule, cancel and is_pending may be called from several
+  // threads at once (the slices of a round running on worker threads);
+  // everything else stays with one thread. The order events run in does
+  // not depend on the order they were scheduled in: (time, priority,
+  // origin, sequence) decides, and each origin is one thread's.
+  void set_concurrent(bool on) { concurrent_ = on; }
 
   Time now() const { return now_; }
   // Time of the earliest pending event, or kTimeNever.
@@ -107,16 +118,18 @@ private:
   void run_top();
   void release(uint32_t slot);
 
+  std::unique_lock<std::mutex> lock_if_concurrent() const;
+
   Time now_ = 0;
-  EventOrigin origin_;
-  uint64_t *origin_seq_ = nullptr; // next_seq_ entry of origin_seq_for_
-  uint64_t origin_seq_for_ = 0;
+  const uint64_t serial_; // tells this scheduler's thread origins apart
   std::unordered_map<uint64_t, uint64_t> next_seq_; // by origin
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
   mutable std::vector<Entry> heap_;
   size_t live_ = 0;
   std::function<void(Time)> on_earlier_;
+  bool concurrent_ = false;
+  mutable std::mutex mutex_;
 };
 
 } // namespace nicemu

@@ -100,13 +100,13 @@ observe_plain(const std::vector<std::string> &run, bool network,
               int expected_status = 0) {
   TempDir dir;
   std::vector<std::string> args = {"run"};
-  args.insert(args.end(), run.begin(), run.end());
-  if (network)
+  if (network) // before the run's own options: it may end with a program
     for (const std::string &a :
          {std::string("--trace"), dir.file("t.json"),
           std::string("--trace-filter"), std::string("link,dma,host"),
           std::string("--pcap"), dir.file("caps")})
       args.push_back(a);
+  args.insert(args.end(), run.begin(), run.end());
   CommandResult r = nicemu(args);
   INFO(r);
   REQUIRE(r.status == expected_status);
@@ -198,4 +198,102 @@ TEST_CASE("speed switches: the core queue keeps the console order and the "
     CHECK(on.out == off.out); // every node's lines, in the same order
     CHECK(on.summary == off.summary);
   }
+}
+
+// ---- Threads ------------------------------------------------------------
+// With --threads N, the slices of a round run on N threads at once. One
+// thread and several must give the same run byte for byte; the threaded
+// run must say it used them (a profiler or a card that cannot share its
+// cores' slices would quietly use one, and prove nothing).
+
+namespace {
+
+// `run` on one thread and on `threads`; the trace leaves out the cores'
+// spans (a profiler sees every block: it would take the run back to one
+// thread), as observe_plain does.
+void threads_same_both_ways(const std::vector<std::string> &run, bool network,
+                            const std::string &threads,
+                            int expected_status = 0) {
+  std::vector<std::string> one = {"--threads", "1"};
+  one.insert(one.end(), run.begin(), run.end());
+  std::vector<std::string> many = {"--threads", threads};
+  many.insert(many.end(), run.begin(), run.end());
+  auto [a, a_err] = observe_plain(one, network, expected_status);
+  auto [b, b_err] = observe_plain(many, network, expected_status);
+  CHECK(lines_with(a_err, " threads").empty());
+  CHECK(lines_with(b_err, "emulated MIPS on " + threads + " threads").size() ==
+        1);
+  // Host processes print concurrently: their lines, in any order; the
+  // firmware's console lines come from the emulator, in one order.
+  bool hosts = std::find(run.begin(), run.end(), "--") != run.end();
+  if (hosts)
+    CHECK(sorted_lines(a.out) == sorted_lines(b.out));
+  else
+    CHECK(a.out == b.out);
+  CHECK(a.summary == b.summary);
+  CHECK(a.captures == b.captures);
+  CHECK_MESSAGE(a.trace == b.trace, "the traces differ");
+  // A fault's report (pc, registers, cycle) and the host lines after the
+  // summary's wall time are the same too.
+  CHECK(a_err.substr(0, a_err.find("--- nicemu:")) ==
+        b_err.substr(0, b_err.find("--- nicemu:")));
+  CHECK(lines_with(a_err, "host ") == lines_with(b_err, "host "));
+}
+
+} // namespace
+
+TEST_CASE("threads: NI-AM collectives on 16 nodes are the same on 1, 2 and "
+          "3 threads") {
+  for (const char *threads : {"2", "3"}) {
+    CAPTURE(threads);
+    threads_same_both_ways({"-n", "16", "--firmware", NICEMU_NIAM_IMAGE, "--",
+                            NICEMU_NIAM_BARRIER, "5"},
+                           true, threads);
+  }
+}
+
+TEST_CASE("threads: NI-AM's reliable mode under loss, corruption and "
+          "duplication on 16 nodes is the same on 1 and 2 threads") {
+  threads_same_both_ways({"-n", "16", "--firmware", NICEMU_NIAM_RELIABLE_IMAGE,
+                          "--link-loss", "0.1", "--link-corrupt", "0.1",
+                          "--link-dup", "0.1", "--fault-seed", "11", "--",
+                          NICEMU_NIAM_LOSSY, "4"},
+                         true, "2");
+}
+
+TEST_CASE("threads: VIA runs on comet (FM and VIPL ping-pongs) are the same "
+          "on 1 and 2 threads") {
+  for (const char *program : {NICEMU_FM_PINGPONG, NICEMU_VIPL_PINGPONG}) {
+    CAPTURE(program);
+    threads_same_both_ways({"-n", "2", "--model", "comet", "--firmware",
+                            NICEMU_VIA_IMAGE, "--", program, "--quick"},
+                           true, "2");
+  }
+}
+
+TEST_CASE("threads: console order, interrupts and faults of independent "
+          "cores on 8 nodes are the same on 1 and 3 threads") {
+  for (const char *image : {"hello.img", "timer_irq.img", "net_pingpong.img"}) {
+    CAPTURE(image);
+    threads_same_both_ways({"-n", "8", "--firmware", firmware(image)}, false,
+                           "3");
+  }
+  // Every node faults in the same round; the run reports the same one.
+  threads_same_both_ways(
+      {"-n", "8", "--firmware", firmware("fault_unaligned.img")}, false, "3",
+      125);
+  threads_same_both_ways(
+      {"-n", "8", "--watchdog", "100000", "--firmware", firmware("hang.img")},
+      false, "2", 125);
+}
+
+TEST_CASE("threads: a card whose devices cannot share their slices runs on "
+          "one thread, and says nothing of threads") {
+  CommandResult r =
+      nicemu({"run", "--threads", "2", "-n", "2", "--model", "martini:D",
+              "--firmware", NICEMU_DIMMNET_IMAGE, "--procs-per-node", "2", "--",
+              NICEMU_DIMMNET_CHECKS, "protection"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  CHECK(lines_with(r.err, " threads").empty());
 }

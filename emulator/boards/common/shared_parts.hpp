@@ -44,6 +44,9 @@ public:
     return memories_;
   }
   void assemble(CardAssembly &card, const Model &model) const override;
+  // The shared parts act on the core's accesses only within their node,
+  // through the scheduler and the fabric.
+  bool cores_run_in_parallel() const override { return true; }
 
 private:
   std::string name_, description_;

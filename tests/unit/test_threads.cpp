@@ -1,0 +1,145 @@
+// The pieces that let the slices of a round run on several threads: the
+// worker pool, and a scheduler that orders events the same whatever thread
+// scheduled them when. (The end-to-end runs on 1, 2 and 3 threads are in
+// tests/e2e/test_speed_switches.cpp.)
+#include "node/core_workers.hpp"
+#include "sim/scheduler.hpp"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace nicemu;
+
+TEST_CASE("core workers: every job index runs once per round, each on a "
+          "thread of its own, the caller's being index 0") {
+  for (unsigned threads : {1u, 2u, 3u, 5u}) {
+    CAPTURE(threads);
+    CoreWorkers workers(threads);
+    CHECK(workers.threads() == threads);
+    for (int round = 0; round < 200; ++round) {
+      std::vector<std::atomic<int>> runs(threads);
+      std::mutex m;
+      std::set<std::thread::id> ids;
+      std::thread::id caller;
+      workers.run([&](unsigned w) {
+        runs[w].fetch_add(1);
+        std::lock_guard lock(m);
+        ids.insert(std::this_thread::get_id());
+        if (w == 0)
+          caller = std::this_thread::get_id();
+      });
+      for (auto &r : runs)
+        REQUIRE(r.load() == 1);
+      REQUIRE(ids.size() == threads);
+      REQUIRE(caller == std::this_thread::get_id());
+      if (round % 50 == 0)
+        workers.rest(); // the workers sleep; the next round wakes them
+    }
+  }
+}
+
+TEST_CASE("core workers: a job's exception reaches the caller, the lowest "
+          "index's when several throw, and the pool goes on") {
+  CoreWorkers workers(3);
+  auto throwing = [](unsigned w) {
+    if (w >= 1)
+      throw std::runtime_error("job " + std::to_string(w));
+  };
+  for (int i = 0; i < 20; ++i) {
+    try {
+      workers.run(throwing);
+      FAIL("no exception");
+    } catch (const std::runtime_error &e) {
+      CHECK(std::string(e.what()) == "job 1");
+    }
+  }
+  std::atomic<int> ran{0};
+  workers.run([&](unsigned) { ran.fetch_add(1); });
+  CHECK(ran.load() == 3);
+}
+
+TEST_CASE("core workers: by default one thread per four nodes, at least "
+          "one, at most the cores available") {
+  CHECK(default_threads(1) == 1);
+  CHECK(default_threads(3) == 1);
+  CHECK(default_threads(7) == 1);
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  CHECK(default_threads(8) == std::min(2u, cores));
+  CHECK(default_threads(4096) <= cores);
+  CHECK(default_threads(4096) >= 1);
+}
+
+namespace {
+
+// Several origins schedule events at equal times, each from its own thread
+// when `threads`, else one after another; returns the order they ran in.
+std::vector<std::string> run_order(bool threads) {
+  Scheduler s;
+  std::vector<std::string> order;
+  constexpr int kOrigins = 4, kEvents = 50;
+  auto schedule_as = [&](int origin) {
+    s.set_origin(EventOrigin::core(uint32_t(origin)));
+    for (int e = 0; e < kEvents; ++e) {
+      std::string name = std::to_string(origin) + "." + std::to_string(e);
+      // Two times, so that origin and sequence both decide.
+      s.schedule(1000 + 1000 * (e % 2), "test",
+                 [&order, name] { order.push_back(name); });
+      if (e % 10 == 9) { // and a cancelled one, its slot reused
+        EventId id = s.schedule(500, "cancelled", [] { FAIL("ran"); });
+        CHECK(s.is_pending(id));
+        CHECK(s.cancel(id));
+      }
+    }
+    s.set_origin(EventOrigin::events());
+  };
+  if (threads) {
+    s.set_concurrent(true);
+    std::vector<std::thread> pool;
+    for (int o = kOrigins - 1; o >= 0; --o) // started in reverse, to differ
+      pool.emplace_back(schedule_as, o);
+    for (auto &t : pool)
+      t.join();
+    s.set_concurrent(false);
+  } else {
+    for (int o = 0; o < kOrigins; ++o)
+      schedule_as(o);
+  }
+  s.run_until(kTimeNever);
+  return order;
+}
+
+} // namespace
+
+TEST_CASE("scheduler: events scheduled at once from several threads run in "
+          "the order of one thread's scheduling them in turn") {
+  std::vector<std::string> expected = run_order(false);
+  REQUIRE(expected.size() == 200);
+  CHECK(expected.front() == "0.0");
+  CHECK(expected.back() == "3.49");
+  for (int i = 0; i < 20; ++i)
+    REQUIRE(run_order(true) == expected);
+}
+
+TEST_CASE("scheduler: a thread's origin is its own and this scheduler's") {
+  Scheduler a, b;
+  std::vector<int> order;
+  a.set_origin(EventOrigin::core(5));
+  // Another thread still schedules as events() on `a`; this thread as
+  // events() on `b`: core 5 sorts after both at the same time.
+  a.schedule(10, "core 5", [&] { order.push_back(5); });
+  std::thread([&] {
+    a.schedule(10, "events", [&] { order.push_back(0); });
+  }).join();
+  b.schedule(10, "b", [&] { order.push_back(100); });
+  CHECK(a.set_origin(EventOrigin::events()).id == EventOrigin::core(5).id);
+  a.run_until(kTimeNever);
+  b.run_until(kTimeNever);
+  CHECK(order == std::vector<int>{0, 5, 100});
+}
