@@ -1,6 +1,7 @@
 #include "node/core_workers.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <sched.h>
 
@@ -55,74 +56,96 @@ unsigned default_threads(uint32_t nodes) {
 }
 
 CoreWorkers::CoreWorkers(unsigned threads) {
-  errors_.resize(threads ? threads : 1);
   for (unsigned w = 1; w < threads; ++w)
-    workers_.emplace_back([this, w] { work(w); });
+    workers_.emplace_back([this] { work(); });
 }
 
 CoreWorkers::~CoreWorkers() {
   stop_.store(true);
-  round_.fetch_add(1);
-  round_.notify_all();
+  state_.fetch_add(uint64_t(1) << 32); // a new generation: every worker looks
+  state_.notify_all();
   for (auto &t : workers_)
     t.join();
 }
 
-void CoreWorkers::work(unsigned w) {
-  uint64_t seen = 0;
+void CoreWorkers::take_jobs(uint64_t generation) {
+  const std::function<void(size_t)> *job = job_.load();
+  const size_t count = count_.load();
+  uint64_t s = state_.load();
   for (;;) {
-    wait_while_same([this] { return round_.load(); }, seen,
-                    [this, &seen] {
-                      sleepers_.fetch_add(1);
-                      round_.wait(seen); // returns at once if it moved
-                      sleepers_.fetch_sub(1);
-                    },
-                    resting_);
-    seen = round_.load();
-    if (stop_.load())
+    // The round is over (or another began): what was read may be its.
+    if ((s >> 32) != generation || (s & 0xFFFFFFFFu) >= count)
       return;
+    if (!state_.compare_exchange_weak(s, s + 1))
+      continue; // s now holds the current state
+    size_t k = size_t(s & 0xFFFFFFFFu);
     try {
-      (*job_)(w);
+      (*job)(k);
     } catch (...) {
-      errors_[w] = std::current_exception();
+      std::lock_guard lock(error_mutex_);
+      if (!error_ || k < error_job_) {
+        error_ = std::current_exception();
+        error_job_ = k;
+      }
     }
-    if (busy_.fetch_sub(1) == 1 && caller_asleep_.load())
-      busy_.notify_one();
+    if (done_.fetch_add(1) + 1 == count && caller_asleep_.load())
+      done_.notify_one();
+    s = state_.load();
   }
 }
 
-void CoreWorkers::run(const std::function<void(unsigned)> &job) {
-  if (workers_.empty()) {
-    job(0);
+void CoreWorkers::work() {
+  uint64_t seen = 0; // the generation last looked at
+  for (;;) {
+    wait_while_same([this] { return state_.load() >> 32; }, seen,
+                    [this, &seen] {
+                      sleepers_.fetch_add(1);
+                      uint64_t s = state_.load();
+                      if ((s >> 32) == seen)
+                        state_.wait(s); // returns at once if it moved
+                      sleepers_.fetch_sub(1);
+                    },
+                    resting_);
+    seen = state_.load() >> 32;
+    if (stop_.load())
+      return;
+    take_jobs(seen);
+  }
+}
+
+void CoreWorkers::run(size_t count, const std::function<void(size_t)> &job) {
+  if (workers_.empty() || count < 2) {
+    for (size_t k = 0; k < count; ++k)
+      job(k);
     return;
   }
-  job_ = &job;
+  job_.store(&job);
+  count_.store(count);
+  done_.store(0);
   resting_.store(false);
-  busy_.store(unsigned(workers_.size()));
-  round_.fetch_add(1);
+  uint64_t generation = (state_.load() >> 32) + 1;
+  state_.store(generation << 32); // job 0 next
   if (sleepers_.load()) // seq_cst: a worker going to sleep sees the round
-    round_.notify_all();
-  try {
-    job(0);
-  } catch (...) {
-    errors_[0] = std::current_exception();
-  }
-  wait_while_same([this] { return uint64_t(busy_.load() == 0); }, 0,
-                  [this] {
-                    caller_asleep_.store(true);
-                    if (unsigned b = busy_.load())
-                      busy_.wait(b);
-                    caller_asleep_.store(false);
-                  },
-                  never_rest_);
-  job_ = nullptr;
-  for (auto &e : errors_)
-    if (e) {
-      std::exception_ptr first = e;
-      for (auto &clear : errors_)
-        clear = nullptr;
-      std::rethrow_exception(first);
+    state_.notify_all();
+  take_jobs(generation);
+  // Only jobs a worker took and has not finished are left.
+  for (int i = 0; done_.load() != count; ++i) {
+    if (i < kSpins) {
+      pause();
+    } else if (i < kSpins + kYields) {
+      sched_yield();
+    } else {
+      caller_asleep_.store(true);
+      size_t d = done_.load();
+      if (d != count)
+        done_.wait(d); // returns at once if it moved
+      caller_asleep_.store(false);
     }
+  }
+  if (error_) {
+    std::exception_ptr first = std::exchange(error_, nullptr);
+    std::rethrow_exception(first);
+  }
 }
 
 } // namespace nicemu

@@ -1,15 +1,21 @@
 // Threads for the slices of a round (Simulation::set_threads).
 //
 // A round's slices are short: tens of instructions each, a few microseconds
-// of wall time for a whole round of a large cluster. Waking a sleeping
-// thread costs as much, so after a round the workers first spin, then
-// yield, and only then sleep until the next one.
+// of wall time for a whole round of a large cluster. So the calling thread
+// never waits for a worker to turn up: every thread takes the round's jobs
+// one at a time from a shared counter, and the caller waits only for jobs a
+// worker has taken and not finished. A worker that the machine's other
+// processes keep off a core leaves the round to the others. Waking a
+// sleeping thread costs as much as a round, so after a round the workers
+// first spin, then yield, and only then sleep until the next one.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -31,29 +37,37 @@ public:
 
   unsigned threads() const { return unsigned(workers_.size()) + 1; }
 
-  // Runs job(0) on the calling thread and job(w) on worker w, for each w
-  // from 1 to threads() - 1, and returns when all have returned. An
-  // exception thrown by a job is rethrown here (the lowest w's if several
-  // threw).
-  void run(const std::function<void(unsigned)> &job);
+  // Runs job(k) once for each k in [0, count), on the calling thread and
+  // the workers, in no set order and in parallel; returns when all have
+  // returned. An exception thrown by a job is rethrown here (the lowest
+  // k's, if several threw).
+  void run(size_t count, const std::function<void(size_t)> &job);
   // The caller will not start a round for a while (it waits for host
   // processes): the workers sleep at once instead of spinning, leaving the
   // cores to those processes. The next run wakes them.
   void rest() { resting_.store(true); }
 
 private:
-  void work(unsigned w);
+  void work();
+  // Takes and runs the round's jobs while there are any, for the round
+  // `generation`; false once that round has no job left.
+  void take_jobs(uint64_t generation);
 
   std::vector<std::thread> workers_;
-  const std::function<void(unsigned)> *job_ = nullptr;
-  std::vector<std::exception_ptr> errors_; // by thread
-  std::atomic<uint64_t> round_{0};         // counts the rounds started
-  std::atomic<unsigned> busy_{0};          // workers still in the round
-  std::atomic<unsigned> sleepers_{0};      // workers asleep on round_
-  std::atomic<bool> caller_asleep_{false}; // run() asleep on busy_
+  // The round: its generation (high 32 bits) and the next job to take (low
+  // 32 bits), changed together so that a late worker takes nothing from a
+  // round that is over.
+  std::atomic<uint64_t> state_{0};
+  std::atomic<const std::function<void(size_t)> *> job_{nullptr};
+  std::atomic<size_t> count_{0};
+  std::atomic<size_t> done_{0};            // jobs of the round finished
+  std::atomic<unsigned> sleepers_{0};      // workers asleep on state_
+  std::atomic<bool> caller_asleep_{false}; // run() asleep on done_
   std::atomic<bool> stop_{false};
   std::atomic<bool> resting_{false};
-  const std::atomic<bool> never_rest_{false}; // the caller's own wait
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+  size_t error_job_ = 0;
 };
 
 } // namespace nicemu

@@ -332,7 +332,7 @@ void Simulation::run_due_cores(Time max_time) {
   });
 }
 
-// The slices of the round run at once, the k-th core's on thread k mod T.
+// The slices of the round run at once, each on whichever thread takes it.
 // No slice's end depends on another slice (slice_end), and what a slice
 // does to the world outside its node is either ordered whatever the thread
 // (the scheduler's events, by origin; the fabric's flights, by the events
@@ -344,18 +344,14 @@ void Simulation::run_due_cores_at_once(Time max_time) {
     nodes_[i]->hold_output(true);
   at_once_ = true;
   scheduler_.set_concurrent(true);
-  const size_t count = round_cores_.size();
-  const unsigned threads = workers_->threads();
-  std::function<void(unsigned)> job = [&](unsigned w) {
-    for (size_t k = w; k < count; k += threads) {
-      Node &n = *nodes_[round_cores_[k]];
-      if (n.state() == NodeState::Running)
-        run_slice(n, max_time);
-    }
+  std::function<void(size_t)> job = [&](size_t k) {
+    Node &n = *nodes_[round_cores_[k]];
+    if (n.state() == NodeState::Running)
+      run_slice(n, max_time);
   };
   std::exception_ptr error;
   try {
-    workers_->run(job);
+    workers_->run(round_cores_.size(), job);
   } catch (...) {
     error = std::current_exception();
   }

@@ -17,52 +17,56 @@
 
 using namespace nicemu;
 
-TEST_CASE("core workers: every job index runs once per round, each on a "
-          "thread of its own, the caller's being index 0") {
+TEST_CASE("core workers: every job runs once per round, the caller taking "
+          "its share, a worker its own") {
   for (unsigned threads : {1u, 2u, 3u, 5u}) {
     CAPTURE(threads);
     CoreWorkers workers(threads);
     CHECK(workers.threads() == threads);
-    for (int round = 0; round < 200; ++round) {
-      std::vector<std::atomic<int>> runs(threads);
+    std::set<std::thread::id> ever; // every thread that ran a job
+    for (int round = 0; round < 300; ++round) {
+      const size_t count = size_t(round % 17);
+      std::vector<std::atomic<int>> runs(count);
       std::mutex m;
-      std::set<std::thread::id> ids;
-      std::thread::id caller;
-      workers.run([&](unsigned w) {
-        runs[w].fetch_add(1);
+      workers.run(count, [&](size_t k) {
+        runs[k].fetch_add(1);
+        // Long enough jobs that the workers turn up.
+        std::atomic<int> sink{0};
+        for (int spin = 0; spin < 20000; ++spin)
+          sink.store(spin, std::memory_order_relaxed);
+        runs[k].fetch_add(sink.load() == 19999 ? 0 : 100); // counted below
         std::lock_guard lock(m);
-        ids.insert(std::this_thread::get_id());
-        if (w == 0)
-          caller = std::this_thread::get_id();
+        ever.insert(std::this_thread::get_id());
       });
       for (auto &r : runs)
         REQUIRE(r.load() == 1);
-      REQUIRE(ids.size() == threads);
-      REQUIRE(caller == std::this_thread::get_id());
       if (round % 50 == 0)
         workers.rest(); // the workers sleep; the next round wakes them
     }
+    CHECK(ever.count(std::this_thread::get_id()) == 1);
+    CHECK(ever.size() <= threads);
+    if (threads > 1) // on a busy machine a worker may never get a core
+      WARN(ever.size() > 1);
   }
 }
 
 TEST_CASE("core workers: a job's exception reaches the caller, the lowest "
-          "index's when several throw, and the pool goes on") {
+          "job's when several throw, and the pool goes on") {
   CoreWorkers workers(3);
-  auto throwing = [](unsigned w) {
-    if (w >= 1)
-      throw std::runtime_error("job " + std::to_string(w));
-  };
   for (int i = 0; i < 20; ++i) {
     try {
-      workers.run(throwing);
+      workers.run(6, [](size_t k) {
+        if (k >= 2)
+          throw std::runtime_error("job " + std::to_string(k));
+      });
       FAIL("no exception");
     } catch (const std::runtime_error &e) {
-      CHECK(std::string(e.what()) == "job 1");
+      CHECK(std::string(e.what()) == "job 2");
     }
   }
   std::atomic<int> ran{0};
-  workers.run([&](unsigned) { ran.fetch_add(1); });
-  CHECK(ran.load() == 3);
+  workers.run(7, [&](size_t) { ran.fetch_add(1); });
+  CHECK(ran.load() == 7);
 }
 
 TEST_CASE("core workers: by default one thread per four nodes, at least "
