@@ -374,7 +374,10 @@ void Simulation::run_due_cores_at_once(Time max_time) {
 RunResult Simulation::run(Time max_time) {
   auto wall_start = std::chrono::steady_clock::now();
   RunResult result;
-  threads_used_ = threads_usable() ? threads_ : 1;
+  // No more threads than cores to share a round.
+  threads_used_ = threads_usable()
+                      ? unsigned(std::min<size_t>(threads_, nodes_.size()))
+                      : 1;
   if (threads_used_ > 1 && (!workers_ || workers_->threads() != threads_used_))
     workers_ = std::make_unique<CoreWorkers>(threads_used_);
   else if (threads_used_ == 1)
