@@ -297,3 +297,22 @@ TEST_CASE("threads: a card whose devices cannot share their slices runs on "
   REQUIRE(r.status == 0);
   CHECK(lines_with(r.err, " threads").empty());
 }
+
+// A profiler sees every block in order, so a profiled run uses one thread
+// whatever --threads says (docs/architecture.md, "Threads").
+TEST_CASE("threads: a profiled run (cycle report, cores in the trace) is the "
+          "same with --threads 1 and 2") {
+  std::vector<std::string> cluster = {"-n", "16", "--firmware",
+                                      NICEMU_NIAM_IMAGE};
+  std::vector<std::string> program = {NICEMU_NIAM_BARRIER, "3"};
+  std::vector<std::string> one = cluster, two = cluster;
+  one.insert(one.end(), {"--threads", "1"});
+  two.insert(two.end(), {"--threads", "2"});
+  Observed a = observe(one, program, {});
+  Observed b = observe(two, program, {});
+  CHECK(sorted_lines(a.out) == sorted_lines(b.out));
+  CHECK(a.summary == b.summary);
+  CHECK(a.report == b.report);
+  CHECK(a.captures == b.captures);
+  CHECK_MESSAGE(a.trace == b.trace, "the traces differ");
+}
