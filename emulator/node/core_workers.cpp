@@ -18,6 +18,9 @@ namespace {
 constexpr int kSpins = 4000;
 constexpr int kYields = 64;
 
+// The low half of the state while a round's job and count are written.
+constexpr uint32_t kOpening = 0xFFFFFFFFu;
+
 inline void pause() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -68,17 +71,27 @@ CoreWorkers::~CoreWorkers() {
     t.join();
 }
 
+// A round's job and count are written while its state says "opening", and
+// read only once it is open. The claim succeeds only if the state has not
+// moved since, so the round has not ended: a round ends when every job was
+// taken and finished, and the one being claimed was not.
 void CoreWorkers::take_jobs(uint64_t generation) {
-  const std::function<void(size_t)> *job = job_.load();
-  const size_t count = count_.load();
-  uint64_t s = state_.load();
   for (;;) {
-    // The round is over (or another began): what was read may be its.
-    if ((s >> 32) != generation || (s & 0xFFFFFFFFu) >= count)
-      return;
+    uint64_t s = state_.load();
+    if ((s >> 32) != generation)
+      return; // the round is over, and another began
+    uint32_t next = uint32_t(s);
+    if (next == kOpening) {
+      pause();
+      continue;
+    }
+    const std::function<void(size_t)> *job = job_.load();
+    const size_t count = count_.load();
+    if (next >= count)
+      return; // every job is taken
     if (!state_.compare_exchange_weak(s, s + 1))
-      continue; // s now holds the current state
-    size_t k = size_t(s & 0xFFFFFFFFu);
+      continue;
+    size_t k = next;
     try {
       (*job)(k);
     } catch (...) {
@@ -89,8 +102,7 @@ void CoreWorkers::take_jobs(uint64_t generation) {
       }
     }
     if (done_.fetch_add(1) + 1 == count && caller_asleep_.load())
-      done_.notify_one();
-    s = state_.load();
+      done_.notify_all();
   }
 }
 
@@ -119,12 +131,13 @@ void CoreWorkers::run(size_t count, const std::function<void(size_t)> &job) {
       job(k);
     return;
   }
+  uint64_t generation = (state_.load() >> 32) + 1;
+  state_.store(generation << 32 | kOpening);
   job_.store(&job);
   count_.store(count);
   done_.store(0);
   resting_.store(false);
-  uint64_t generation = (state_.load() >> 32) + 1;
-  state_.store(generation << 32); // job 0 next
+  state_.store(generation << 32); // open: job 0 next
   if (sleepers_.load()) // seq_cst: a worker going to sleep sees the round
     state_.notify_all();
   take_jobs(generation);
@@ -136,7 +149,7 @@ void CoreWorkers::run(size_t count, const std::function<void(size_t)> &job) {
       sched_yield();
     } else {
       caller_asleep_.store(true);
-      size_t d = done_.load();
+      uint32_t d = done_.load();
       if (d != count)
         done_.wait(d); // returns at once if it moved
       caller_asleep_.store(false);

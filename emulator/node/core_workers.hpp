@@ -55,12 +55,12 @@ private:
 
   std::vector<std::thread> workers_;
   // The round: its generation (high 32 bits) and the next job to take (low
-  // 32 bits), changed together so that a late worker takes nothing from a
-  // round that is over.
+  // 32 bits; all ones while the round is being set up), changed together so
+  // that a late worker takes nothing from a round that is over.
   std::atomic<uint64_t> state_{0};
   std::atomic<const std::function<void(size_t)> *> job_{nullptr};
   std::atomic<size_t> count_{0};
-  std::atomic<size_t> done_{0};            // jobs of the round finished
+  std::atomic<uint32_t> done_{0};          // jobs of the round finished
   std::atomic<unsigned> sleepers_{0};      // workers asleep on state_
   std::atomic<bool> caller_asleep_{false}; // run() asleep on done_
   std::atomic<bool> stop_{false};

@@ -50,6 +50,23 @@ TEST_CASE("core workers: every job runs once per round, the caller taking "
   }
 }
 
+TEST_CASE("core workers: rounds in quick succession, of growing and "
+          "shrinking size: no job runs twice, none is lost") {
+  // A worker that turns up late must take nothing from a round that is
+  // over, nor from the next one under the old one's name: it once did,
+  // when the next round grew, and a core ran twice at once.
+  CoreWorkers workers(3);
+  std::vector<std::atomic<int>> runs(64);
+  for (int round = 0; round < 100000; ++round) {
+    const size_t count = 1 + size_t(round * 7) % 61;
+    for (size_t k = 0; k < count; ++k)
+      runs[k].store(0);
+    workers.run(count, [&](size_t k) { runs[k].fetch_add(1); });
+    for (size_t k = 0; k < count; ++k)
+      REQUIRE(runs[k].load() == 1);
+  }
+}
+
 TEST_CASE("core workers: a job's exception reaches the caller, the lowest "
           "job's when several throw, and the pool goes on") {
   CoreWorkers workers(3);
