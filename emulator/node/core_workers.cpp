@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 
 namespace nicemu {
 
@@ -59,8 +61,15 @@ unsigned default_threads(uint32_t nodes) {
 }
 
 CoreWorkers::CoreWorkers(unsigned threads) {
+  // The workers block every signal (they inherit the mask): SIGCHLD,
+  // SIGINT and SIGTERM keep going to the run loop's thread, whose handlers
+  // set flags that only it reads.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
   for (unsigned w = 1; w < threads; ++w)
     workers_.emplace_back([this] { work(); });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 CoreWorkers::~CoreWorkers() {
