@@ -32,7 +32,7 @@ Node &Simulation::add_node(const Model &model, NodeConfig config) {
   // An event the running core schedules before its slice's end shortens
   // the slice. Events other cores schedule in the same round do not: they
   // reach this node no sooner than the lookahead (slice_end).
-  scheduler_.set_on_earlier_event([this](Time t) {
+  scheduler_.set_on_earlier_event([](Time t) {
     if (slice_node && slice_node->state() == NodeState::Running)
       slice_node->cpu().limit_slice(slice_node->clock().cycle_at_or_after(t));
   });
