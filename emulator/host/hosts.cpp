@@ -14,6 +14,7 @@ extern char **environ; // POSIX: the process environment
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -81,11 +82,13 @@ int child_wake_fd = -1;
 constexpr std::chrono::seconds kStopGrace{3};
 
 void on_sigchld(int) {
+  int saved = errno; // the interrupted code may be about to read it
   child_event = 1;
   if (child_wake_fd >= 0) {
     char byte = 1;
     (void)!write(child_wake_fd, &byte, 1); // wakes HostGroup::wait
   }
+  errno = saved;
 }
 
 // The preloaded clock shim: $NICEMU_CLOCK_SHIM if set (empty: none), else
