@@ -8,6 +8,7 @@
 #include "debug/gdb_target.hpp"
 #include "fabric/tap_bridge.hpp"
 #include "host/cluster_run.hpp"
+#include "host/host_tape.hpp"
 #include "mem/flash.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/image.hpp"
@@ -22,8 +23,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <optional>
 
 namespace nicemu::cli {
 
@@ -40,6 +44,7 @@ struct RunOptions : ClusterOptions {
   std::string gdb, gdb_listen; // docs/debugging.md
   std::string tap;             // docs/fm.md, "Bridging to Linux (--tap)"
   std::vector<std::string> node_firmware; // --node-firmware NODE=IMAGE
+  std::string record;                     // --record FILE (docs/replay.md)
   ProgressMode progress = ProgressMode::Auto;
   bool profiling() const {
     return !report.empty() || !report_json.empty() || !measure.empty() ||
@@ -92,12 +97,90 @@ void say_why_stopped(const RunResult &r, const RunOptions &o) {
     std::cerr << "nicemu: stopped at --max-time " << o.max_time << "\n";
 }
 
-int run(const RunOptions &o) {
+// What a run reads before it starts: from the files the options name, or
+// from a recording (nicemu replay).
+struct RunInputs {
+  Model model;
+  std::vector<uint8_t> flash;
+  std::map<uint32_t, std::shared_ptr<const std::vector<uint8_t>>> node_flash;
+  std::optional<std::string> model_text, topology_text; // files' texts
+  std::string model_file; // where model_text came from
+};
+
+std::string read_text_file(const std::string &path) {
+  std::vector<uint8_t> bytes = read_file_bytes(path);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+RunInputs read_inputs(const RunOptions &o) {
+  RunInputs in;
+  in.model = run_model(o);
+  in.flash = boot_flash(o, in.model);
+  in.node_flash = node_flashes(o.node_firmware, in.model);
+  // A model from a file (perhaps "FILE:VARIANT") goes into a recording
+  // whole; a model from the search path, by name.
+  std::string file = o.model;
+  if (!file.empty() && !std::filesystem::is_regular_file(file) &&
+      file.find(':') != std::string::npos)
+    file.erase(file.rfind(':'));
+  if (!file.empty() && std::filesystem::is_regular_file(file)) {
+    in.model_text = read_text_file(file);
+    in.model_file = file;
+  }
+  if (!o.topology.empty())
+    in.topology_text = read_text_file(o.topology);
+  return in;
+}
+
+// --record: the run's inputs and options, for nicemu replay.
+HostTape::Contents recording_contents(const RunOptions &o,
+                                      const RunInputs &in) {
+  HostTape::Contents c;
+  nlohmann::json m;
+  m["nicemu"] = NICEMU_VERSION;
+  m["model"] = in.model.full_name();
+  m["variant"] = in.model.variant;
+  m["model_file"] = in.model_file;
+  m["nodes"] = o.nodes;
+  m["procs_per_node"] = o.procs_per_node;
+  m["topology"] = o.topology;
+  m["max_time"] = o.max_time;
+  m["watchdog"] = o.watchdog;
+  m["no_leases"] = o.no_leases;
+  m["no_fast_forward"] = o.no_fast_forward;
+  m["no_core_queue"] = o.no_core_queue;
+  m["link_corrupt"] = o.link_faults.corrupt;
+  m["link_loss"] = o.link_faults.lose;
+  m["link_dup"] = o.link_faults.dup;
+  m["fault_seed"] = o.link_faults.seed;
+  m["firmware"] = o.firmware;
+  m["flash_file"] = o.flash;
+  m["program"] = o.program;
+  c.manifest = m.dump(1);
+  c.blobs["flash"] = in.flash;
+  for (const auto &[node, flash] : in.node_flash)
+    c.blobs["node-flash/" + std::to_string(node)] = *flash;
+  auto text = [](const std::string &t) {
+    return std::vector<uint8_t>(t.begin(), t.end());
+  };
+  if (in.model_text)
+    c.blobs["model"] = text(*in.model_text);
+  if (in.topology_text)
+    c.blobs["topology"] = text(*in.topology_text);
+  return c;
+}
+
+int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   // SIGINT, SIGTERM: a clean stop from here on (cli/stop_signals.hpp).
   StopSignals signals;
-  Model model = run_model(o);
-  std::vector<uint8_t> flash = boot_flash(o, model);
-  auto node_flash = node_flashes(o.node_firmware, model);
+  const Model &model = in.model;
+  std::vector<uint8_t> flash = std::move(in.flash);
+  auto node_flash = in.node_flash;
+  const bool replaying = tape && tape->playing();
+  if (tape && !o.tap.empty())
+    throw Error(replaying ? "replay: a recording never has --tap"
+                          : "run: --record does not record --tap frames yet "
+                            "(docs/replay.md)");
   // Traces and captures: their files are opened before anything starts.
   RunObservers observers(o.observe);
   // Report options are checked before anything starts.
@@ -135,6 +218,8 @@ int run(const RunOptions &o) {
   ClusterSpec spec;
   spec.nodes = o.nodes;
   spec.topology = o.topology;
+  spec.topology_text = in.topology_text;
+  spec.tape = tape;
   spec.network = tap != nullptr; // a one-node run needs a switch to bridge
   spec.program = o.program;
   spec.procs_per_node = o.procs_per_node;
@@ -159,9 +244,9 @@ int run(const RunOptions &o) {
   };
   spec.stop = &signals.request();
   spec.monitor = progress.enabled() ? &run_progress : nullptr;
-  std::unique_ptr<Cluster> cluster = start_cluster(
-      model, std::make_shared<const std::vector<uint8_t>>(std::move(flash)),
-      spec);
+  auto shared_flash =
+      std::make_shared<const std::vector<uint8_t>>(std::move(flash));
+  std::unique_ptr<Cluster> cluster = start_cluster(model, shared_flash, spec);
   Simulation &sim = cluster->sim;
   if (tap) {
     tap->attach(sim.fabric());
@@ -192,6 +277,12 @@ int run(const RunOptions &o) {
     profiling->finish(sim);
   if (hosts)
     hosts->stop();
+  // The recording is written once the hosts have ended: their ends are in it.
+  if (tape && !replaying) {
+    RunInputs kept = in;
+    kept.flash = *shared_flash;
+    tape->save(o.record, recording_contents(o, kept));
+  }
   observers.finish([&sim] {
     if (Fabric *fabric = sim.fabric())
       fabric->flush_events();
@@ -242,13 +333,10 @@ int run(const RunOptions &o) {
   return code ? code : budget_code;
 }
 
-} // namespace
-
-void add_run_command(CLI::App &app, ExitStatus &status) {
-  auto opts = std::make_shared<RunOptions>();
-  CLI::App *cmd =
-      app.add_subcommand("run", "Boot a card from flash and run its firmware");
-  add_cluster_options(*cmd, *opts);
+// What a run shows of itself (the same for a replay): the summary, traces
+// and captures, cycle reports, a debugger, the progress line.
+void add_observe_options(CLI::App *cmd,
+                         const std::shared_ptr<RunOptions> &opts) {
   cmd->add_flag("-q,--quiet", opts->quiet, "no summary");
   cmd->add_option("--trace", opts->observe.trace,
                   "write a Chrome/Perfetto trace (JSON) of the run: handler "
@@ -287,6 +375,85 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
                   "free port; the port is printed); docs/debugging.md");
   cmd->add_option("--gdb-listen", opts->gdb_listen,
                   "like --gdb, on ADDR:PORT (e.g. 0.0.0.0:1234)");
+  add_progress_options(*cmd, opts->progress);
+}
+
+// nicemu replay: the recorded run's options and inputs, this command's
+// ways of showing it.
+RunInputs replay_inputs(const std::string &path, RunOptions &o,
+                        HostTape &tape) {
+  HostTape::Contents c;
+  tape = HostTape::load(path, c);
+  nlohmann::json m;
+  try {
+    m = nlohmann::json::parse(c.manifest);
+    o.nodes = m.at("nodes").get<uint32_t>();
+    o.procs_per_node = m.at("procs_per_node").get<uint32_t>();
+    o.topology = m.at("topology").get<std::string>();
+    o.max_time = m.at("max_time").get<std::string>();
+    o.watchdog = m.at("watchdog").get<int64_t>();
+    o.no_leases = m.at("no_leases").get<bool>();
+    o.no_fast_forward = m.at("no_fast_forward").get<bool>();
+    o.no_core_queue = m.at("no_core_queue").get<bool>();
+    o.link_faults.corrupt = m.at("link_corrupt").get<double>();
+    o.link_faults.lose = m.at("link_loss").get<double>();
+    o.link_faults.dup = m.at("link_dup").get<double>();
+    o.link_faults.seed = m.at("fault_seed").get<uint64_t>();
+    o.firmware = m.at("firmware").get<std::string>(); // for --elf's default
+    o.program = m.at("program").get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception &e) {
+    throw Error(path + ": a damaged recording (its manifest: " +
+                std::string(e.what()) + ")");
+  }
+  auto blob = [&c](const std::string &name) -> const std::vector<uint8_t> * {
+    auto it = c.blobs.find(name);
+    return it == c.blobs.end() ? nullptr : &it->second;
+  };
+  auto text = [](const std::vector<uint8_t> &b) {
+    return std::string(b.begin(), b.end());
+  };
+  RunInputs in;
+  const std::string model_file = m.value("model_file", "");
+  if (const auto *model = blob("model"))
+    in.model_text = text(*model);
+  const std::string variant = m.value("variant", "");
+  if (in.model_text) {
+    in.model = parse_model(*in.model_text, model_file);
+    if (!variant.empty())
+      in.model = with_variant(in.model, variant);
+  } else {
+    in.model = load_model(m.value("model", ""));
+  }
+  const auto *flash = blob("flash");
+  if (!flash)
+    throw Error(path + ": a damaged recording (no flash)");
+  in.flash = *flash;
+  for (const auto &[name, bytes] : c.blobs)
+    if (name.rfind("node-flash/", 0) == 0)
+      in.node_flash[uint32_t(std::stoul(name.substr(11)))] =
+          std::make_shared<const std::vector<uint8_t>>(bytes);
+  if (const auto *topology = blob("topology"))
+    in.topology_text = text(*topology);
+  const uint32_t ranks = o.program.empty() ? 0 : o.nodes * o.procs_per_node;
+  if (tape.ranks() != ranks)
+    throw Error(path + ": a damaged recording (" +
+                std::to_string(tape.ranks()) + " host ranks for " +
+                std::to_string(ranks) + ")");
+  return in;
+}
+
+} // namespace
+
+void add_run_command(CLI::App &app, ExitStatus &status) {
+  auto opts = std::make_shared<RunOptions>();
+  CLI::App *cmd =
+      app.add_subcommand("run", "Boot a card from flash and run its firmware");
+  add_cluster_options(*cmd, *opts);
+  add_observe_options(cmd, opts);
+  cmd->add_option("--record", opts->record,
+                  "write what the host programs put into the run (and the "
+                  "run's options, model, flash and topology) to this file, "
+                  "for nicemu replay (docs/replay.md)");
   cmd->add_option("--node-firmware", opts->node_firmware,
                   "NODE=IMAGE: node NODE boots IMAGE instead (repeatable; "
                   "e.g. a hostile card among honest ones)");
@@ -295,9 +462,34 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
                   "(created if missing; needs CAP_NET_ADMIN or a device you "
                   "own): FM node N (N = -n) is the outside. Virtual time then "
                   "follows wall time: the run is no longer deterministic");
-  add_progress_options(*cmd, opts->progress);
   add_program_option(*cmd, *opts);
-  cmd->callback([opts, &status] { status.code = run(*opts); });
+  cmd->callback([opts, &status] {
+    std::optional<HostTape> tape;
+    if (!opts->record.empty())
+      tape.emplace(HostTape::Mode::Record);
+    status.code = run(*opts, read_inputs(*opts), tape ? &*tape : nullptr);
+  });
+}
+
+void add_replay_command(CLI::App &app, ExitStatus &status) {
+  auto opts = std::make_shared<RunOptions>();
+  auto path = std::make_shared<std::string>();
+  CLI::App *cmd = app.add_subcommand(
+      "replay", "Run a recorded run again (nicemu run --record), without its "
+                "host programs: the same console, reports, traces and "
+                "captures, or the first point where it differs");
+  cmd->add_option("recording", *path, "the file nicemu run --record wrote")
+      ->required();
+  add_observe_options(cmd, opts);
+  cmd->add_option("--threads", opts->threads,
+                  "threads for the NIC cores' slices (as nicemu run)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 256u));
+  cmd->callback([opts, path, &status] {
+    HostTape tape(HostTape::Mode::Play);
+    RunInputs in = replay_inputs(*path, *opts, tape);
+    status.code = run(*opts, std::move(in), &tape);
+  });
 }
 
 } // namespace nicemu::cli

@@ -14,6 +14,7 @@ struct ExitStatus {
 void add_image_command(CLI::App &app, ExitStatus &status);
 void add_flash_command(CLI::App &app, ExitStatus &status);
 void add_run_command(CLI::App &app, ExitStatus &status);
+void add_replay_command(CLI::App &app, ExitStatus &status);
 void add_debug_command(CLI::App &app, ExitStatus &status);
 void add_bench_command(CLI::App &app, ExitStatus &status);
 void add_models_command(CLI::App &app, ExitStatus &status);

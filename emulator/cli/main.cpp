@@ -17,6 +17,7 @@ int main(int argc, char **argv) {
   nicemu::cli::add_image_command(app, status);
   nicemu::cli::add_flash_command(app, status);
   nicemu::cli::add_run_command(app, status);
+  nicemu::cli::add_replay_command(app, status);
   nicemu::cli::add_debug_command(app, status);
   nicemu::cli::add_bench_command(app, status);
   nicemu::cli::add_models_command(app, status);

@@ -1,5 +1,7 @@
 #include "host/agent.hpp"
 
+#include "host/host_tape.hpp"
+
 #include "nicemu/error.hpp"
 #include "node/node.hpp"
 #include "observe/run_events.hpp"
@@ -15,8 +17,6 @@ using channel::Op;
 using channel::Reply;
 using channel::Request;
 using channel::Status;
-
-namespace {
 
 // Request kinds as observers name the host's calls (a card access is named
 // by the window it reaches: "PioWrite", "Doorbell").
@@ -53,8 +53,6 @@ const char *op_name(Op op) {
   }
   return "?";
 }
-
-} // namespace
 
 HostCosts HostCosts::from(const Model &model) {
   auto it = model.timing_ps.find("host.poll_own_memory");
@@ -122,6 +120,8 @@ void HostAgent::poll() {
   Request r;
   if (phase_ == Phase::Busy || !channel_->pending(r))
     return;
+  if (tape_ && !tape_->playing())
+    tape_->took_request(rank_, channel_->control(), r);
   report_local_polls();
   take_posted_write();
   // The simulation never passes a computing host's clock, so its request
@@ -252,6 +252,8 @@ void HostAgent::reply_at(Time t, Reply reply, Time lease_poll) {
       return;
     clock_ = reply.time;
     set_phase(Phase::Computing);
+    if (tape_)
+      tape_->replied(rank_, reply);
     channel_->reply(reply);
   });
 }
@@ -350,6 +352,8 @@ void HostAgent::card_access(const Request &r, Time at) {
       return (void)reply(
           {false, 0, at, "a burst is 1-4096 bytes of the arena"});
     uint8_t *arena = channel_->arena() + r.c;
+    if (block_write && tape_) // the host waits: its data stays as it is
+      tape_->arena_read(rank_, at, r.c, arena, size);
     if (block_write)
       port.write_block(r.a, std::span<const uint8_t>(arena, size), at, reply);
     else
@@ -375,6 +379,7 @@ bool HostAgent::word_in_arena(uint64_t offset) const {
 
 uint32_t HostAgent::arena_word(uint64_t offset) const {
   uint32_t word;
+  taped_read(offset, 4);
   std::memcpy(&word, channel_->arena() + offset, 4);
   return word;
 }
@@ -433,8 +438,18 @@ bool HostAgent::registered(uint64_t addr, size_t len) const {
 bool HostAgent::read(uint64_t addr, void *out, size_t len) const {
   if (!registered(addr, len))
     return false;
+  taped_read(addr - channel_->bus_base(), len);
   std::memcpy(out, channel_->arena() + (addr - channel_->bus_base()), len);
   return true;
+}
+
+// Before the emulator reads host memory: a recording keeps the bytes, a
+// replay puts the recorded ones there (the host that wrote them is not
+// running).
+void HostAgent::taped_read(uint64_t offset, size_t len) const {
+  if (tape_)
+    tape_->arena_read(rank_, scheduler_.now(), offset,
+                      channel_->arena() + offset, len);
 }
 
 bool HostAgent::write(uint64_t addr, const void *in, size_t len) {

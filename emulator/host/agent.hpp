@@ -17,6 +17,10 @@
 namespace nicemu {
 
 class Node;
+class HostTape;
+
+// A request kind as observers name it ("WaitWord").
+const char *op_name(channel::Op op);
 
 // What the host's own side costs: noticing a change in its own memory. The
 // card's windows charge their own bus costs (devices/host_port.hpp).
@@ -41,6 +45,9 @@ public:
   // Whether polls that match at once come with a lease (on by default;
   // nicemu run --no-leases). Never on a node with several host processes.
   void set_leases(bool on) { leases_ = on; }
+  // Records what this host puts into the run, or plays it back instead of
+  // a process (host/host_tape.hpp). Null: neither.
+  void set_tape(HostTape *tape) { tape_ = tape; }
   // Polls of its own memory this host made: all of them, and those its
   // library answered under a lease (no round trip to the emulator).
   uint64_t polls() const { return polls_; }
@@ -101,6 +108,7 @@ private:
   void watch_deadline(Time deadline);
   bool word_in_arena(uint64_t offset) const;
   uint32_t arena_word(uint64_t offset) const;
+  void taped_read(uint64_t offset, size_t len) const;
   channel::Reply immediate(const channel::Request &r);
 
   uint32_t rank_;
@@ -120,6 +128,7 @@ private:
   int exit_status_ = 0;
   std::string failure_;
   bool leases_ = true;
+  HostTape *tape_ = nullptr;
   uint32_t per_node_ = 1;
   // The latest lease granted: no write to this host's memory may land
   // before it.

@@ -1,6 +1,7 @@
 #include "host/cluster_run.hpp"
 
 #include "boards/board.hpp"
+#include "host/host_tape.hpp"
 #include "nicemu/error.hpp"
 #include "node/cluster.hpp"
 
@@ -24,7 +25,8 @@ start_cluster(const Model &model,
                                                                : 1);
   if (spec.nodes > 1 || !spec.topology.empty() || spec.network) {
     auto fabric =
-        make_fabric(sim.scheduler(), model, spec.nodes, spec.topology);
+        make_fabric(sim.scheduler(), model, spec.nodes, spec.topology,
+                    spec.topology_text ? &*spec.topology_text : nullptr);
     Time lookahead = network_lookahead(model, *fabric);
     fabric->set_events(spec.events);
     if (spec.link_faults.any())
@@ -73,8 +75,13 @@ start_cluster(const Model &model,
       node.host_port().set_peers(cluster->hosts.get());
     }
   }
-  if (cluster->hosts)
+  if (cluster->hosts && spec.tape && spec.tape->playing()) {
+    cluster->hosts->replay(*spec.tape);
+  } else if (cluster->hosts) {
+    if (spec.tape)
+      cluster->hosts->record(*spec.tape);
     cluster->hosts->launch(spec.program);
+  }
   return cluster;
 }
 

@@ -21,6 +21,9 @@ namespace nicemu {
 struct ClusterSpec {
   uint32_t nodes = 1;
   std::string topology; // empty: the generated network
+  // The topology file's text, when it is not read from `topology` (a
+  // replay has it from its recording; `topology` then names it).
+  std::optional<std::string> topology_text;
   bool network = false; // build the network even for one node (--tap)
   std::vector<std::string> program; // host program and arguments; empty: none
   // Host processes per node (the card's board must let processes share
@@ -48,6 +51,11 @@ struct ClusterSpec {
   // the cluster. Null: none.
   const StopRequest *stop = nullptr;
   RunMonitor *monitor = nullptr;
+  // nicemu run --record: what the hosts put into the run is kept here;
+  // nicemu replay: played from here instead of starting the program (whose
+  // argv then only says how many ranks). Must outlive the cluster. Null:
+  // neither.
+  HostTape *tape = nullptr;
 };
 
 // The hosts are declared after the simulation so they are stopped before the

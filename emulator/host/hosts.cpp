@@ -1,5 +1,7 @@
 #include "host/hosts.hpp"
 
+#include "host/host_tape.hpp"
+
 #include "sim/live_bits.hpp"
 
 extern char **environ; // POSIX: the process environment
@@ -276,6 +278,8 @@ void HostGroup::launch(const std::vector<std::string> &argv) {
       fds.err = tagged_->stderr_fd(r);
     }
     pids_.push_back(spawn_rank(args, env, fds, r, size));
+    if (tape_)
+      tape_->set_pid(r, int(pids_.back()));
     if (tagged_)
       tagged_->started(r);
   }
@@ -283,7 +287,46 @@ void HostGroup::launch(const std::vector<std::string> &argv) {
     tagged_->start();
 }
 
+void HostGroup::record(HostTape &tape) {
+  tape_ = &tape;
+  tape.set_ranks(ranks(), per_node_);
+  for (auto &a : agents_)
+    a->set_tape(&tape);
+}
+
+void HostGroup::replay(HostTape &tape) {
+  if (tape.ranks() != ranks())
+    throw Error("replay: the recording has " + std::to_string(tape.ranks()) +
+                " host ranks, the run " + std::to_string(ranks()));
+  tape_ = &tape;
+  for (auto &a : agents_)
+    a->set_tape(&tape);
+  play();
+}
+
+// A process whose recording ended while the run went on ended by itself
+// then (its exit, or a crash); one that the end of the recorded run
+// stopped is ended by stop(), as it was then.
+void HostGroup::play() {
+  for (uint32_t r = 0; r < agents_.size(); ++r) {
+    if (statuses_[r] != -1)
+      continue;
+    HostAgent &a = *agents_[r];
+    tape_->feed(r, a.channel().control());
+    a.poll();
+    int status = -1;
+    if (tape_->ended(r, status) && tape_->ended_by_itself(r) &&
+        (tape_->ended_in_call(r) || a.waiting_in().empty()))
+      note_end(r, status);
+  }
+  if (failure_.empty() && !tape_->divergence().empty())
+    failure_ = tape_->divergence();
+}
+
 void HostGroup::note_end(uint32_t rank, int status) {
+  if (tape_ && !tape_->playing())
+    tape_->process_ended(rank, status, !stopping_,
+                         !agents_[rank]->waiting_in().empty());
   statuses_[rank] = status;
   ended_in_[rank] = agents_[rank]->waiting_in();
   agents_[rank]->process_ended();
@@ -291,7 +334,10 @@ void HostGroup::note_end(uint32_t rank, int status) {
   if (!clean && failure_.empty()) {
     failed_status_ = status;
     failure_ = "host rank " + std::to_string(rank) + " (" +
-               std::to_string(pids_[rank]) + ") " + describe_status(status);
+               std::to_string(rank < pids_.size() ? int(pids_[rank])
+                              : tape_             ? tape_->pid(rank)
+                                                  : 0) +
+               ") " + describe_status(status);
   }
 }
 
@@ -313,6 +359,8 @@ void HostGroup::reap(bool block) {
 // taken from the first failed host in rank order, as a scan that checks
 // each host after its poll would find it.
 void HostGroup::poll() {
+  if (tape_ && tape_->playing())
+    play();
   for_each_active([](HostAgent &a) { a.poll(); });
   if (agent_failed_ && failure_.empty())
     for (const auto &a : agents_)
@@ -351,6 +399,19 @@ Time HostGroup::earliest_action() const {
 // give up after the timeout instead of hanging. A stop request ends the
 // wait too (within 100 ms): the run loop then stops.
 void HostGroup::wait() {
+  // Played hosts never keep the run waiting: the run needs a host whose
+  // recording has nothing more, so it went another way than recorded.
+  if (tape_ && tape_->playing()) {
+    for (uint32_t r = 0; r < agents_.size() && failure_.empty(); ++r)
+      if (statuses_[r] == -1 && agents_[r]->active() &&
+          agents_[r]->earliest_action() == earliest_action())
+        failure_ = "replay diverged from the recording: the run waits for "
+                   "host rank " +
+                   std::to_string(r) +
+                   ", whose recording has nothing more (the recorded run "
+                   "ended before it acted again)";
+    return;
+  }
   // A host usually posts its next request within microseconds: yielding the
   // core meanwhile (often to that host) is far cheaper than sleeping and
   // being woken (see hostlib/src/host_end.cpp, kYields).
@@ -443,6 +504,17 @@ bool HostGroup::finished() const {
 // A host that ignores SIGTERM, or hangs on its way out, is killed after a
 // grace period: stopping must not hang the emulator.
 void HostGroup::stop() {
+  stopping_ = true;
+  if (tape_ && tape_->playing()) { // as the recorded run's end left them
+    for (uint32_t r = 0; r < agents_.size(); ++r) {
+      int status = -1;
+      if (statuses_[r] == -1) {
+        tape_->ended(r, status);
+        note_end(r, status == -1 ? SIGKILL : status);
+      }
+    }
+    return;
+  }
   for (auto &a : agents_)
     if (!a->said_exit())
       a->shut_down();

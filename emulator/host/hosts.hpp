@@ -48,6 +48,12 @@ public:
   uint32_t ranks() const { return uint32_t(agents_.size()); }
   // Starts `argv` once per rank. Throws nicemu::Error if it cannot.
   void launch(const std::vector<std::string> &argv);
+  // Records what the hosts put into the run (before launch), or plays a
+  // recording back with no host process (instead of launch). The tape must
+  // outlive the group. Throws nicemu::Error if a recording to play has
+  // another rank count.
+  void record(HostTape &tape);
+  void replay(HostTape &tape);
   // Stops what is still running (after the run ended), reaps every process.
   void stop();
   // wait() returns early once this is requested (null: nothing to honour).
@@ -73,6 +79,9 @@ public:
 
 private:
   void reap(bool block);
+  // Playing: posts each host's next recorded request, ends the processes
+  // whose recording ends, and takes a divergence as the run's failure.
+  void play();
   void note_end(uint32_t rank, int status);
   // Calls f(agent) for each active host (HostAgent::active) in rank
   // order: the round's polls cost the hosts that may post, not all.
@@ -95,6 +104,8 @@ private:
   int failed_status_ = -1; // the wait status of the host that stopped the run
   const StopRequest *stop_request_ = nullptr;
   std::unique_ptr<TaggedOutput> tagged_; // --tag-output
+  HostTape *tape_ = nullptr;             // record() or replay()
+  bool stopping_ = false;                // in stop()
 };
 
 } // namespace nicemu

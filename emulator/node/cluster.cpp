@@ -29,12 +29,16 @@ Time network_lookahead(const Model &model, const Fabric &fabric) {
 
 std::unique_ptr<Fabric> make_fabric(Scheduler &scheduler, const Model &model,
                                     uint32_t nodes,
-                                    const std::string &topology_file) {
+                                    const std::string &topology_file,
+                                    const std::string *topology_text) {
   const Board &board = checked_board(model);
   FabricParams params = board.network(model);
-  Topology topology = topology_file.empty()
-                          ? board.default_topology(nodes, model, params)
-                          : read_topology(topology_file, params.switch_ports);
+  Topology topology =
+      topology_text
+          ? parse_topology(*topology_text, topology_file, params.switch_ports)
+      : topology_file.empty()
+          ? board.default_topology(nodes, model, params)
+          : read_topology(topology_file, params.switch_ports);
   if (topology.nodes != nodes)
     throw Error(topology_file + ": the topology has " +
                 std::to_string(topology.nodes) + " nodes, the run has " +

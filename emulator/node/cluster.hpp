@@ -14,10 +14,12 @@ namespace nicemu {
 // The network of the model's board (Board::network); `topology_file`
 // empty: the board's default cabling (one crossbar up to its port count, a
 // generated multi-switch network beyond; DIMMnet-1 cables two cards
-// directly).
+// directly). `topology_text`: the file's text, already read (a replay's);
+// the file's name then only names it in messages.
 std::unique_ptr<Fabric> make_fabric(Scheduler &scheduler, const Model &model,
                                     uint32_t nodes,
-                                    const std::string &topology_file);
+                                    const std::string &topology_file,
+                                    const std::string *topology_text = nullptr);
 
 // The least virtual time between one node's action and its effect on
 // another node, as the model's board says (Board::network_lookahead; the

@@ -1,0 +1,122 @@
+// What the host processes put into a run, kept so that the run can be
+// played again without them (nicemu run --record, nicemu replay;
+// docs/replay.md).
+//
+// A host reaches the simulation in three ways only: the requests it posts
+// on its channel (with the posted writes and the polls its library answered
+// under a lease before each), the bytes of its own memory that the
+// emulator reads (DMA from host memory, the words a poll watches, a burst's
+// data), and the end of its process. Recording keeps these per rank, in
+// the order the emulator took them, with every reply the emulator gave.
+// Playing posts the same requests on the same channels as the host library
+// would, and puts the recorded bytes into host memory just before the
+// emulator reads them; everything else runs as in the recorded run. A reply
+// or a read that differs from the recording is a divergence: the replay
+// stops there and says what differed.
+#pragma once
+
+#include "nicemu/channel_layout.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nicemu {
+
+class HostTape {
+public:
+  enum class Mode { Record, Play };
+  explicit HostTape(Mode mode) : mode_(mode) {}
+  Mode mode() const { return mode_; }
+  bool playing() const { return mode_ == Mode::Play; }
+
+  // Recording. A request the emulator takes in from `rank`, with what the
+  // control block holds beside it then (the posted write, if one is
+  // pending, and the polls answered under a lease).
+  void took_request(uint32_t rank, const channel::ControlBlock &cb,
+                    const channel::Request &r);
+  // The end of a rank's process (a waitpid status): while the run went on
+  // (by itself: an exit, a crash) or when the run's end stopped it, and
+  // whether it was waiting for a reply then.
+  void process_ended(uint32_t rank, int status, bool during_run, bool busy);
+
+  // Both modes: the emulator reads `len` bytes of rank's host memory at
+  // arena offset `offset` into `where`. Recording keeps them (call after
+  // reading); playing puts the recorded ones there (call before reading).
+  // `now`: the virtual time of the read, for a divergence's message.
+  void arena_read(uint32_t rank, uint64_t now, uint64_t offset, uint8_t *where,
+                  size_t len);
+  // Both modes: the reply the emulator gives rank's call. Playing compares
+  // it with the recorded one.
+  void replied(uint32_t rank, const channel::Reply &r);
+
+  // Playing. Posts rank's next request on its channel, as the host library
+  // would, if the host is ready for it (its last call was answered).
+  // Returns false when the rank has nothing more to post.
+  bool feed(uint32_t rank, channel::ControlBlock &cb);
+  // Whether rank's process has ended in the recording by now (its requests
+  // are all taken), and its status.
+  bool ended(uint32_t rank, int &status) const;
+  // Whether it ended by itself while the run went on, and whether in the
+  // middle of a call (else after its last reply).
+  bool ended_by_itself(uint32_t rank) const { return tapes_[rank].by_itself; }
+  bool ended_in_call(uint32_t rank) const { return tapes_[rank].in_call; }
+  // The rank's process id in the recorded run (for messages; 0: none).
+  void set_pid(uint32_t rank, int pid) { tapes_[rank].pid = pid; }
+  int pid(uint32_t rank) const { return tapes_[rank].pid; }
+  // The first difference between the replay and the recording, or empty.
+  const std::string &divergence() const { return divergence_; }
+
+  // Files: the recording is one gzip stream (its CRC refuses a damaged
+  // file) holding a header, a JSON manifest of the run (what the command
+  // line said and what it read: the model, the flash, the topology) as
+  // text, named blobs (the files' bytes), then the ranks' tapes. Throws
+  // nicemu::Error naming the file.
+  struct Contents {
+    std::string manifest; // JSON
+    std::map<std::string, std::vector<uint8_t>> blobs;
+  };
+  void save(const std::string &path, const Contents &contents) const;
+  // A tape ready to play, and the run it came from.
+  static HostTape load(const std::string &path, Contents &contents);
+
+  uint32_t ranks() const { return uint32_t(tapes_.size()); }
+  // Sets the rank count (recording: the run's; playing: must match).
+  // With `per_node` ranks on each node (messages name the node).
+  void set_ranks(uint32_t ranks, uint32_t per_node = 1);
+  // The format version this build writes and reads.
+  static constexpr uint32_t kVersion = 1;
+
+private:
+  struct Action {
+    std::vector<uint64_t> local_polls; // start times
+    bool posted = false;
+    channel::Request posted_write;
+    channel::Request request;
+  };
+  struct Read {
+    uint64_t offset;
+    uint32_t len;
+    uint64_t at; // where its bytes start in `bytes`
+  };
+  struct RankTape {
+    std::vector<Action> actions;
+    std::vector<channel::Reply> replies;
+    std::vector<Read> reads;
+    std::vector<uint8_t> bytes;
+    int status = -1; // waitpid status; -1: not known
+    bool by_itself = false, in_call = false;
+    int pid = 0;
+    // Playing: how far each list has been played.
+    size_t next_action = 0, next_reply = 0, next_read = 0;
+  };
+  void diverged(uint32_t rank, uint64_t at, const std::string &what);
+
+  Mode mode_;
+  uint32_t per_node_ = 1;
+  std::vector<RankTape> tapes_;
+  std::string divergence_;
+};
+
+} // namespace nicemu
