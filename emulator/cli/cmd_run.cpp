@@ -320,6 +320,17 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   }
   if (hosts && !o.quiet)
     print_host_outcomes(*hosts, o.per_node);
+  // A replay that ended before its recording did went another way (a
+  // divergence it met on the way has stopped it already, and said so).
+  std::string unplayed = replaying && tape->divergence().empty() && !stopped
+                             ? tape->unplayed()
+                             : "";
+  if (!unplayed.empty()) {
+    std::cerr << "nicemu: replay diverged from the recording: " << unplayed
+              << "\n";
+    if (!signals.requested())
+      return 1;
+  }
   // Asked to stop: 128 + the signal, whatever the run had come to.
   if (signals.requested())
     return signals.exit_code();

@@ -278,6 +278,21 @@ bool HostTape::feed(uint32_t rank, ControlBlock &cb) {
   return true;
 }
 
+std::string HostTape::unplayed() const {
+  for (uint32_t rank = 0; rank < tapes_.size(); ++rank) {
+    const RankTape &t = tapes_[rank];
+    if (t.next_action == t.actions.size())
+      continue;
+    const Request &next = t.actions[t.next_action].request;
+    return "the replay ended before host rank " + std::to_string(rank) +
+           " (node " + std::to_string(rank / per_node_) + ") made its call " +
+           std::to_string(t.next_action + 1) + " of " +
+           std::to_string(t.actions.size()) + " (" + op_name(next.op) +
+           " at " + at_time(next.time) + ")";
+  }
+  return "";
+}
+
 bool HostTape::ended(uint32_t rank, int &status) const {
   const RankTape &t = tapes_[rank];
   if (t.next_action != t.actions.size())

@@ -67,6 +67,9 @@ public:
   int pid(uint32_t rank) const { return tapes_[rank].pid; }
   // The first difference between the replay and the recording, or empty.
   const std::string &divergence() const { return divergence_; }
+  // After a replay: the first host whose recording was not played to its
+  // end (the replay ended sooner than the recorded run), or empty.
+  std::string unplayed() const;
 
   // Files: the recording is one gzip stream (its CRC refuses a damaged
   // file) holding a header, a JSON manifest of the run (what the command

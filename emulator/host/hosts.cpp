@@ -505,13 +505,13 @@ bool HostGroup::finished() const {
 // grace period: stopping must not hang the emulator.
 void HostGroup::stop() {
   stopping_ = true;
-  if (tape_ && tape_->playing()) { // as the recorded run's end left them
+  // As the recorded run's end left them; a host whose recording goes on
+  // stays "not replayed to its end" (outcomes).
+  if (tape_ && tape_->playing()) {
     for (uint32_t r = 0; r < agents_.size(); ++r) {
       int status = -1;
-      if (statuses_[r] == -1) {
-        tape_->ended(r, status);
+      if (statuses_[r] == -1 && tape_->ended(r, status))
         note_end(r, status == -1 ? SIGKILL : status);
-      }
     }
     return;
   }
@@ -546,7 +546,8 @@ std::vector<std::string> HostGroup::outcomes() const {
   for (uint32_t r = 0; r < statuses_.size(); ++r) {
     const int s = statuses_[r];
     if (s == -1) {
-      out.push_back("still running");
+      out.push_back(tape_ && tape_->playing() ? "not replayed to its end"
+                                              : "still running");
       continue;
     }
     out.push_back(describe_status(s));

@@ -1,0 +1,257 @@
+// End-to-end: nicemu run --record and nicemu replay (docs/replay.md). A
+// replay runs the recorded cluster without its host programs and must give
+// the same run byte for byte: the firmware's console, the summary, the
+// trace, the packet captures and the cycle report. A damaged or altered
+// recording is refused, or the replay stops where it differs and says so.
+#include "cli_helpers.hpp"
+
+#include <doctest/doctest.h>
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <sstream>
+
+using namespace e2e;
+
+namespace {
+
+// What a run or a replay leaves that must be the same in both.
+struct Observed {
+  int status = 0;
+  std::string out, err, summary, trace, report;
+  std::vector<std::pair<std::string, std::string>> captures; // name, bytes
+};
+
+std::vector<std::string> observe_args(const TempDir &dir,
+                                      const std::string &tag,
+                                      const std::vector<std::string> &extra) {
+  std::vector<std::string> args = {"--trace",       dir.file(tag + ".json"),
+                                   "--pcap",        dir.file(tag + "-caps"),
+                                   "--report-json", dir.file(tag + "-r.json")};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// The summary to its last line (the hosts' ends, the lease counts, the
+// network's counts), less the wall time.
+std::string whole_summary(const std::string &err) {
+  std::istringstream in(err.substr(err.find("--- nicemu:")));
+  std::string kept;
+  for (std::string line; std::getline(in, line);)
+    kept += line.substr(0, line.find(", wall time")) + "\n";
+  return kept;
+}
+
+Observed observed(const CommandResult &r, const TempDir &dir,
+                  const std::string &tag) {
+  REQUIRE_MESSAGE(contains(r.err, "--- nicemu:"), "no summary:\n" << r.err);
+  Observed o{r.status,
+             r.out,
+             r.err,
+             whole_summary(r.err),
+             read_text(dir.file(tag + ".json")),
+             read_text(dir.file(tag + "-r.json")),
+             {}};
+  if (fs::exists(dir.path() / (tag + "-caps")))
+    for (const auto &e : fs::directory_iterator(dir.path() / (tag + "-caps")))
+      o.captures.emplace_back(e.path().filename().string(),
+                              read_text(e.path()));
+  std::sort(o.captures.begin(), o.captures.end());
+  return o;
+}
+
+// The firmware's console lines ("[nodeN] ..."): the host programs' own
+// lines are theirs, and a replay has no host programs.
+std::vector<std::string> console(const std::string &out) {
+  return lines_with(out, "[node");
+}
+
+// Records `run` (cluster options) with `program`, replays the recording,
+// and checks that both agree byte for byte. `extra`: options both take
+// (reports). Returns what the recorded run and the replay left, for more
+// checks.
+std::pair<Observed, Observed>
+record_and_replay(const std::vector<std::string> &run,
+                  const std::vector<std::string> &program,
+                  const std::vector<std::string> &extra = {}) {
+  TempDir dir;
+  const std::string recording = dir.file("run.nrec");
+  std::vector<std::string> args = {"run"};
+  args.insert(args.end(), run.begin(), run.end());
+  for (const std::string &a : observe_args(dir, "rec", extra))
+    args.push_back(a);
+  args.push_back("--record");
+  args.push_back(recording);
+  if (!program.empty()) {
+    args.push_back("--");
+    args.insert(args.end(), program.begin(), program.end());
+  }
+  CommandResult rec = nicemu(args);
+  INFO("recorded run: " << rec);
+  REQUIRE(fs::exists(recording));
+  std::vector<std::string> replay_args = {"replay", recording};
+  for (const std::string &a : observe_args(dir, "rep", extra))
+    replay_args.push_back(a);
+  CommandResult rep = nicemu(replay_args);
+  INFO("replay: " << rep);
+  Observed a = observed(rec, dir, "rec"), b = observed(rep, dir, "rep");
+  CHECK(a.status == b.status);
+  CHECK(console(a.out) == console(b.out));
+  CHECK(a.summary == b.summary);
+  CHECK(a.report == b.report);
+  CHECK(a.captures == b.captures);
+  // Not CHECK(a == b): a failure would print two traces of megabytes.
+  CHECK_MESSAGE(a.trace == b.trace, "the traces differ");
+  REQUIRE(a.trace.size() > 1000);
+  // What the run prints after the hosts end (reports) is the same; what
+  // the host programs printed is the recorded run's alone.
+  const std::string report = "--- handler cycles:";
+  CHECK(contains(a.out, report) == contains(b.out, report));
+  if (contains(a.out, report))
+    CHECK(a.out.substr(a.out.find(report)) == b.out.substr(b.out.find(report)));
+  return {a, b};
+}
+
+// The recording's uncompressed bytes, and a recording made of them again.
+std::string gunzip(const std::string &path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  REQUIRE(f != nullptr);
+  std::string data;
+  char buf[1 << 14];
+  int n;
+  while ((n = gzread(f, buf, sizeof buf)) > 0)
+    data.append(buf, size_t(n));
+  gzclose(f);
+  return data;
+}
+
+void gzip_to(const std::string &path, const std::string &data) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  REQUIRE(f != nullptr);
+  REQUIRE(gzwrite(f, data.data(), unsigned(data.size())) == int(data.size()));
+  REQUIRE(gzclose(f) == Z_OK);
+}
+
+} // namespace
+
+TEST_CASE("replay: an NI-AM run (GAM ping-pong) replays byte for byte "
+          "without its host programs") {
+  auto [rec, rep] = record_and_replay(
+      {"-n", "2", "--firmware", NICEMU_NIAM_IMAGE}, {NICEMU_GAM_PINGPONG});
+  CHECK(rec.status == 0);
+  // The recorded run had its host programs, the replay none (it compared
+  // their lease counts, though).
+  CHECK(contains(rec.out, "GAM request/reply round trip"));
+  CHECK_FALSE(contains(rep.out, "GAM request/reply round trip"));
+  CHECK(contains(rec.summary, "host leases:"));
+}
+
+TEST_CASE("replay: a VIA run (FM ping-pong) replays byte for byte") {
+  record_and_replay(
+      {"-n", "2", "--model", "comet", "--firmware", NICEMU_VIA_IMAGE},
+      {NICEMU_FM_PINGPONG, "--quick"});
+}
+
+TEST_CASE("replay: NI-AM collectives with the cycle profiler replay with "
+          "the same cycle report") {
+  auto [rec, rep] =
+      record_and_replay({"-n", "8", "--firmware", NICEMU_NIAM_IMAGE},
+                        {NICEMU_NIAM_BARRIER, "3"}, {"--report", "cycles"});
+  // The cycle table is there to compare.
+  CHECK(contains(rep.out, "--- handler cycles:"));
+}
+
+TEST_CASE("replay: a DIMMnet-1 run on a model variant (AOTF ping-pong on "
+          "martini:D) replays byte for byte") {
+  record_and_replay(
+      {"-n", "2", "--model", "martini:D", "--firmware", NICEMU_DIMMNET_IMAGE},
+      {NICEMU_AOTF_PINGPONG, "100"});
+}
+
+TEST_CASE("replay: a firmware-only run replays from the flash in its "
+          "recording, with the image gone") {
+  TempDir dir;
+  const std::string image = dir.file("pp.img");
+  const std::string recording = dir.file("run.nrec");
+  fs::copy_file(firmware("net_pingpong.img"), image);
+  CommandResult rec = nicemu({"run", "-n", "2", "--firmware", image, "--pcap",
+                              dir.file("rec-caps"), "--record", recording});
+  REQUIRE(rec.status == 0);
+  fs::remove(image);
+  CommandResult rep =
+      nicemu({"replay", recording, "--pcap", dir.file("rep-caps")});
+  INFO(rep);
+  REQUIRE(rep.status == 0);
+  CHECK(rec.out == rep.out);
+  CHECK(whole_summary(rec.err) == whole_summary(rep.err));
+  const std::string cable = "link-node0-switch0.p0.pcap";
+  REQUIRE(fs::exists(dir.path() / "rec-caps" / cable));
+  CHECK(read_text(dir.path() / "rec-caps" / cable) ==
+        read_text(dir.path() / "rep-caps" / cable));
+}
+
+TEST_CASE("replay: a damaged recording, or a file that is none, is "
+          "refused with a clear message") {
+  TempDir dir;
+  const std::string recording = dir.file("run.nrec");
+  CommandResult rec =
+      nicemu({"run", "-n", "2", "--firmware", NICEMU_NIAM_IMAGE, "--record",
+              recording, "--", NICEMU_GAM_PINGPONG});
+  REQUIRE(rec.status == 0);
+  std::vector<uint8_t> bytes = read_bytes(recording);
+  REQUIRE(bytes.size() > 1000);
+  SUBCASE("a flipped bit") {
+    bytes[bytes.size() / 2] ^= 0x10;
+    write_bytes(recording, bytes);
+  }
+  SUBCASE("cut short") {
+    bytes.resize(bytes.size() / 3);
+    write_bytes(recording, bytes);
+  }
+  SUBCASE("a firmware image") {
+    write_bytes(recording, read_bytes(NICEMU_NIAM_IMAGE));
+  }
+  CommandResult r = nicemu({"replay", recording});
+  INFO(r);
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "not a nicemu recording, or a damaged one"));
+  CHECK_FALSE(contains(r.err, "--- nicemu:")); // nothing ran
+}
+
+TEST_CASE("replay: a recording altered to run another way stops at the "
+          "first difference and names it") {
+  TempDir dir;
+  const std::string recording = dir.file("run.nrec");
+  // Lost packets that the reliable firmware sends again: another seed
+  // loses other packets, and the barriers end at other times.
+  CommandResult rec =
+      nicemu({"run", "-n", "4", "--firmware", NICEMU_NIAM_RELIABLE_IMAGE,
+              "--link-loss", "0.05", "--fault-seed", "7", "--record", recording,
+              "--", NICEMU_NIAM_BARRIER, "3"});
+  REQUIRE(rec.status == 0);
+  std::string data = gunzip(recording);
+  const std::string seed = "\"fault_seed\": 7";
+  REQUIRE(data.find(seed) != std::string::npos);
+  data.replace(data.find(seed), seed.size(), "\"fault_seed\": 8");
+  gzip_to(recording, data);
+  CommandResult r = nicemu({"replay", recording});
+  INFO(r);
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "replay diverged from the recording at "));
+  CHECK(contains(r.err, "host rank "));
+  CHECK(contains(r.err, "the recording was answered at "));
+}
+
+TEST_CASE("replay: --record refuses what it cannot record yet, before the "
+          "run starts") {
+  TempDir dir;
+  CommandResult r =
+      nicemu({"run", "-n", "2", "--model", "comet", "--firmware",
+              NICEMU_VIA_IMAGE, "--tap", "nicemu-test0", "--record",
+              dir.file("run.nrec"), "--", NICEMU_FM_PINGPONG, "--quick"});
+  INFO(r);
+  CHECK(r.status != 0);
+  CHECK(contains(r.err, "--record does not record --tap"));
+  CHECK_FALSE(fs::exists(dir.file("run.nrec")));
+}
