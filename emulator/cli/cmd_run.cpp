@@ -6,6 +6,7 @@
 #include "cli/stop_signals.hpp"
 #include "debug/fault_report.hpp"
 #include "debug/gdb_target.hpp"
+#include "fabric/fabric.hpp"
 #include "fabric/tap_bridge.hpp"
 #include "host/cluster_run.hpp"
 #include "host/host_tape.hpp"
@@ -45,6 +46,10 @@ struct RunOptions : ClusterOptions {
   std::string tap;             // docs/fm.md, "Bridging to Linux (--tap)"
   std::vector<std::string> node_firmware; // --node-firmware NODE=IMAGE
   std::string record;                     // --record FILE (docs/replay.md)
+  // A replay: the signal that stopped the recorded run (empty: none), and
+  // where that run ended.
+  std::string recorded_stop;
+  Time recorded_end = 0;
   ProgressMode progress = ProgressMode::Auto;
   bool profiling() const {
     return !report.empty() || !report_json.empty() || !measure.empty() ||
@@ -97,6 +102,13 @@ void say_why_stopped(const RunResult &r, const RunOptions &o) {
     std::cerr << "nicemu: stopped at --max-time " << o.max_time << "\n";
 }
 
+// "3291.498 us".
+std::string format_time_us(Time t) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.3f us", double(t) / 1e6);
+  return text;
+}
+
 // What a run reads before it starts: from the files the options name, or
 // from a recording (nicemu replay).
 struct RunInputs {
@@ -106,11 +118,6 @@ struct RunInputs {
   std::optional<std::string> model_text, topology_text; // files' texts
   std::string model_file; // where model_text came from
 };
-
-std::string read_text_file(const std::string &path) {
-  std::vector<uint8_t> bytes = read_file_bytes(path);
-  return std::string(bytes.begin(), bytes.end());
-}
 
 RunInputs read_inputs(const RunOptions &o) {
   RunInputs in;
@@ -124,17 +131,19 @@ RunInputs read_inputs(const RunOptions &o) {
       file.find(':') != std::string::npos)
     file.erase(file.rfind(':'));
   if (!file.empty() && std::filesystem::is_regular_file(file)) {
-    in.model_text = read_text_file(file);
+    in.model_text = read_model_text(file);
     in.model_file = file;
   }
   if (!o.topology.empty())
-    in.topology_text = read_text_file(o.topology);
+    in.topology_text = read_topology_text(o.topology);
   return in;
 }
 
 // --record: the run's inputs and options, for nicemu replay.
-HostTape::Contents recording_contents(const RunOptions &o,
-                                      const RunInputs &in) {
+// `stopped_by`: the signal that stopped the run, or empty.
+HostTape::Contents recording_contents(const RunOptions &o, const RunInputs &in,
+                                      const std::string &stopped_by,
+                                      Time end_time) {
   HostTape::Contents c;
   nlohmann::json m;
   m["nicemu"] = NICEMU_VERSION;
@@ -156,6 +165,8 @@ HostTape::Contents recording_contents(const RunOptions &o,
   m["firmware"] = o.firmware;
   m["flash_file"] = o.flash;
   m["program"] = o.program;
+  m["stopped_by"] = stopped_by;
+  m["end_time_ps"] = end_time;
   c.manifest = m.dump(1);
   c.blobs["flash"] = in.flash;
   for (const auto &[node, flash] : in.node_flash)
@@ -281,7 +292,9 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   if (tape && !replaying) {
     RunInputs kept = in;
     kept.flash = *shared_flash;
-    tape->save(o.record, recording_contents(o, kept));
+    tape->save(
+        o.record,
+        recording_contents(o, kept, stopped ? signals.name() : "", r.end_time));
   }
   observers.finish([&sim] {
     if (Fabric *fabric = sim.fabric())
@@ -331,6 +344,12 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
     if (!signals.requested())
       return 1;
   }
+  // The recording of a run stopped from outside ends where that run
+  // stopped, which depended on wall time: the replay goes that far.
+  if (replaying && !o.recorded_stop.empty() && !stopped)
+    std::cerr << "nicemu: the recorded run was stopped by " << o.recorded_stop
+              << " at " << format_time_us(o.recorded_end)
+              << " of virtual time: its recording ends there\n";
   // Asked to stop: 128 + the signal, whatever the run had come to.
   if (signals.requested())
     return signals.exit_code();
@@ -412,6 +431,8 @@ RunInputs replay_inputs(const std::string &path, RunOptions &o,
     o.link_faults.seed = m.at("fault_seed").get<uint64_t>();
     o.firmware = m.at("firmware").get<std::string>(); // for --elf's default
     o.program = m.at("program").get<std::vector<std::string>>();
+    o.recorded_stop = m.value("stopped_by", "");
+    o.recorded_end = m.value("end_time_ps", Time(0));
   } catch (const nlohmann::json::exception &e) {
     throw Error(path + ": a damaged recording (its manifest: " +
                 std::string(e.what()) + ")");

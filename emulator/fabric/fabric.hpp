@@ -139,6 +139,8 @@ Topology make_topology(uint32_t nodes, uint32_t ports_per_switch);
 // Reads a topology file (format in docs/fabric.md). Throws nicemu::Error
 // naming the file and line.
 Topology read_topology(const std::string &path, uint32_t ports_per_switch);
+// The file's text (at most 64 MiB), as read_topology reads it.
+std::string read_topology_text(const std::string &path);
 Topology parse_topology(const std::string &text, const std::string &origin,
                         uint32_t ports_per_switch);
 

@@ -195,6 +195,10 @@ Topology parse_topology(const std::string &text, const std::string &origin,
 constexpr size_t kMaxTopologyBytes = size_t(64) << 20;
 
 Topology read_topology(const std::string &path, uint32_t ports_per_switch) {
+  return parse_topology(read_topology_text(path), path, ports_per_switch);
+}
+
+std::string read_topology_text(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error("cannot read topology file " + path + ": " +
@@ -208,7 +212,7 @@ Topology read_topology(const std::string &path, uint32_t ports_per_switch) {
   }
   if (in.bad())
     throw Error("cannot read topology file " + path);
-  return parse_topology(text, path, ports_per_switch);
+  return text;
 }
 
 } // namespace nicemu

@@ -842,6 +842,10 @@ Model with_variant(const Model &model, const std::string &variant) {
   return m;
 }
 
+std::string read_model_text(const std::string &path) {
+  return read_file(path);
+}
+
 Model load_model(const std::string &name_or_path) {
   // NAME:VARIANT or PATH:VARIANT; a variant name holds no '/' or '.'.
   if (size_t colon = name_or_path.rfind(':'); colon != std::string::npos) {

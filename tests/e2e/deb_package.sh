@@ -215,7 +215,7 @@ complete_words() { # WORDS...: what TAB offers after them
     COMP_POINT=${#COMP_LINE}; _nicemu; printf "%s\n" "${COMPREPLY[@]}"' \
     bash "$completion" "$@"
 }
-[[ $(complete_words nicemu r | sort | tr '\n' ' ') == "regs run " ]] ||
+[[ $(complete_words nicemu r | sort | tr '\n' ' ') == "regs replay run " ]] ||
   fail "nicemu r<TAB>: $(complete_words nicemu r)"
 [[ $(complete_words nicemu run --fi) == "--firmware" ]] ||
   fail "nicemu run --fi<TAB>: $(complete_words nicemu run --fi)"

@@ -40,13 +40,15 @@ struct GdbServer {
 
 // Starts nicemu and learns its port from stderr.
 // `listen`: how nicemu is told where to listen (it says its port).
+// `command`: run, or replay (args then start with the recording).
 inline GdbServer
 start_server(const std::vector<std::string> &args, const TempDir &dir,
-             const std::vector<std::string> &listen = {"--gdb", "0"}) {
+             const std::vector<std::string> &listen = {"--gdb", "0"},
+             const std::string &command = "run") {
   GdbServer server;
   server.out = dir.file("nicemu.out");
   server.err = dir.file("nicemu.err");
-  std::vector<std::string> all = {NICEMU_TOOL_PATH, "run"};
+  std::vector<std::string> all = {NICEMU_TOOL_PATH, command};
   all.insert(all.end(), listen.begin(), listen.end());
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char *> argv;
@@ -80,13 +82,13 @@ start_server(const std::vector<std::string> &args, const TempDir &dir,
 
 // Starts `nicemu run --gdb 0 ARGS`, runs gdb with `script` on `elf`, then
 // waits for nicemu to end. `merged`: GDB's stderr into its stdout.
-inline Debugged debug_run(const std::vector<std::string> &args,
-                          const std::string &elf, const std::string &script,
-                          const std::vector<std::string> &listen = {"--gdb",
-                                                                    "0"},
-                          bool merged = false) {
+inline Debugged
+debug_run(const std::vector<std::string> &args, const std::string &elf,
+          const std::string &script,
+          const std::vector<std::string> &listen = {"--gdb", "0"},
+          bool merged = false, const std::string &command = "run") {
   TempDir dir;
-  GdbServer server = start_server(args, dir, listen);
+  GdbServer server = start_server(args, dir, listen, command);
   std::string script_path = dir.file("script.gdb");
   std::ofstream(script_path) << "set pagination off\nset confirm off\n"
                              << "target remote :" << server.port << "\n"

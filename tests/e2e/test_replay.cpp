@@ -4,6 +4,7 @@
 // trace, the packet captures and the cycle report. A damaged or altered
 // recording is refused, or the replay stops where it differs and says so.
 #include "cli_helpers.hpp"
+#include "gdb_helpers.hpp"
 
 #include <doctest/doctest.h>
 
@@ -254,4 +255,47 @@ TEST_CASE("replay: --record refuses what it cannot record yet, before the "
   CHECK(r.status != 0);
   CHECK(contains(r.err, "--record does not record --tap"));
   CHECK_FALSE(fs::exists(dir.file("run.nrec")));
+}
+
+TEST_CASE("replay: gdb on a replay stops where it stops on the recorded "
+          "run, with the same registers") {
+  REQUIRE_MESSAGE(fs::exists(kGdb),
+                  "gdb-multiarch is not installed (toolchain/setup.sh)");
+  TempDir dir;
+  const std::string recording = dir.file("run.nrec");
+  const std::vector<std::string> cluster = {"-n", "2", "--firmware",
+                                            NICEMU_NIAM_IMAGE};
+  std::vector<std::string> record = {"run"};
+  record.insert(record.end(), cluster.begin(), cluster.end());
+  for (const char *a : {"--record", "", "--", NICEMU_GAM_PINGPONG})
+    record.push_back(*a ? a : recording);
+  REQUIRE(nicemu(record).status == 0);
+  std::string elf = NICEMU_NIAM_IMAGE;
+  elf.replace(elf.size() - 4, 4, ".elf");
+  // The third transfer a host request starts on node 1, well into the
+  // ping-pong: the replay must have fed both hosts' calls that far.
+  const std::string script = R"(thread 2
+break h_host_send thread 2
+continue
+continue
+continue
+info registers
+monitor status
+delete
+continue
+)";
+  std::vector<std::string> live_args = cluster;
+  live_args.push_back("--");
+  live_args.push_back(NICEMU_GAM_PINGPONG);
+  Debugged live = debug_run(live_args, elf, script);
+  Debugged replayed =
+      debug_run({recording}, elf, script, {"--gdb", "0"}, false, "replay");
+  INFO("live gdb: " << live.gdb);
+  INFO("replay gdb: " << replayed.gdb);
+  CHECK(live.nicemu.status == 0);
+  CHECK(replayed.nicemu.status == 0);
+  std::vector<std::string> registers = lines_with(live.gdb.out, "badvaddr");
+  REQUIRE(registers.size() == 1);
+  CHECK(lines_with(live.gdb.out, "h_host_send").size() >= 3);
+  CHECK(live.gdb.out == replayed.gdb.out);
 }

@@ -150,6 +150,9 @@ Model load_model(const std::string &name_or_path);
 // the model's variants when it has no such one.
 Model with_variant(const Model &model, const std::string &variant);
 
+// A model file's text (at most 1 MiB), as load_model reads it.
+std::string read_model_text(const std::string &path);
+
 // Parses model text; `origin` names it in error messages.
 Model parse_model(const std::string &toml_text, const std::string &origin);
 
