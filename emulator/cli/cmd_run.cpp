@@ -437,6 +437,13 @@ RunInputs replay_inputs(const std::string &path, RunOptions &o,
     throw Error(path + ": a damaged recording (its manifest: " +
                 std::string(e.what()) + ")");
   }
+  // What nicemu run's own checks would have refused.
+  auto probability = [](double p) { return p >= 0 && p <= 1; };
+  if (o.watchdog < -1 || o.watchdog > (int64_t(1) << 62) ||
+      !probability(o.link_faults.corrupt) || !probability(o.link_faults.lose) ||
+      !probability(o.link_faults.dup))
+    throw Error(path + ": a damaged recording (its manifest has a watchdog "
+                       "or a fault probability out of range)");
   auto blob = [&c](const std::string &name) -> const std::vector<uint8_t> * {
     auto it = c.blobs.find(name);
     return it == c.blobs.end() ? nullptr : &it->second;

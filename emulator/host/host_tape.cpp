@@ -125,6 +125,7 @@ public:
     return r;
   }
   bool at_end() const { return pos_ == in_.size(); }
+  size_t left() const { return in_.size() - pos_; }
   [[noreturn]] void damaged(const std::string &why) const {
     throw Error(path_ + ": not a nicemu recording, or a damaged one (" + why +
                 ")");
@@ -287,8 +288,8 @@ std::string HostTape::unplayed() const {
     return "the replay ended before host rank " + std::to_string(rank) +
            " (node " + std::to_string(rank / per_node_) + ") made its call " +
            std::to_string(t.next_action + 1) + " of " +
-           std::to_string(t.actions.size()) + " (" + op_name(next.op) +
-           " at " + at_time(next.time) + ")";
+           std::to_string(t.actions.size()) + " (" + op_name(next.op) + " at " +
+           at_time(next.time) + ")";
   }
   return "";
 }
@@ -364,9 +365,14 @@ HostTape HostTape::load(const std::string &path, Contents &contents) {
   int err = Z_OK;
   std::string why = n < 0 ? gzerror(f, &err) : "";
   gzclose(f);
-  Reader r(data, path);
   if (n < 0)
-    r.damaged(why);
+    Reader(data, path).damaged(why);
+  return parse(data, path, contents);
+}
+
+HostTape HostTape::parse(const std::string &data, const std::string &path,
+                         Contents &contents) {
+  Reader r(data, path);
   if (data.size() < kMagicSize + 8 || data.compare(8, kMagicSize, kMagic) != 0)
     r.damaged("no recording header");
   r.text(); // the magic
@@ -383,7 +389,8 @@ HostTape HostTape::load(const std::string &path, Contents &contents) {
   HostTape tape(Mode::Play);
   uint32_t ranks = r.u32();
   uint32_t per_node = r.u32();
-  if (ranks > (1u << 20) || per_node == 0 || per_node > 16)
+  // A rank takes 41 bytes at least (its end, pid and four empty lists).
+  if (ranks > r.left() / 41 || per_node == 0 || per_node > 16)
     r.damaged("an impossible rank count");
   tape.set_ranks(ranks, per_node);
   for (RankTape &t : tape.tapes_) {

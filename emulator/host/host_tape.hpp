@@ -83,6 +83,10 @@ public:
   void save(const std::string &path, const Contents &contents) const;
   // A tape ready to play, and the run it came from.
   static HostTape load(const std::string &path, Contents &contents);
+  // The same from the stream's uncompressed bytes; `path` names them in
+  // messages (fuzz/fuzz_recording.cpp).
+  static HostTape parse(const std::string &data, const std::string &path,
+                        Contents &contents);
 
   uint32_t ranks() const { return uint32_t(tapes_.size()); }
   // Sets the rank count (recording: the run's; playing: must match).
