@@ -22,6 +22,7 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -140,10 +141,8 @@ RunInputs read_inputs(const RunOptions &o) {
 }
 
 // --record: the run's inputs and options, for nicemu replay.
-// `stopped_by`: the signal that stopped the run, or empty.
 HostTape::Contents recording_contents(const RunOptions &o, const RunInputs &in,
-                                      const std::string &stopped_by,
-                                      Time end_time) {
+                                      HostTape::Contents::Blob flash) {
   HostTape::Contents c;
   nlohmann::json m;
   m["nicemu"] = NICEMU_VERSION;
@@ -165,14 +164,12 @@ HostTape::Contents recording_contents(const RunOptions &o, const RunInputs &in,
   m["firmware"] = o.firmware;
   m["flash_file"] = o.flash;
   m["program"] = o.program;
-  m["stopped_by"] = stopped_by;
-  m["end_time_ps"] = end_time;
   c.manifest = m.dump(1);
-  c.blobs["flash"] = in.flash;
-  for (const auto &[node, flash] : in.node_flash)
-    c.blobs["node-flash/" + std::to_string(node)] = *flash;
+  c.blobs["flash"] = std::move(flash);
+  for (const auto &[node, own] : in.node_flash)
+    c.blobs["node-flash/" + std::to_string(node)] = own;
   auto text = [](const std::string &t) {
-    return std::vector<uint8_t>(t.begin(), t.end());
+    return std::make_shared<const std::vector<uint8_t>>(t.begin(), t.end());
   };
   if (in.model_text)
     c.blobs["model"] = text(*in.model_text);
@@ -257,6 +254,10 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   spec.monitor = progress.enabled() ? &run_progress : nullptr;
   auto shared_flash =
       std::make_shared<const std::vector<uint8_t>>(std::move(flash));
+  // The recording starts with the run's description (a file that cannot
+  // be written stops the run here); the hosts' records follow as they come.
+  if (tape && !replaying)
+    tape->begin(o.record, recording_contents(o, in, shared_flash));
   std::unique_ptr<Cluster> cluster = start_cluster(model, shared_flash, spec);
   Simulation &sim = cluster->sim;
   if (tap) {
@@ -288,13 +289,13 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
     profiling->finish(sim);
   if (hosts)
     hosts->stop();
-  // The recording is written once the hosts have ended: their ends are in it.
+  // The recording ends once the hosts have: their ends are in it, and how
+  // the run ended.
   if (tape && !replaying) {
-    RunInputs kept = in;
-    kept.flash = *shared_flash;
-    tape->save(
-        o.record,
-        recording_contents(o, kept, stopped ? signals.name() : "", r.end_time));
+    nlohmann::json trailer;
+    trailer["stopped_by"] = stopped ? signals.name() : "";
+    trailer["end_time_ps"] = r.end_time;
+    tape->finish(trailer.dump());
   }
   observers.finish([&sim] {
     if (Fabric *fabric = sim.fabric())
@@ -431,8 +432,9 @@ RunInputs replay_inputs(const std::string &path, RunOptions &o,
     o.link_faults.seed = m.at("fault_seed").get<uint64_t>();
     o.firmware = m.at("firmware").get<std::string>(); // for --elf's default
     o.program = m.at("program").get<std::vector<std::string>>();
-    o.recorded_stop = m.value("stopped_by", "");
-    o.recorded_end = m.value("end_time_ps", Time(0));
+    nlohmann::json end = nlohmann::json::parse(c.trailer);
+    o.recorded_stop = end.at("stopped_by").get<std::string>();
+    o.recorded_end = end.at("end_time_ps").get<Time>();
   } catch (const nlohmann::json::exception &e) {
     throw Error(path + ": a damaged recording (its manifest: " +
                 std::string(e.what()) + ")");
@@ -446,7 +448,7 @@ RunInputs replay_inputs(const std::string &path, RunOptions &o,
                        "or a fault probability out of range)");
   auto blob = [&c](const std::string &name) -> const std::vector<uint8_t> * {
     auto it = c.blobs.find(name);
-    return it == c.blobs.end() ? nullptr : &it->second;
+    return it == c.blobs.end() ? nullptr : it->second.get();
   };
   auto text = [](const std::vector<uint8_t> &b) {
     return std::string(b.begin(), b.end());
@@ -467,10 +469,19 @@ RunInputs replay_inputs(const std::string &path, RunOptions &o,
   if (!flash)
     throw Error(path + ": a damaged recording (no flash)");
   in.flash = *flash;
-  for (const auto &[name, bytes] : c.blobs)
-    if (name.rfind("node-flash/", 0) == 0)
-      in.node_flash[uint32_t(std::stoul(name.substr(11)))] =
-          std::make_shared<const std::vector<uint8_t>>(bytes);
+  const std::string own = "node-flash/";
+  for (const auto &[name, bytes] : c.blobs) {
+    if (name.rfind(own, 0) != 0)
+      continue;
+    uint32_t node = 0;
+    const char *first = name.data() + own.size(),
+               *last = name.data() + name.size();
+    auto [end, ec] = std::from_chars(first, last, node);
+    if (ec != std::errc() || end != last || first == last)
+      throw Error(path + ": a damaged recording (a flash named '" + name +
+                  "')");
+    in.node_flash[node] = bytes;
+  }
   if (const auto *topology = blob("topology"))
     in.topology_text = text(*topology);
   const uint32_t ranks = o.program.empty() ? 0 : o.nodes * o.procs_per_node;

@@ -26,5 +26,6 @@ void add_dimmnet_bench(CLI::App &bench);
 void add_uzura_bench(CLI::App &bench);
 // `nicemu bench speed` (cmd_bench_speed.cpp).
 void add_speed_bench(CLI::App &bench);
+void add_replay_bench(CLI::App &bench);
 
 } // namespace nicemu::cli

@@ -16,33 +16,42 @@ using channel::ControlBlock;
 using channel::Reply;
 using channel::Request;
 
-namespace {
+namespace tape_io {
 
-constexpr char kMagic[] = "NICEMU-RECORDING";
-constexpr size_t kMagicSize = sizeof kMagic - 1;
-
-// "3.25 us": a virtual time for people.
-std::string at_time(uint64_t ps) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%.6f us", double(ps) / 1e6);
-  return text;
-}
-
-// Little-endian fields, one after another.
+// Little-endian fields, one after another, into a gzip file through a
+// small buffer: a recording is never held twice in memory (on a virtual
+// machine, the page faults of a copy cost more than compressing it).
 class Writer {
 public:
-  void u8(uint8_t v) { out_.push_back(char(v)); }
+  explicit Writer(gzFile f) : f_(f) { out_.reserve(kBuffer); }
+  void u8(uint8_t v) { put(char(v)); }
   void u32(uint32_t v) {
     for (int i = 0; i < 4; ++i)
-      out_.push_back(char(v >> (8 * i)));
+      put(char(v >> (8 * i)));
   }
   void u64(uint64_t v) {
     for (int i = 0; i < 8; ++i)
-      out_.push_back(char(v >> (8 * i)));
+      put(char(v >> (8 * i)));
   }
   void bytes(const void *p, size_t n) {
     u64(n);
-    out_.append(static_cast<const char *>(p), n);
+    raw(p, n);
+  }
+  // Bytes with no length before them (the reader knows it).
+  void raw(const void *p, size_t n) {
+    if (n <= kBuffer - out_.size()) {
+      out_.append(static_cast<const char *>(p), n);
+      if (out_.size() == kBuffer)
+        flush();
+      return;
+    }
+    flush();
+    const char *c = static_cast<const char *>(p);
+    for (size_t done = 0; ok_ && done < n;) {
+      unsigned chunk = unsigned(std::min<size_t>(n - done, 1u << 30));
+      ok_ = gzwrite(f_, c + done, chunk) == int(chunk);
+      done += chunk;
+    }
   }
   void text(const std::string &s) { bytes(s.data(), s.size()); }
   void request(const Request &r) {
@@ -61,10 +70,26 @@ public:
     u64(r.data);
     u64(r.stable_until);
   }
-  const std::string &data() const { return out_; }
+  // Writes what is buffered; false if any write failed.
+  bool ok() const { return ok_; }
+  gzFile file() const { return f_; }
+  bool flush() {
+    if (ok_ && !out_.empty())
+      ok_ = gzwrite(f_, out_.data(), unsigned(out_.size())) == int(out_.size());
+    out_.clear();
+    return ok_;
+  }
 
 private:
+  static constexpr size_t kBuffer = 64 * 1024;
+  void put(char c) {
+    out_.push_back(c);
+    if (out_.size() == kBuffer)
+      flush();
+  }
+  gzFile f_;
   std::string out_;
+  bool ok_ = true;
 };
 
 // Reads what Writer wrote; a field past the end is a damaged file.
@@ -125,6 +150,7 @@ public:
     return r;
   }
   bool at_end() const { return pos_ == in_.size(); }
+  const char *raw(uint64_t n) { return take(n); }
   size_t left() const { return in_.size() - pos_; }
   [[noreturn]] void damaged(const std::string &why) const {
     throw Error(path_ + ": not a nicemu recording, or a damaged one (" + why +
@@ -144,7 +170,25 @@ private:
   size_t pos_ = 0;
 };
 
-constexpr size_t kRequestBytes = 4 * 4 + 2 * 8;
+} // namespace tape_io
+
+using tape_io::Reader;
+using tape_io::Writer;
+
+namespace {
+
+constexpr char kMagic[] = "NICEMU-RECORDING";
+constexpr size_t kMagicSize = sizeof kMagic - 1;
+
+// "3.25 us": a virtual time for people.
+std::string at_time(uint64_t ps) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.6f us", double(ps) / 1e6);
+  return text;
+}
+
+// What follows the blobs: one record per thing a host did, as it happened.
+enum Record : uint8_t { kRequest = 1, kReply = 2, kRead = 3, kEnd = 4 };
 
 bool same(const Reply &a, const Reply &b) {
   return a.status == b.status && a.value == b.value && a.time == b.time &&
@@ -165,6 +209,19 @@ std::string describe(const Reply &r) {
 
 } // namespace
 
+HostTape::HostTape(Mode mode) : mode_(mode) {}
+HostTape::HostTape(HostTape &&) noexcept = default;
+HostTape &HostTape::operator=(HostTape &&) noexcept = default;
+
+// A recording left unfinished (the run failed to start, or threw) could
+// not be replayed: it goes.
+HostTape::~HostTape() {
+  if (!out_)
+    return;
+  gzclose(out_->file());
+  std::remove(path_.c_str());
+}
+
 void HostTape::set_ranks(uint32_t ranks, uint32_t per_node) {
   tapes_.resize(ranks);
   per_node_ = per_node ? per_node : 1;
@@ -172,15 +229,21 @@ void HostTape::set_ranks(uint32_t ranks, uint32_t per_node) {
 
 void HostTape::took_request(uint32_t rank, const ControlBlock &cb,
                             const Request &r) {
-  Action a;
+  if (!out_)
+    return;
+  Writer &w = *out_;
   uint32_t polls = std::min(cb.local_polls, channel::kMaxLocalPolls);
-  a.local_polls.assign(cb.local_poll_start, cb.local_poll_start + polls);
-  a.posted = cb.posted_seq.load(std::memory_order_acquire) !=
-             cb.posted_taken.load(std::memory_order_relaxed);
-  if (a.posted)
-    a.posted_write = cb.posted;
-  a.request = r;
-  tapes_[rank].actions.push_back(std::move(a));
+  const bool posted = cb.posted_seq.load(std::memory_order_acquire) !=
+                      cb.posted_taken.load(std::memory_order_relaxed);
+  w.u8(kRequest);
+  w.u32(rank);
+  w.u32(polls);
+  for (uint32_t i = 0; i < polls; ++i)
+    w.u64(cb.local_poll_start[i]);
+  w.u8(posted);
+  if (posted)
+    w.request(cb.posted);
+  w.request(r);
 }
 
 void HostTape::process_ended(uint32_t rank, int status, bool during_run,
@@ -193,12 +256,17 @@ void HostTape::process_ended(uint32_t rank, int status, bool during_run,
 
 void HostTape::arena_read(uint32_t rank, uint64_t now, uint64_t offset,
                           uint8_t *where, size_t len) {
-  RankTape &t = tapes_[rank];
   if (!playing()) {
-    t.reads.push_back({offset, uint32_t(len), t.bytes.size()});
-    t.bytes.insert(t.bytes.end(), where, where + len);
+    if (out_) {
+      out_->u8(kRead);
+      out_->u32(rank);
+      out_->u64(offset);
+      out_->u32(uint32_t(len));
+      out_->raw(where, len);
+    }
     return;
   }
+  RankTape &t = tapes_[rank];
   if (!divergence_.empty())
     return;
   if (t.next_read == t.reads.size()) {
@@ -223,11 +291,15 @@ void HostTape::arena_read(uint32_t rank, uint64_t now, uint64_t offset,
 }
 
 void HostTape::replied(uint32_t rank, const Reply &r) {
-  RankTape &t = tapes_[rank];
   if (!playing()) {
-    t.replies.push_back(r);
+    if (out_) {
+      out_->u8(kReply);
+      out_->u32(rank);
+      out_->reply(r);
+    }
     return;
   }
+  RankTape &t = tapes_[rank];
   if (!divergence_.empty())
     return;
   const char *call =
@@ -302,55 +374,45 @@ bool HostTape::ended(uint32_t rank, int &status) const {
   return true;
 }
 
-void HostTape::save(const std::string &path, const Contents &contents) const {
-  Writer w;
+void HostTape::begin(const std::string &path, const Contents &contents) {
+  // Level 1: the flash's erased bytes and the hosts' records compress about
+  // as well as at higher levels, at a fraction of the time.
+  gzFile f = gzopen(path.c_str(), "wb1");
+  if (!f)
+    throw Error("--record " + path + ": cannot write: " + std::strerror(errno));
+  path_ = path;
+  out_ = std::make_unique<Writer>(f);
+  Writer &w = *out_;
   w.bytes(kMagic, kMagicSize);
   w.u32(kVersion);
   w.text(contents.manifest);
   w.u64(contents.blobs.size());
   for (const auto &[name, data] : contents.blobs) {
     w.text(name);
-    w.bytes(data.data(), data.size());
+    w.bytes(data->data(), data->size());
   }
+  if (!w.flush())
+    throw Error("--record " + path + ": cannot write (disk full?)");
+}
+
+void HostTape::finish(const std::string &trailer) {
+  if (!out_)
+    return;
+  Writer &w = *out_;
+  w.u8(kEnd);
   w.u32(uint32_t(tapes_.size()));
   w.u32(per_node_);
   for (const RankTape &t : tapes_) {
     w.u32(uint32_t(t.status));
     w.u8(uint8_t(t.by_itself | t.in_call << 1));
     w.u32(uint32_t(t.pid));
-    w.u64(t.actions.size());
-    for (const Action &a : t.actions) {
-      w.u64(a.local_polls.size());
-      for (uint64_t start : a.local_polls)
-        w.u64(start);
-      w.u8(a.posted);
-      if (a.posted)
-        w.request(a.posted_write);
-      w.request(a.request);
-    }
-    w.u64(t.replies.size());
-    for (const Reply &r : t.replies)
-      w.reply(r);
-    w.u64(t.reads.size());
-    for (const Read &r : t.reads) {
-      w.u64(r.offset);
-      w.u32(r.len);
-    }
-    w.bytes(t.bytes.data(), t.bytes.size());
   }
-  gzFile f = gzopen(path.c_str(), "wb6");
-  if (!f)
-    throw Error("--record " + path + ": cannot write");
-  const std::string &data = w.data();
-  size_t done = 0;
-  bool ok = true;
-  while (ok && done < data.size()) {
-    unsigned chunk = unsigned(std::min<size_t>(data.size() - done, 1u << 30));
-    ok = gzwrite(f, data.data() + done, chunk) == int(chunk);
-    done += chunk;
-  }
+  w.text(trailer);
+  bool ok = w.flush();
+  gzFile f = out_->file();
+  out_.reset();
   if (gzclose(f) != Z_OK || !ok)
-    throw Error("--record " + path + ": cannot write (disk full?)");
+    throw Error("--record " + path_ + ": cannot write (disk full?)");
 }
 
 HostTape HostTape::load(const std::string &path, Contents &contents) {
@@ -370,6 +432,79 @@ HostTape HostTape::load(const std::string &path, Contents &contents) {
   return parse(data, path, contents);
 }
 
+void HostTape::read_records(Reader &r, HostTape *into, uint32_t &ranks) {
+  if (into)
+    into->set_ranks(ranks);
+  for (;;) {
+    const uint8_t kind = r.u8();
+    if (kind == kEnd)
+      break;
+    const uint32_t rank = r.u32();
+    if (into && rank >= ranks)
+      r.damaged("a host rank past the rank count");
+    RankTape *t = into ? &into->tapes_[rank] : nullptr;
+    switch (kind) {
+    case kRequest: {
+      Action a;
+      uint32_t polls = r.u32();
+      if (polls > channel::kMaxLocalPolls)
+        r.damaged("more polls answered under a lease than a host keeps");
+      a.local_polls.resize(polls);
+      for (uint64_t &start : a.local_polls)
+        start = r.u64();
+      a.posted = r.u8() != 0;
+      if (a.posted)
+        a.posted_write = r.request();
+      a.request = r.request();
+      if (t)
+        t->actions.push_back(std::move(a));
+      break;
+    }
+    case kReply: {
+      Reply reply = r.reply();
+      if (t)
+        t->replies.push_back(reply);
+      break;
+    }
+    case kRead: {
+      Read read;
+      read.offset = r.u64();
+      read.len = r.u32();
+      const char *bytes = r.raw(read.len);
+      if (t) {
+        read.at = t->bytes.size();
+        t->reads.push_back(read);
+        t->bytes.insert(t->bytes.end(), bytes, bytes + read.len);
+      }
+      break;
+    }
+    default:
+      r.damaged("an unknown record");
+    }
+  }
+  // The end: each rank's process, 9 bytes a rank.
+  const uint32_t count = r.u32(), per_node = r.u32();
+  if (count > r.left() / 9 || per_node == 0 || per_node > 16)
+    r.damaged("an impossible rank count");
+  if (!into) {
+    ranks = count;
+    for (uint32_t i = 0; i < count; ++i) {
+      r.u32();
+      r.u8();
+      r.u32();
+    }
+    return;
+  }
+  into->per_node_ = per_node;
+  for (RankTape &t : into->tapes_) {
+    t.status = int(r.u32());
+    uint8_t flags = r.u8();
+    t.by_itself = flags & 1;
+    t.in_call = flags & 2;
+    t.pid = int(r.u32());
+  }
+}
+
 HostTape HostTape::parse(const std::string &data, const std::string &path,
                          Contents &contents) {
   Reader r(data, path);
@@ -384,50 +519,19 @@ HostTape HostTape::parse(const std::string &data, const std::string &path,
   contents.manifest = r.text();
   for (uint64_t i = r.count(16); i > 0; --i) {
     std::string name = r.text();
-    contents.blobs[name] = r.blob();
+    contents.blobs[name] =
+        std::make_shared<const std::vector<uint8_t>>(r.blob());
   }
+  // The records come first, the rank count last: one pass to find it and
+  // check every record's size and rank, one to fill the tapes.
+  Reader first = r;
+  uint32_t ranks = 0;
+  read_records(first, nullptr, ranks);
   HostTape tape(Mode::Play);
-  uint32_t ranks = r.u32();
-  uint32_t per_node = r.u32();
-  // A rank takes 41 bytes at least (its end, pid and four empty lists).
-  if (ranks > r.left() / 41 || per_node == 0 || per_node > 16)
-    r.damaged("an impossible rank count");
-  tape.set_ranks(ranks, per_node);
-  for (RankTape &t : tape.tapes_) {
-    t.status = int(r.u32());
-    uint8_t flags = r.u8();
-    t.by_itself = flags & 1;
-    t.in_call = flags & 2;
-    t.pid = int(r.u32());
-    t.actions.resize(r.count(8 + 1 + kRequestBytes));
-    for (Action &a : t.actions) {
-      a.local_polls.resize(r.count(8));
-      if (a.local_polls.size() > channel::kMaxLocalPolls)
-        r.damaged("more polls answered under a lease than a host keeps");
-      for (uint64_t &start : a.local_polls)
-        start = r.u64();
-      a.posted = r.u8() != 0;
-      if (a.posted)
-        a.posted_write = r.request();
-      a.request = r.request();
-    }
-    t.replies.resize(r.count(3 * 4 + 3 * 8));
-    for (Reply &reply : t.replies)
-      reply = r.reply();
-    t.reads.resize(r.count(12));
-    uint64_t total = 0;
-    for (Read &read : t.reads) {
-      read.offset = r.u64();
-      read.len = r.u32();
-      read.at = total;
-      total += read.len;
-    }
-    t.bytes = r.blob();
-    if (t.bytes.size() != total)
-      r.damaged("host memory reads that do not add up");
-  }
+  read_records(r, &tape, ranks);
+  contents.trailer = r.text();
   if (!r.at_end())
-    r.damaged("data after the last rank");
+    r.damaged("data after its end");
   return tape;
 }
 

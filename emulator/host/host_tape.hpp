@@ -19,15 +19,24 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace nicemu {
 
+namespace tape_io { // the file's fields (host_tape.cpp)
+class Reader;
+class Writer;
+} // namespace tape_io
+
 class HostTape {
 public:
   enum class Mode { Record, Play };
-  explicit HostTape(Mode mode) : mode_(mode) {}
+  explicit HostTape(Mode mode);
+  ~HostTape();
+  HostTape(HostTape &&) noexcept;
+  HostTape &operator=(HostTape &&) noexcept;
   Mode mode() const { return mode_; }
   bool playing() const { return mode_ == Mode::Play; }
 
@@ -72,15 +81,22 @@ public:
   std::string unplayed() const;
 
   // Files: the recording is one gzip stream (its CRC refuses a damaged
-  // file) holding a header, a JSON manifest of the run (what the command
-  // line said and what it read: the model, the flash, the topology) as
-  // text, named blobs (the files' bytes), then the ranks' tapes. Throws
+  // file): a header, a JSON manifest of the run (what the command line said
+  // and what it read: the model, the flash, the topology), named blobs (the
+  // files' bytes), then what the hosts did, written as it happens (so a
+  // long run's recording is never held in memory), and at the end how each
+  // host's process ended and a JSON trailer (how the run ended). Throws
   // nicemu::Error naming the file.
   struct Contents {
     std::string manifest; // JSON
-    std::map<std::string, std::vector<uint8_t>> blobs;
+    using Blob = std::shared_ptr<const std::vector<uint8_t>>;
+    std::map<std::string, Blob> blobs; // never null
+    std::string trailer;               // JSON (load fills it in)
   };
-  void save(const std::string &path, const Contents &contents) const;
+  // Recording: opens `path` and writes the run's description, before the
+  // run starts; then finish() once every host has ended.
+  void begin(const std::string &path, const Contents &contents);
+  void finish(const std::string &trailer);
   // A tape ready to play, and the run it came from.
   static HostTape load(const std::string &path, Contents &contents);
   // The same from the stream's uncompressed bytes; `path` names them in
@@ -93,7 +109,7 @@ public:
   // With `per_node` ranks on each node (messages name the node).
   void set_ranks(uint32_t ranks, uint32_t per_node = 1);
   // The format version this build writes and reads.
-  static constexpr uint32_t kVersion = 1;
+  static constexpr uint32_t kVersion = 2;
 
 private:
   struct Action {
@@ -119,8 +135,14 @@ private:
     size_t next_action = 0, next_reply = 0, next_read = 0;
   };
   void diverged(uint32_t rank, uint64_t at, const std::string &what);
+  // Reads the hosts' records and their ends: a first pass (`into` null)
+  // checks them and finds `ranks`, a second fills `into`'s tapes.
+  static void read_records(tape_io::Reader &r, HostTape *into, uint32_t &ranks);
 
   Mode mode_;
+  // Recording: the open file and its buffer (host_tape.cpp).
+  std::unique_ptr<tape_io::Writer> out_;
+  std::string path_;
   uint32_t per_node_ = 1;
   std::vector<RankTape> tapes_;
   std::string divergence_;
