@@ -164,10 +164,20 @@ HostTape::Contents recording_contents(const RunOptions &o, const RunInputs &in,
   m["firmware"] = o.firmware;
   m["flash_file"] = o.flash;
   m["program"] = o.program;
+  // Erased flash (0xFF) past the image is left out: a recording of a short
+  // run is then mostly what the hosts did, not a megabyte of erased bytes.
+  auto written = [](const std::vector<uint8_t> &f) {
+    size_t end = f.size();
+    while (end > 0 && f[end - 1] == 0xFF)
+      --end;
+    return std::make_shared<const std::vector<uint8_t>>(f.begin(),
+                                                        f.begin() + end);
+  };
+  m["flash_bytes"] = flash->size();
   c.manifest = m.dump(1);
-  c.blobs["flash"] = std::move(flash);
+  c.blobs["flash"] = written(*flash);
   for (const auto &[node, own] : in.node_flash)
-    c.blobs["node-flash/" + std::to_string(node)] = own;
+    c.blobs["node-flash/" + std::to_string(node)] = written(*own);
   auto text = [](const std::string &t) {
     return std::make_shared<const std::vector<uint8_t>>(t.begin(), t.end());
   };
@@ -465,10 +475,20 @@ RunInputs replay_inputs(const std::string &path, RunOptions &o,
   } else {
     in.model = load_model(m.value("model", ""));
   }
+  // The flash as the nodes booted it: its erased end is not recorded.
+  const uint64_t flash_bytes = m.value("flash_bytes", uint64_t(0));
+  auto booted = [&](const std::vector<uint8_t> &written) {
+    if (written.size() > flash_bytes || flash_bytes > in.model.flash_size)
+      throw Error(path + ": a damaged recording (a flash larger than the "
+                         "model's)");
+    std::vector<uint8_t> f(flash_bytes, 0xFF);
+    std::copy(written.begin(), written.end(), f.begin());
+    return f;
+  };
   const auto *flash = blob("flash");
   if (!flash)
     throw Error(path + ": a damaged recording (no flash)");
-  in.flash = *flash;
+  in.flash = booted(*flash);
   const std::string own = "node-flash/";
   for (const auto &[name, bytes] : c.blobs) {
     if (name.rfind(own, 0) != 0)
@@ -480,7 +500,8 @@ RunInputs replay_inputs(const std::string &path, RunOptions &o,
     if (ec != std::errc() || end != last || first == last)
       throw Error(path + ": a damaged recording (a flash named '" + name +
                   "')");
-    in.node_flash[node] = bytes;
+    in.node_flash[node] =
+        std::make_shared<const std::vector<uint8_t>>(booted(*bytes));
   }
   if (const auto *topology = blob("topology"))
     in.topology_text = text(*topology);

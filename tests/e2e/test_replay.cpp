@@ -3,11 +3,13 @@
 // the same run byte for byte: the firmware's console, the summary, the
 // trace, the packet captures and the cycle report. A damaged or altered
 // recording is refused, or the replay stops where it differs and says so.
+#include "bench_checks.hpp"
 #include "cli_helpers.hpp"
 #include "gdb_helpers.hpp"
 
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <zlib.h>
 
 #include <algorithm>
@@ -298,4 +300,25 @@ continue
   REQUIRE(registers.size() == 1);
   CHECK(lines_with(live.gdb.out, "h_host_send").size() >= 3);
   CHECK(live.gdb.out == replayed.gdb.out);
+}
+
+TEST_CASE("replay: bench replay --quick --json runs, records and replays "
+          "each case, and every replay gives its recorded run's summary") {
+  CommandResult r =
+      nicemu({"bench", "replay", "--quick", "--json", "--repeats", "1"});
+  INFO(r);
+  REQUIRE(r.status == 0);
+  nlohmann::json j;
+  REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));
+  TempDir dir;
+  check_bench_schema(dir, r.out, "replay");
+  std::vector<std::string> names;
+  for (const nlohmann::json &c : j.at("cases")) {
+    names.push_back(c.at("name"));
+    CHECK(c.at("identical") == true);
+    // A recording holds at least the flash the nodes booted, compressed.
+    CHECK(c.at("recording_bytes").get<uint64_t>() > 1000);
+  }
+  CHECK(names ==
+        std::vector<std::string>{"gam_pingpong", "fm_pingpong", "barrier_64"});
 }
