@@ -44,7 +44,10 @@ struct RunOptions : ClusterOptions {
   bool per_node = false;
   size_t top = 15;
   std::string gdb, gdb_listen; // docs/debugging.md
-  std::string tap;             // docs/fm.md, "Bridging to Linux (--tap)"
+  // With --gdb on a run without host processes: reverse execution's
+  // checkpoints (docs/replay.md, "Reverse debugging"); "0": none.
+  std::string checkpoint_every = "1ms";
+  std::string tap; // docs/fm.md, "Bridging to Linux (--tap)"
   std::vector<std::string> node_firmware; // --node-firmware NODE=IMAGE
   std::string record;                     // --record FILE (docs/replay.md)
   // A replay: the signal that stopped the recorded run (empty: none), and
@@ -188,6 +191,16 @@ HostTape::Contents recording_contents(const RunOptions &o, const RunInputs &in,
   return c;
 }
 
+Time checkpoint_interval(const RunOptions &o) {
+  if (o.checkpoint_every == "0")
+    return 0;
+  auto t = parse_duration_ps(o.checkpoint_every);
+  if (!t || *t == 0 || *t > kTimeEnd)
+    throw Error("run: --checkpoint-every '" + o.checkpoint_every +
+                "' is not a duration (e.g. 1ms, 100us; 0: no checkpoints)");
+  return *t;
+}
+
 int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   // SIGINT, SIGTERM: a clean stop from here on (cli/stop_signals.hpp).
   StopSignals signals;
@@ -233,6 +246,8 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   } else {
     ::unsetenv("NICEMU_TAP");
   }
+  const Time checkpoint_every = checkpoint_interval(o);
+  GdbTarget *debugger = nullptr; // --gdb (made once the cluster is)
   ClusterSpec spec;
   spec.nodes = o.nodes;
   spec.topology = o.topology;
@@ -256,7 +271,10 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   ProgressLine progress(progress_wanted(o.progress) &&
                         (o.progress == ProgressMode::On || !(gdb || o.quiet)));
   RunProgress run_progress(progress, max_time);
-  spec.console = [&progress](uint32_t node, const std::string &line) {
+  spec.console = [&progress, &debugger](uint32_t node,
+                                        const std::string &line) {
+    if (debugger && debugger->traveling())
+      return;         // run again to go back: shown the first time
     progress.clear(); // stdout may be the same terminal
     std::cout << "[node" << node << "] " << line << "\n" << std::flush;
   };
@@ -279,13 +297,34 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   if (profiling)
     profiling->attach(sim);
   std::unique_ptr<gdb::Server> gdb_server; // --gdb: halted at reset
-  std::unique_ptr<GdbTarget> gdb_target;
+  // The console outlives the debugger: it forgets it when it goes.
+  auto forget = [&debugger](GdbTarget *t) {
+    debugger = nullptr;
+    delete t;
+  };
+  std::unique_ptr<GdbTarget, decltype(forget)> gdb_target(nullptr, forget);
   if (gdb) {
     gdb_server = std::make_unique<gdb::Server>(
         o.gdb_listen.empty() ? o.gdb : o.gdb_listen);
     std::cerr << "gdb: listening on " << gdb_server->address() << std::endl;
-    gdb_target = std::make_unique<GdbTarget>(sim, *gdb_server);
+    gdb_target.reset(new GdbTarget(sim, *gdb_server));
+    debugger = gdb_target.get();
+    // Reverse execution needs a run that is a function of its inputs.
+    if ((replaying || o.program.empty()) && !tap && checkpoint_every)
+      gdb_target->enable_reverse(
+          checkpoint_every,
+          o.observe.trace.empty() && o.observe.pcap.empty()
+              ? ""
+              : "not with --trace or --pcap (their files would hold twice "
+                "what runs again)");
   }
+  // The exit code, once everything is written: with reverse execution's
+  // checkpoints, the process the shell started exits with it.
+  auto ended = [&gdb_target](int code) {
+    if (gdb_target)
+      gdb_target->session_ended(code);
+    return code;
+  };
   RunResult r = sim.run(max_time);
   progress.clear();
   const bool stopped = signals.requested();
@@ -353,7 +392,7 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
     std::cerr << "nicemu: replay diverged from the recording: " << unplayed
               << "\n";
     if (!signals.requested())
-      return 1;
+      return ended(1);
   }
   // The recording of a run stopped from outside ends where that run
   // stopped, which depended on wall time: the replay goes that far.
@@ -363,15 +402,16 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
               << " of virtual time: its recording ends there\n";
   // Asked to stop: 128 + the signal, whatever the run had come to.
   if (signals.requested())
-    return signals.exit_code();
+    return ended(signals.exit_code());
   if (hosts) {
     if (r.outcome == RunOutcome::Halted || r.outcome == RunOutcome::HostFailed)
-      return hosts->exit_code()
-                 ? hosts->exit_code()
-                 : (r.outcome == RunOutcome::HostFailed ? 1 : budget_code);
+      return ended(
+          hosts->exit_code()
+              ? hosts->exit_code()
+              : (r.outcome == RunOutcome::HostFailed ? 1 : budget_code));
   }
   int code = outcome_exit_code(sim, r);
-  return code ? code : budget_code;
+  return ended(code ? code : budget_code);
 }
 
 // What a run shows of itself (the same for a replay): the summary, traces
@@ -416,6 +456,11 @@ void add_observe_options(CLI::App *cmd,
                   "free port; the port is printed); docs/debugging.md");
   cmd->add_option("--gdb-listen", opts->gdb_listen,
                   "like --gdb, on ADDR:PORT (e.g. 0.0.0.0:1234)");
+  cmd->add_option("--checkpoint-every", opts->checkpoint_every,
+                  "with --gdb on a replay or a run without host programs: "
+                  "keep a checkpoint in memory every TIME of virtual time, "
+                  "for GDB's reverse execution (0: none)")
+      ->capture_default_str();
   add_progress_options(*cmd, opts->progress);
 }
 

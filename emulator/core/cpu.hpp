@@ -173,6 +173,12 @@ public:
   // Inside before_instruction(): `pc` is the delay slot of the branch
   // before it (it runs as one step with the branch).
   virtual bool in_delay_slot(uint32_t /*pc*/) { return false; }
+  // Inside before_instruction() or memory_access(): the instructions run
+  // before the one at `pc` (instructions() already counts its whole block).
+  // The same whatever the slicing: a position in the core's own history.
+  virtual uint64_t instructions_before(uint32_t /*pc*/) const {
+    return instructions();
+  }
 };
 
 struct CpuOptions {

@@ -226,6 +226,7 @@ public:
   void set_debug_hooks(const CpuDebugHooks &hooks) override;
   void write_register(unsigned index, uint32_t value) override;
   bool in_delay_slot(uint32_t pc) override;
+  uint64_t instructions_before(uint32_t pc) const override;
 
 private:
   struct RamRegion {
@@ -516,6 +517,12 @@ bool UnicornCpu::in_delay_slot(uint32_t pc) {
   uint32_t word = 0;
   uc_mem_read(uc_, pc - 4, &word, 4);
   return mips::has_delay_slot(mips::decode(word));
+}
+
+uint64_t UnicornCpu::instructions_before(uint32_t pc) const {
+  if (pc - block_addr_ >= block_size_)
+    return instructions_;
+  return instructions_ - (block_size_ - (pc - block_addr_)) / 4;
 }
 
 void UnicornCpu::install_hooks() {

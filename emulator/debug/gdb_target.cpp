@@ -118,6 +118,13 @@ public:
            !target_.stop_requested())
       gdb::pump(server_, stub_, kStopCheckMs);
   }
+  std::string save_session() const { return stub_.save_session(); }
+  bool restore_session(const std::string &s) {
+    return stub_.restore_session(s);
+  }
+  uint64_t connections() const { return server_.connections(); }
+  // A stop that needs no waiting here (the stub is serving a packet).
+  void report(const gdb::StopEvent &event) { stub_.on_stop(event); }
 
 private:
   static constexpr int kStopCheckMs = 100;
@@ -138,6 +145,22 @@ GdbTarget::GdbTarget(Simulation &sim) : sim_(sim) {
     sim_.nodes()[i]->cpu().set_debugger(hooks_.back().get());
   }
   sim_.set_debugger(this);
+}
+
+std::string GdbTarget::save_session() const {
+  return stub_frontend_->save_session();
+}
+
+bool GdbTarget::restore_session(const std::string &saved) {
+  return stub_frontend_->restore_session(saved);
+}
+
+uint64_t GdbTarget::connections() const {
+  return stub_frontend_ ? stub_frontend_->connections() : 0;
+}
+
+void GdbTarget::report_now(const gdb::StopEvent &event) {
+  stub_frontend_->report(event);
 }
 
 GdbTarget::~GdbTarget() {
@@ -313,6 +336,16 @@ void GdbTarget::update_hooks() {
       !soft_breaks_.empty() || !hard_breaks_.empty() || !watches_.empty();
   for (size_t i = 0; i < sim_.nodes().size(); ++i) {
     hooks.instructions = points || debug_[i].step;
+    if (travel_.mode == Travel::Mode::Goto && travel_.node == i) {
+      // Going back to an instruction of this core: every access hooked,
+      // so that watchpoints GDB sets on arrival, in the middle of a block,
+      // see the rest of it (hooks change at block boundaries).
+      CpuDebugHooks all = hooks;
+      all.instructions = true;
+      all.reads = all.writes = {{0, UINT32_MAX}};
+      sim_.nodes()[i]->cpu().set_debug_hooks(all);
+      continue;
+    }
     sim_.nodes()[i]->cpu().set_debug_hooks(hooks);
   }
 }
@@ -336,11 +369,17 @@ void GdbTarget::hold_in_hook(size_t node, uint32_t pc,
 }
 
 void GdbTarget::between_slices() {
+  ++rounds_;
   if (!started_) { // halted at reset until a debugger resumes the run
     started_ = true;
     hold(gdb::StopEvent::stepped(thread_of(0)));
+    checkpoint_if_due();
     return;
   }
+  if (travel_.mode == Travel::Mode::Scan && scan_done())
+    finish_scan(); // goes on in another copy
+  if (travel_.mode == Travel::Mode::None)
+    checkpoint_if_due();
   if (reset_pending_) {
     reset_pending_ = false;
     std::string why;
@@ -348,7 +387,7 @@ void GdbTarget::between_slices() {
       std::fprintf(stderr, "nicemu: %s\n", why.c_str());
   }
   frontend_->poll();
-  if (interrupt_ && !killed_)
+  if (interrupt_ && !killed_ && !traveling())
     hold(gdb::StopEvent::interrupted(gdb::kAnyThread));
 }
 
@@ -370,6 +409,10 @@ void GdbTarget::resume(const gdb::ResumePlan &plan) {
 void GdbTarget::before_instruction(size_t node, uint32_t pc) {
   NodeDebug &d = debug_[node];
   d.last_pc = pc;
+  if (traveling()) {
+    travel_instruction(node, pc);
+    return;
+  }
   if (d.skip_first) {
     d.skip_first = false;
     return;
@@ -394,6 +437,8 @@ void GdbTarget::before_instruction(size_t node, uint32_t pc) {
 // watchpoints are "non-steppable" (it steps over the access itself).
 void GdbTarget::memory_access(size_t node, uint32_t addr, unsigned size,
                               bool write) {
+  if (travel_.mode == Travel::Mode::Goto)
+    return;
   for (const Watch &w : watches_) {
     bool kind_matches = w.kind == gdb::WatchKind::Access ||
                         (w.kind == gdb::WatchKind::Write) == write;
@@ -401,6 +446,14 @@ void GdbTarget::memory_access(size_t node, uint32_t addr, unsigned size,
       continue;
     gdb::StopEvent event = gdb::StopEvent::watchpoint(thread_of(node), w.kind,
                                                       std::max(addr, w.addr));
+    if (travel_.mode == Travel::Mode::Scan) {
+      // Going back, GDB steps back over the access to see the change
+      // (MIPS watchpoints stop before the access): stop after it.
+      uint64_t at =
+          sim_.nodes()[node]->cpu().instructions_before(debug_[node].last_pc);
+      scan_hit(node, at, at + 1, event);
+      return;
+    }
     hold_in_hook(node, debug_[node].last_pc, event);
     return;
   }
@@ -420,6 +473,9 @@ void GdbTarget::kill() {
 }
 
 void GdbTarget::run_ended(const RunResult &result, int exit_code) {
+  if (travel_.mode == Travel::Mode::Scan)
+    finish_scan(); // goes on in another copy
+  travel_ = {};    // a Goto past the run's end (cannot be): stop at the end
   if (killed_ || !frontend_->attached())
     return;
   if (result.outcome == RunOutcome::Faulted) {
@@ -453,7 +509,7 @@ std::string GdbTarget::status_text() {
     std::snprintf(line, sizeof line,
                   "%-5u %-9s 0x%08x %14" PRIu64 " %14" PRIu64 " %14" PRIu64
                   "\n",
-                  n.id(), state_name(n.state()), pc, n.cpu().instructions(),
+                  n.id(), state_name(n.state()), pc, position_of(i),
                   n.cpu().cycles(), n.sleep_cycles());
     out += line;
   }

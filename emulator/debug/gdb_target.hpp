@@ -15,15 +15,20 @@
 #pragma once
 
 #include "core/cpu.hpp"
+#include "debug/fork_checkpoints.hpp"
 #include "gdb/server.hpp"
 #include "gdb/stub.hpp"
 #include "gdb/target.hpp"
 #include "node/simulation.hpp"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace nicemu {
@@ -59,6 +64,19 @@ public:
   // stops at the faulting node, to look at), then serves it until it goes.
   void run_ended(const RunResult &result, int exit_code);
 
+  // Reverse execution for GDB (docs/replay.md, "Reverse debugging"), on a
+  // run that is a function of its inputs (a replay, or firmware with no
+  // host program): a checkpoint every `every` of virtual time while GDB is
+  // attached (debug/fork_checkpoints.hpp). A non-empty `refusal` says why
+  // going back is refused in this run.
+  void enable_reverse(Time every, std::string refusal);
+  // The command is about to exit with `exit_code`: with checkpoints, the
+  // process the shell started exits with it.
+  void session_ended(int exit_code);
+  // Running again from a checkpoint to where GDB goes back to: what the
+  // firmware prints meanwhile was shown the first time.
+  bool traveling() const { return travel_.mode != Travel::Mode::None; }
+
   // gdb::Target
   std::vector<gdb::ThreadId> threads() override;
   std::string thread_name(gdb::ThreadId thread) override;
@@ -84,6 +102,8 @@ public:
   void detach() override;
   void kill() override;
   bool monitor(const std::string &command, std::string &output) override;
+  bool can_reverse() override { return checkpoint_every_ != 0; }
+  bool reverse(bool step, gdb::ThreadId thread, std::string &why) override;
 
   // RunDebugger
   void between_slices() override;
@@ -104,6 +124,36 @@ private:
     gdb::WatchKind kind;
     uint32_t addr, len;
     auto operator<=>(const Watch &) const = default;
+  };
+  // A breakpoint or watchpoint met while scanning for reverse-continue;
+  // the latest is the one to go to. Ordered by the core's virtual time, as
+  // the cores run in parallel (the interleaving of their slices is not a
+  // fact of the run).
+  struct Hit {
+    Time time = 0;
+    size_t node = 0;
+    uint64_t at = 0;      // instructions the core had run before it
+    uint64_t stop_at = 0; // where to stop: after the access (watchpoints)
+    gdb::StopEvent event;
+    bool before(const Hit &o) const {
+      return std::tie(time, node, at) < std::tie(o.time, o.node, o.at);
+    }
+  };
+  // Going back: a copy of the process resumed from a checkpoint runs
+  // forward, quietly, to an instruction of one core (Goto), or through a
+  // stretch of the run noting the points it meets (Scan).
+  struct Travel {
+    enum class Mode : uint8_t { None, Goto, Scan };
+    Mode mode = Mode::None;
+    size_t node = 0;             // Goto: the core
+    uint64_t count = 0;          // Goto: stop before its instruction `count`
+    bool back_step = false;      // Goto: or one earlier, at a branch (the
+                                 // delay slot and its branch are one step)
+    gdb::StopEvent event;        // Goto: the stop to report there
+    std::vector<uint64_t> bound; // Scan: points before these positions
+    size_t checkpoint = 0;       // Scan: the checkpoint it started from
+    gdb::ThreadId thread = 0;    // Scan: the thread GDB reverses
+    std::optional<Hit> latest;   // Scan: the latest point met
   };
   struct NodeDebug {
     bool step = false;       // stop before the next instruction
@@ -126,6 +176,24 @@ private:
   // Boots every node again (monitor reset); false with `why` if it cannot.
   bool reset_nodes(std::string &why);
 
+  // The stub's side of reverse execution (GDB only).
+  std::string save_session() const;
+  bool restore_session(const std::string &saved);
+  uint64_t connections() const;
+  void report_now(const gdb::StopEvent &event);
+  // Reverse execution (gdb_reverse.cpp).
+  uint64_t position_of(size_t node) const;
+  std::vector<uint64_t> positions() const;
+  uint64_t checkpoint_tag() const;
+  void checkpoint_if_due();
+  void take_request(const std::string &request);
+  [[noreturn]] void go(size_t checkpoint, nlohmann::json request);
+  void travel_instruction(size_t node, uint32_t pc);
+  void scan_hit(size_t node, uint64_t at, uint64_t stop_at,
+                const gdb::StopEvent &event);
+  bool scan_done() const;
+  void finish_scan();
+
   Simulation &sim_;
   std::unique_ptr<StubFrontend> stub_frontend_; // --gdb
   DebugFrontend *frontend_ = nullptr;
@@ -144,6 +212,12 @@ private:
   bool in_hook_ = false;
   size_t hook_node_ = 0;
   uint32_t hook_pc_ = 0;
+  // Reverse execution.
+  Time checkpoint_every_ = 0; // 0: not offered
+  std::string reverse_refusal_;
+  std::unique_ptr<ForkCheckpoints> checkpoints_;
+  uint64_t rounds_ = 0;
+  Travel travel_;
 };
 
 } // namespace nicemu

@@ -168,6 +168,7 @@ bool Server::accept_client() {
   int one = 1; // packets are small and answered one by one
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   client_ = fd;
+  ++connections_;
   return true;
 }
 

@@ -25,6 +25,8 @@ public:
   // "HOST:PORT" as bound, for messages ("target remote HOST:PORT").
   const std::string &address() const { return address_; }
   bool has_client() const { return client_ >= 0; }
+  // Debuggers served so far (tells one connection from the next).
+  uint64_t connections() const { return connections_; }
 
   enum class Event { None, Connected, Data, Disconnected };
   // Waits up to `timeout_ms` (0: no wait; negative: no limit) for a
@@ -45,6 +47,7 @@ private:
   int client_ = -1;
   bool lost_ = false; // the client went away outside poll(): report it
   uint16_t port_ = 0;
+  uint64_t connections_ = 0;
   std::string address_;
 };
 

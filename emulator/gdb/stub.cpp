@@ -149,6 +149,10 @@ Stub::Reply Stub::dispatch(std::string_view packet) {
   case 'Z':
   case 'z':
     return point(packet[0] == 'Z', args);
+  case 'b':
+    if (packet == "bs" || packet == "bc")
+      return reverse(packet == "bs");
+    return "";
   case 'D':
     return detach();
   case 'k':
@@ -199,6 +203,8 @@ std::string Stub::stop_reply(const StopEvent &event) {
   default:
     break;
   }
+  if (event.history_start)
+    r += "replaylog:begin;";
   return r;
 }
 

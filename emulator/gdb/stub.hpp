@@ -72,6 +72,14 @@ public:
   bool running() const { return running_; }
   bool has_client() const { return client_; }
 
+  // The protocol state of a debugger session (ack mode, features, thread
+  // selections, inserted points) as text, and taking it on in another copy
+  // of the process (a checkpoint resumed for reverse execution): the
+  // target's points are brought in line, and the session waits for a stop,
+  // as GDB does after its bs or bc.
+  std::string save_session() const;
+  bool restore_session(std::string_view saved);
+
 private:
   using Reply = std::optional<std::string>; // nullopt: no reply (c, s, k)
 
@@ -109,6 +117,7 @@ private:
   Reply resume_legacy(char command, std::string_view args);
   Reply resume_vcont(std::string_view actions);
   Reply resume(const ResumePlan &plan);
+  Reply reverse(bool step);
   Reply point(bool insert, std::string_view args);
   PointResult remove_point(const Point &p);
   void remove_all_points();

@@ -97,7 +97,8 @@ Stub::Reply Stub::supported(std::string_view features) {
   }
   return "PacketSize=" + hex_number(kPacketSize) +
          ";QStartNoAckMode+;qXfer:features:read+;qXfer:threads:read+"
-         ";swbreak+;hwbreak+;vContSupported+";
+         ";swbreak+;hwbreak+;vContSupported+" +
+         (target_.can_reverse() ? ";ReverseStep+;ReverseContinue+" : "");
 }
 
 Stub::Reply Stub::thread_info(bool first) {

@@ -113,6 +113,91 @@ Stub::Reply Stub::resume(const ResumePlan &plan) {
   return std::nullopt;
 }
 
+// bs, bc: the thread is Hc's, else the one that stopped last.
+Stub::Reply Stub::reverse(bool step) {
+  if (!target_.can_reverse())
+    return ""; // not supported (not offered in qSupported either)
+  if (running_)
+    return kMalformed;
+  ThreadId thread = thread_exists(continue_) ? continue_ : current_thread();
+  running_ = true;
+  waiting_ = true;
+  std::string why;
+  if (!target_.reverse(step, thread, why)) {
+    running_ = waiting_ = false;
+    return kRefused;
+  }
+  return std::nullopt; // the stop reply comes from on_stop()
+}
+
+std::string Stub::save_session() const {
+  std::string s = std::string(ack_mode_ ? "a" : "-") +
+                  (gdb_swbreak_ ? "s" : "-") + (gdb_hwbreak_ ? "h" : "-") +
+                  " " + hex_number(general_) + " " + hex_number(continue_) +
+                  " " + hex_number(current_);
+  for (const Point &p : points_)
+    s += std::string(" ") + p.type + "," + hex_number(p.addr) + "," +
+         hex_number(p.len);
+  return s;
+}
+
+bool Stub::restore_session(std::string_view saved) {
+  std::vector<std::string_view> items;
+  while (!saved.empty()) {
+    size_t space = saved.find(' ');
+    items.push_back(saved.substr(0, space));
+    saved.remove_prefix(space == saved.npos ? saved.size() : space + 1);
+  }
+  if (items.size() < 4 || items[0].size() != 3)
+    return false;
+  uint64_t general = 0, cont = 0, current = 0;
+  if (!parse_hex(items[1], general) || !parse_hex(items[2], cont) ||
+      !parse_hex(items[3], current))
+    return false;
+  std::set<Point> points;
+  for (size_t i = 4; i < items.size(); ++i) {
+    std::string_view type, rest, addr, len;
+    uint64_t a = 0, l = 0;
+    if (!split(items[i], ',', type, rest) || !split(rest, ',', addr, len) ||
+        type.size() != 1 || type[0] < '0' || type[0] > '4' ||
+        !parse_hex(addr, a) || !parse_hex(len, l) || a > 0xffffffffu ||
+        l > 0xffffffffu)
+      return false;
+    points.insert({type[0], uint32_t(a), uint32_t(l)});
+  }
+  // The target's points are those of this copy's past: bring them in line.
+  for (auto it = points_.begin(); it != points_.end();)
+    if (points.count(*it) == 0) {
+      remove_point(*it);
+      it = points_.erase(it);
+    } else {
+      ++it;
+    }
+  for (const Point &p : points)
+    if (points_.count(p) == 0) {
+      PointResult r =
+          p.type <= '1'
+              ? target_.insert_breakpoint(p.type == '0' ? BreakKind::Software
+                                                        : BreakKind::Hardware,
+                                          p.addr)
+              : target_.insert_watchpoint(WatchKind(p.type - '2'), p.addr,
+                                          p.len);
+      if (r == PointResult::Done)
+        points_.insert(p);
+    }
+  ack_mode_ = items[0][0] == 'a';
+  gdb_swbreak_ = items[0][1] == 's';
+  gdb_hwbreak_ = items[0][2] == 'h';
+  general_ = ThreadId(general);
+  continue_ = ThreadId(cont);
+  current_ = ThreadId(current);
+  reader_.reset();
+  last_sent_.clear();
+  client_ = true;
+  running_ = waiting_ = true;
+  return true;
+}
+
 Stub::Reply Stub::point(bool insert, std::string_view args) {
   std::string_view type, rest, addr_field, len_field;
   args = args.substr(0, args.find(';')); // conditions: not offered

@@ -77,6 +77,9 @@ struct StopEvent {
   WatchKind watch = WatchKind::Write;
   uint32_t address = 0;  // Watch: the data address accessed
   uint8_t exit_code = 0; // Exited
+  // Going back reached the oldest state the target can go back to (GDB
+  // says "No more reverse-execution history").
+  bool history_start = false;
 
   static StopEvent stepped(ThreadId t) { return {Kind::Signal, t}; }
   static StopEvent interrupted(ThreadId t) {
@@ -151,6 +154,19 @@ public:
   virtual void detach() = 0;
   // The debugger ends the run.
   virtual void kill() = 0;
+
+  // Reverse execution (bs, bc): whether the target offers it, and going
+  // back one step of `thread` (step) or to the latest breakpoint or
+  // watchpoint hit before the present (continue). Like resume(), the stop
+  // is reported through Stub::on_stop(), perhaps inside this call; false
+  // (with `why`) if the target cannot go back now.
+  virtual bool can_reverse() { return false; }
+  virtual bool reverse(bool step, ThreadId thread, std::string &why) {
+    (void)step;
+    (void)thread;
+    why = "this target cannot go back";
+    return false;
+  }
 
   // `monitor COMMAND`: text for GDB to print; false if the command failed
   // or is unknown (the text then says why).

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 namespace nicemu::channel {
 
@@ -120,6 +121,21 @@ EmulatorEnd::EmulatorEnd(uint32_t rank, uint32_t size, uint64_t arena_bytes,
   control_->emulator_sleeping.store(1);
   control_->state.store(uint32_t(HostState::Starting),
                         std::memory_order_release);
+}
+
+void EmulatorEnd::make_private() {
+  if (fd_ < 0)
+    return;
+  std::vector<uint8_t> head(base_, base_ + arena_offset_);
+  void *p =
+      mmap(base_, mapped_, PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    throw sys_error("cannot make the replay's memory of rank " +
+                    std::to_string(control_->rank) + " private");
+  std::memcpy(base_, head.data(), head.size());
+  close(fd_);
+  fd_ = -1;
 }
 
 EmulatorEnd::~EmulatorEnd() {

@@ -25,6 +25,11 @@ public:
 
   // The descriptor a child inherits (not close-on-exec).
   int fd() const { return fd_; }
+  // No process will share this channel (a replay): its memory becomes the
+  // emulator's own, so that copies of the emulator's process (checkpoints,
+  // debug/fork_checkpoints.hpp) do not share it. Before the first request:
+  // the arena must still be untouched.
+  void make_private();
   ControlBlock &control() { return *control_; }
   // Arena place and size as the emulator created them: the host can write
   // the control block, so the emulator never trusts the copies in it.

@@ -299,8 +299,10 @@ void HostGroup::replay(HostTape &tape) {
     throw Error("replay: the recording has " + std::to_string(tape.ranks()) +
                 " host ranks, the run " + std::to_string(ranks()));
   tape_ = &tape;
-  for (auto &a : agents_)
+  for (auto &a : agents_) {
     a->set_tape(&tape);
+    a->channel().make_private(); // no process shares it
+  }
   play();
 }
 

@@ -312,6 +312,8 @@ void Simulation::set_threads(unsigned threads) {
 bool Simulation::threads_usable() const {
   if (threads_ < 2 || !queue_in_use() || nodes_.size() < 2)
     return false;
+  if (debugger_) // it holds the run from inside one core's hooks
+    return false;
   for (const auto &n : nodes_) // a profiler sees every block, in order
     if (n->block_observer())
       return false;

@@ -1,0 +1,277 @@
+// Reverse execution for GDB: bs and bc served by resuming a checkpoint
+// (debug/fork_checkpoints.hpp) and running forward, exactly, to the
+// instruction wanted. A position is "core n, before its instruction k"
+// (k instructions run): the same in every run of the same inputs, however
+// the cores' slices interleave.
+//
+//   bs: the thread's core goes back one step (a branch and its delay slot
+//       are one step, as forward): the latest checkpoint before it, then
+//       forward to it.
+//   bc: the latest breakpoint or watchpoint hit, over all cores, among the
+//       instructions run before the present: scan from the latest
+//       checkpoint to the present noting hits, then go to the latest; with
+//       none, scan the stretch before that checkpoint, and so on; at the
+//       oldest checkpoint, stop there ("No more reverse-execution history").
+#include "core/mips_decode.hpp"
+#include "debug/gdb_target.hpp"
+#include "nicemu/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <limits>
+
+namespace nicemu {
+
+namespace {
+
+nlohmann::json event_json(const gdb::StopEvent &e) {
+  return {{"kind", int(e.kind)},     {"thread", e.thread},
+          {"signal", int(e.signal)}, {"watch", int(e.watch)},
+          {"address", e.address},    {"history_start", e.history_start}};
+}
+
+gdb::StopEvent event_from(const nlohmann::json &j) {
+  gdb::StopEvent e;
+  e.kind = gdb::StopEvent::Kind(j.at("kind").get<int>());
+  e.thread = j.at("thread").get<gdb::ThreadId>();
+  e.signal = gdb::Signal(j.at("signal").get<int>());
+  e.watch = gdb::WatchKind(j.at("watch").get<int>());
+  e.address = j.at("address").get<uint32_t>();
+  e.history_start = j.at("history_start").get<bool>();
+  return e;
+}
+
+gdb::StopEvent history_start(gdb::ThreadId thread) {
+  gdb::StopEvent e = gdb::StopEvent::stepped(thread);
+  e.history_start = true;
+  return e;
+}
+
+bool branch_at(Cpu &cpu, uint32_t pc) {
+  uint32_t word = 0;
+  return cpu.read_memory(pc, &word, 4) &&
+         mips::has_delay_slot(mips::decode(word));
+}
+
+} // namespace
+
+void GdbTarget::enable_reverse(Time every, std::string refusal) {
+  checkpoint_every_ = every;
+  reverse_refusal_ = std::move(refusal);
+}
+
+void GdbTarget::session_ended(int exit_code) {
+  if (checkpoints_)
+    checkpoints_->end(exit_code);
+}
+
+uint64_t GdbTarget::position_of(size_t node) const {
+  Cpu &cpu = sim_.nodes()[node]->cpu();
+  if (in_hook_ && hook_node_ == node)
+    return cpu.instructions_before(hook_pc_);
+  return cpu.instructions();
+}
+
+std::vector<uint64_t> GdbTarget::positions() const {
+  std::vector<uint64_t> out(sim_.nodes().size());
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = position_of(i);
+  return out;
+}
+
+uint64_t GdbTarget::checkpoint_tag() const {
+  return connections();
+}
+
+// Between rounds, with GDB attached: a checkpoint when one is due. In a
+// copy resumed later from it, take() returns what GDB asked for.
+void GdbTarget::checkpoint_if_due() {
+  if (!checkpoint_every_ || !stub_frontend_ || !frontend_->attached() ||
+      killed_ || stop_requested())
+    return;
+  if (!checkpoints_) {
+    try {
+      checkpoints_ = std::make_unique<ForkCheckpoints>(sim_.nodes().size(),
+                                                       checkpoint_every_);
+    } catch (const std::exception &e) {
+      std::fprintf(stderr, "nicemu: no reverse execution: %s\n", e.what());
+      checkpoint_every_ = 0;
+      return;
+    }
+  }
+  // The process the shell started is gone (killed): so is the session.
+  if (rounds_ % 1024 == 0 && checkpoints_->orphaned()) {
+    killed_ = true;
+    return;
+  }
+  Time now = sim_.scheduler().now();
+  if (!checkpoints_->due(now))
+    return;
+  std::optional<std::string> request =
+      checkpoints_->take({now, positions(), checkpoint_tag()});
+  if (request)
+    take_request(*request);
+}
+
+bool GdbTarget::reverse(bool step, gdb::ThreadId thread, std::string &why) {
+  if (!can_reverse() || !stub_frontend_) {
+    why = "reverse execution needs a replay or a firmware-only run";
+    return false;
+  }
+  if (!reverse_refusal_.empty()) {
+    why = reverse_refusal_;
+    std::fprintf(stderr, "nicemu: cannot go back: %s\n", why.c_str());
+    return false;
+  }
+  if (thread == gdb::kAnyThread || thread == gdb::kAllThreads)
+    thread = thread_of(0);
+  if (!node_of(thread)) {
+    why = "no such thread";
+    return false;
+  }
+  size_t node = thread - 1;
+  uint64_t tag = checkpoint_tag();
+  // Nothing to go back to: GDB says so and stays where it is.
+  auto stay = [&] {
+    report_now(history_start(thread));
+    return true;
+  };
+  if (!checkpoints_)
+    return stay();
+  if (step) {
+    uint64_t k = position_of(node);
+    if (k == 0)
+      return stay();
+    std::vector<uint64_t> bound(sim_.nodes().size(),
+                                std::numeric_limits<uint64_t>::max());
+    bound[node] = k >= 2 ? k - 2 : k - 1;
+    std::optional<size_t> from = checkpoints_->find(bound, tag);
+    if (!from)
+      return stay();
+    go(*from, {{"mode", "goto"},
+               {"node", node},
+               {"count", k - 1},
+               {"back_step", k >= 2},
+               {"event", event_json(gdb::StopEvent::stepped(thread))}});
+  }
+  bool points =
+      !soft_breaks_.empty() || !hard_breaks_.empty() || !watches_.empty();
+  if (!points) {
+    std::optional<size_t> first = checkpoints_->earliest(tag);
+    if (!first)
+      return stay();
+    go(*first,
+       {{"mode", "here"}, {"event", event_json(history_start(thread))}});
+  }
+  std::vector<uint64_t> bound = positions();
+  std::optional<size_t> from = checkpoints_->find(bound, tag);
+  if (!from)
+    return stay();
+  go(*from, {{"mode", "scan"},
+             {"bound", bound},
+             {"checkpoint", *from},
+             {"thread", thread}});
+}
+
+void GdbTarget::go(size_t checkpoint, nlohmann::json request) {
+  request["session"] = save_session();
+  checkpoints_->restore(checkpoint, request.dump());
+}
+
+// In a copy just resumed from a checkpoint, between rounds.
+void GdbTarget::take_request(const std::string &text) {
+  nlohmann::json j = nlohmann::json::parse(text);
+  if (!restore_session(j.at("session").get<std::string>()))
+    throw Error("reverse execution: a damaged request");
+  for (NodeDebug &d : debug_)
+    d.step = d.skip_first = false;
+  travel_ = {};
+  const std::string mode = j.at("mode").get<std::string>();
+  if (mode == "here") {
+    update_hooks();
+    hold(event_from(j.at("event")));
+    return;
+  }
+  if (mode == "goto") {
+    travel_.mode = Travel::Mode::Goto;
+    travel_.node = j.at("node").get<size_t>();
+    travel_.count = j.at("count").get<uint64_t>();
+    travel_.back_step = j.at("back_step").get<bool>();
+    travel_.event = event_from(j.at("event"));
+  } else {
+    travel_.mode = Travel::Mode::Scan;
+    travel_.bound = j.at("bound").get<std::vector<uint64_t>>();
+    travel_.checkpoint = j.at("checkpoint").get<size_t>();
+    travel_.thread = j.at("thread").get<gdb::ThreadId>();
+  }
+  update_hooks();
+}
+
+// Before each instruction of a core with hooks on, while traveling.
+void GdbTarget::travel_instruction(size_t node, uint32_t pc) {
+  Cpu &cpu = sim_.nodes()[node]->cpu();
+  if (travel_.mode == Travel::Mode::Goto) {
+    if (node != travel_.node)
+      return;
+    uint64_t at = cpu.instructions_before(pc);
+    bool branch =
+        travel_.back_step && at + 1 == travel_.count && branch_at(cpu, pc);
+    if (at < travel_.count && !branch)
+      return;
+    gdb::StopEvent event = travel_.event;
+    travel_ = {};
+    update_hooks();
+    hold_in_hook(node, pc, event);
+    return;
+  }
+  bool soft = soft_breaks_.count(pc) != 0;
+  if (!soft && hard_breaks_.count(pc) == 0)
+    return;
+  uint64_t at = cpu.instructions_before(pc);
+  scan_hit(node, at, at,
+           gdb::StopEvent::breakpoint(thread_of(node),
+                                      soft ? gdb::BreakKind::Software
+                                           : gdb::BreakKind::Hardware));
+}
+
+void GdbTarget::scan_hit(size_t node, uint64_t at, uint64_t stop_at,
+                         const gdb::StopEvent &event) {
+  if (node >= travel_.bound.size() || at >= travel_.bound[node])
+    return; // not run before the present (or the stretch's end)
+  Hit hit{sim_.nodes()[node]->time(), node, at, stop_at, event};
+  if (!travel_.latest || travel_.latest->before(hit))
+    travel_.latest = hit;
+}
+
+bool GdbTarget::scan_done() const {
+  for (size_t i = 0; i < travel_.bound.size(); ++i)
+    if (sim_.nodes()[i]->cpu().instructions() < travel_.bound[i])
+      return false;
+  return true;
+}
+
+void GdbTarget::finish_scan() {
+  Travel scan = std::move(travel_);
+  travel_ = {};
+  if (scan.latest)
+    go(scan.checkpoint, {{"mode", "goto"},
+                         {"node", scan.latest->node},
+                         {"count", scan.latest->stop_at},
+                         {"back_step", false},
+                         {"event", event_json(scan.latest->event)}});
+  // None in this stretch: the one before it, up to where this one began.
+  ForkCheckpoints::Info start = checkpoints_->info(scan.checkpoint);
+  std::optional<size_t> earlier =
+      checkpoints_->find(start.executed, start.tag, start.time);
+  if (!earlier)
+    go(scan.checkpoint,
+       {{"mode", "here"}, {"event", event_json(history_start(scan.thread))}});
+  go(*earlier, {{"mode", "scan"},
+                {"bound", start.executed},
+                {"checkpoint", *earlier},
+                {"thread", scan.thread}});
+}
+
+} // namespace nicemu
