@@ -495,7 +495,12 @@ void UnicornCpu::apply_debug_hooks() {
     // checks break stops from the block hook, are translated again.
     uint32_t here = pc();
     uc_emu_start(uc_, here, here, 0, 0);
-    uc_ctl_flush_tlb(uc_); // flushes translated blocks (misnamed in 2.0.1)
+    // Only what was translated: a full flush writes over Unicorn's whole
+    // code buffer, seconds on a long run under a debugger (and copies of
+    // it in every checkpoint, debug/fork_checkpoints.hpp).
+    for (const auto &[begin, end] : code_ranges_)
+      check(uc_ctl_remove_cache(uc_, begin, end),
+            "uc_ctl_remove_cache(" + hex(begin) + ", " + hex(end) + ")");
   }
   hooks_on_ = hooks_wanted_;
 }
