@@ -321,31 +321,22 @@ gdb::PointResult GdbTarget::remove_watchpoint(gdb::WatchKind kind,
 }
 
 // Instruction hooks only where needed: on every core while breakpoints or
-// watchpoints exist, else on stepping cores; memory hooks on watched ranges.
+// watchpoints exist, else on stepping cores (and on the core going back
+// runs to). Wherever they are on, memory hooks cover all of memory and
+// memory_access() looks for watched ranges: hooks change only at block
+// boundaries, and a watchpoint GDB sets while a core stands in the middle
+// of a block (a breakpoint, a step, where going back arrived) must see the
+// rest of that block.
 void GdbTarget::update_hooks() {
-  CpuDebugHooks hooks;
-  for (const Watch &w : watches_) {
-    CpuDebugHooks::Range r{w.addr, uint32_t(std::min<uint64_t>(
-                                       uint64_t(w.addr) + w.len, UINT32_MAX))};
-    if (w.kind != gdb::WatchKind::Write)
-      hooks.reads.push_back(r);
-    if (w.kind != gdb::WatchKind::Read)
-      hooks.writes.push_back(r);
-  }
   bool points =
       !soft_breaks_.empty() || !hard_breaks_.empty() || !watches_.empty();
   for (size_t i = 0; i < sim_.nodes().size(); ++i) {
-    hooks.instructions = points || debug_[i].step;
-    if (travel_.mode == Travel::Mode::Goto && travel_.node == i) {
-      // Going back to an instruction of this core: every access hooked,
-      // so that watchpoints GDB sets on arrival, in the middle of a block,
-      // see the rest of it (hooks change at block boundaries).
-      CpuDebugHooks all = hooks;
-      all.instructions = true;
-      all.reads = all.writes = {{0, UINT32_MAX}};
-      sim_.nodes()[i]->cpu().set_debug_hooks(all);
-      continue;
-    }
+    CpuDebugHooks hooks;
+    hooks.instructions =
+        points || debug_[i].step ||
+        (travel_.mode == Travel::Mode::Goto && travel_.node == i);
+    if (hooks.instructions)
+      hooks.reads = hooks.writes = {{0, UINT32_MAX}};
     sim_.nodes()[i]->cpu().set_debug_hooks(hooks);
   }
 }
