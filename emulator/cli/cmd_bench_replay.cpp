@@ -1,7 +1,9 @@
 // nicemu bench replay [--json] [--quick] [--repeats N]: what recording
 // costs a run and what replaying it costs, as a user runs them: `nicemu
 // run`, `nicemu run --record` and `nicemu replay`, each a process of its
-// own, the three in turn for each repetition (docs/benchmarks.md,
+// own, the three in turn for each repetition; then reverse execution on a
+// replay under a debugger, at several checkpoint intervals: what the
+// checkpoints cost and how long a reverse-stepi takes (docs/benchmarks.md,
 // "Replay").
 #include "bench/shipped_files.hpp"
 #include "cli/bench_json.hpp"
@@ -10,9 +12,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include <arpa/inet.h>
+#include <csignal>
+#include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 #include <algorithm>
@@ -188,6 +197,257 @@ void run_case(ReplayCase &c, int repeats) {
   }
 }
 
+// ---- Reverse execution -----------------------------------------------------
+
+// A bare client of the GDB remote protocol: what the figures need.
+class RspClient {
+public:
+  explicit RspClient(uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd_ < 0 ||
+        ::connect(fd_, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0)
+      throw Error("bench replay: cannot connect to nicemu's GDB port");
+    timeval tv{120, 0}; // a reply in two minutes, or the figure fails
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    int one = 1; // as gdb: small packets, each answered before the next
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  ~RspClient() { ::close(fd_); }
+  RspClient(const RspClient &) = delete;
+  RspClient &operator=(const RspClient &) = delete;
+
+  void send_raw(const std::string &bytes) {
+    if (::write(fd_, bytes.data(), bytes.size()) != ssize_t(bytes.size()))
+      throw Error("bench replay: the GDB connection broke");
+  }
+  void send(const std::string &body) {
+    unsigned sum = 0;
+    for (unsigned char c : body)
+      sum += c;
+    char tail[4];
+    std::snprintf(tail, sizeof tail, "#%02x", sum & 0xff);
+    send_raw("$" + body + tail);
+  }
+  // The next packet's body (acknowledged).
+  std::string reply() {
+    std::string body;
+    char c = 0;
+    while (read_byte(c) && c != '$') {
+    }
+    while (read_byte(c) && c != '#')
+      body += c;
+    char sum[2];
+    if (!read_byte(sum[0]) || !read_byte(sum[1]))
+      throw Error("bench replay: no reply from nicemu's GDB stub");
+    send_raw("+");
+    return body;
+  }
+  // A stop reply, skipping console output (O packets).
+  std::string stop() {
+    for (;;) {
+      std::string r = reply();
+      if (r.empty() || r[0] != 'O' || r == "OK")
+        return r;
+    }
+  }
+  // `monitor COMMAND`: its text.
+  std::string monitor(const std::string &command) {
+    static const char *kHex = "0123456789abcdef";
+    std::string hex;
+    for (unsigned char c : command)
+      hex += std::string{kHex[c >> 4], kHex[c & 15]};
+    send("qRcmd," + hex);
+    std::string text;
+    for (std::string r = reply(); r != "OK" && r.size() > 1 && r[0] == 'O';
+         r = reply())
+      for (size_t i = 1; i + 1 < r.size(); i += 2)
+        text += char(std::stoi(r.substr(i, 2), nullptr, 16));
+    return text;
+  }
+
+private:
+  bool read_byte(char &c) { return ::read(fd_, &c, 1) == 1; }
+  int fd_ = -1;
+};
+
+struct ReverseFigures {
+  std::string interval;
+  double stop_us = 0;                // where the reverse-steps started
+  size_t checkpoints = 0;            // kept at that point
+  double take_ms = 0;                // mean time to take one
+  double restore_ms = 0;             // the last resume of one
+  double memory_mib = 0;             // Pss of every copy together
+  std::vector<double> reverse_stepi; // wall seconds each
+};
+
+// A number after `key` in `text` (0 if absent).
+double number_after(const std::string &text, const std::string &key) {
+  size_t at = text.find(key);
+  return at == std::string::npos ? 0
+                                 : std::atof(text.c_str() + at + key.size());
+}
+
+// The proportional memory of every process in group `pgid`, in MiB.
+double group_memory_mib(pid_t pgid) {
+  double kib = 0;
+  DIR *proc = opendir("/proc");
+  if (!proc)
+    return 0;
+  while (dirent *e = readdir(proc)) {
+    std::string stat = read_all(std::string("/proc/") + e->d_name + "/stat");
+    size_t close = stat.rfind(')');
+    if (close == std::string::npos)
+      continue;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string state;
+    long ppid = 0, group = 0;
+    fields >> state >> ppid >> group;
+    if (group == pgid)
+      kib += number_after(
+          read_all(std::string("/proc/") + e->d_name + "/smaps_rollup"),
+          "Pss:");
+  }
+  closedir(proc);
+  return kib / 1024;
+}
+
+// nicemu replay REC --gdb 0 --checkpoint-every INTERVAL, driven over the
+// remote protocol: run to `stop_us` of virtual time (interrupting every few
+// milliseconds of wall time), then reverse-stepi `steps` times.
+ReverseFigures reverse_figures(const std::string &recording,
+                               const std::string &interval, double stop_us,
+                               int steps, const std::string &scratch) {
+  ReverseFigures f;
+  f.interval = interval;
+  const std::string err = scratch + "/gdb.err", out = scratch + "/gdb.out";
+  std::vector<std::string> all = {
+      "/proc/self/exe",     "replay", recording, "-q", "--gdb", "0",
+      "--checkpoint-every", interval};
+  std::vector<char *> argv;
+  for (auto &a : all)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawnattr_t attr; // a group of its own: its copies are counted
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  pid_t pid = -1;
+  int e = posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (e != 0)
+    throw Error("bench replay: cannot start nicemu replay --gdb");
+  auto finish = [pid] {
+    ::kill(-pid, SIGKILL); // the process and its checkpoints
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  };
+  try {
+    const std::string tag = "gdb: listening on 127.0.0.1:";
+    uint16_t port = 0;
+    for (int i = 0; i < 2000 && !port; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      std::string text = read_all(err);
+      if (size_t at = text.find(tag);
+          at != std::string::npos && text.find('\n', at) != text.npos)
+        port = uint16_t(std::atoi(text.c_str() + at + tag.size()));
+    }
+    if (!port)
+      throw Error("bench replay: nicemu replay --gdb did not say its port");
+    RspClient gdb(port);
+    gdb.send("?");
+    gdb.reply();
+    double now_us = 0;
+    while (now_us < stop_us) {
+      gdb.send("vCont;c");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      gdb.send_raw("\x03");
+      std::string stop = gdb.stop();
+      if (stop.empty() || stop[0] != 'T')
+        throw Error("bench replay: the replay stopped with '" + stop +
+                    "' before " + std::to_string(stop_us) +
+                    " us of virtual time");
+      now_us = number_after(gdb.monitor("status"), "(");
+    }
+    f.stop_us = now_us;
+    for (int i = 0; i < steps; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      gdb.send("bs");
+      std::string stop = gdb.stop();
+      f.reverse_stepi.push_back(std::chrono::duration<double>(
+                                    std::chrono::steady_clock::now() - start)
+                                    .count());
+      if (stop.empty() || stop[0] != 'T')
+        throw Error("bench replay: reverse-stepi got '" + stop + "'");
+    }
+    std::string text = gdb.monitor("checkpoints");
+    f.checkpoints = size_t(number_after(text, "checkpoints: "));
+    f.take_ms = number_after(text, "(the last), ");
+    f.restore_ms = number_after(text, "resuming one: ");
+    f.memory_mib = group_memory_mib(pid);
+    gdb.send("k");
+  } catch (...) {
+    finish();
+    throw;
+  }
+  finish();
+  return f;
+}
+
+// Records `c` once and measures reverse execution on its replay at each
+// interval, from 80 % of the way through the run.
+std::vector<ReverseFigures> reverse_bench(const ReplayCase &c, bool quick) {
+  Scratch dir;
+  const std::string rec = dir.path + "/run.nrec", out = dir.path + "/out",
+                    err = dir.path + "/err";
+  std::vector<std::string> args = {"run"};
+  args.insert(args.end(), c.run.begin(), c.run.end());
+  for (const char *a : {"--record", "", "--"})
+    args.push_back(*a ? a : rec);
+  args.insert(args.end(), c.program.begin(), c.program.end());
+  timed_nicemu(args, out, err);
+  double end_us = number_after(read_all(err), "virtual time ");
+  std::vector<ReverseFigures> figures;
+  for (const char *interval : {"1ms", "10ms", "100ms"})
+    figures.push_back(
+        reverse_figures(rec, interval, 0.8 * end_us, quick ? 3 : 5, dir.path));
+  return figures;
+}
+
+void print_reverse(const std::vector<ReverseFigures> &figures,
+                   const ReplayCase &c) {
+  std::printf("\nreverse execution on the replay of %s (nicemu replay --gdb; "
+              "reverse-stepi from the first stop past 80%% of the run)\n\n",
+              c.name.c_str());
+  std::printf("%-9s %10s %11s %9s %10s %10s %-26s\n", "interval", "stop us",
+              "checkpoints", "take ms", "resume ms", "memory MiB",
+              "reverse-stepi ms");
+  for (const ReverseFigures &f : figures) {
+    std::vector<double> ms;
+    for (double s : f.reverse_stepi)
+      ms.push_back(s * 1e3);
+    char cell[64];
+    std::snprintf(cell, sizeof cell, "%.1f [%.1f-%.1f]", median(ms),
+                  *std::min_element(ms.begin(), ms.end()),
+                  *std::max_element(ms.begin(), ms.end()));
+    std::printf("%-9s %10.1f %11zu %9.2f %10.2f %10.1f %-26s\n",
+                f.interval.c_str(), f.stop_us, f.checkpoints, f.take_ms,
+                f.restore_ms, f.memory_mib, cell);
+  }
+}
+
 void print_table(const std::vector<ReplayCase> &cases, bool quick,
                  int repeats) {
   std::printf("nicemu bench replay%s (each run a nicemu process, as a user "
@@ -216,9 +476,20 @@ void print_table(const std::vector<ReplayCase> &cases, bool quick,
     std::printf("%-13s %s\n", c.name.c_str(), c.command().c_str());
 }
 
-nlohmann::json to_json(const std::vector<ReplayCase> &cases, bool quick,
+nlohmann::json to_json(const std::vector<ReplayCase> &cases,
+                       const std::vector<ReverseFigures> &reverse, bool quick,
                        int repeats) {
   nlohmann::json j = bench_json("replay");
+  j["reverse"] = nlohmann::json::array();
+  for (const ReverseFigures &f : reverse)
+    j["reverse"].push_back({{"case", cases[1].name},
+                            {"checkpoint_every", f.interval},
+                            {"stop_us", f.stop_us},
+                            {"checkpoints", f.checkpoints},
+                            {"take_ms", f.take_ms},
+                            {"resume_ms", f.restore_ms},
+                            {"memory_mib", f.memory_mib},
+                            {"reverse_stepi_seconds", f.reverse_stepi}});
   j["quick"] = quick;
   j["repeats"] = repeats;
   j["cases"] = nlohmann::json::array();
@@ -267,10 +538,16 @@ void add_replay_bench(CLI::App &bench) {
     std::vector<ReplayCase> cases = plan(*opts);
     for (ReplayCase &c : cases)
       run_case(c, opts->repeats);
-    if (*json)
-      std::cout << to_json(cases, opts->quick, opts->repeats).dump(2) << "\n";
-    else
+    // Reverse execution: on the FM ping-pong's replay, the longest in
+    // virtual time.
+    std::vector<ReverseFigures> reverse = reverse_bench(cases[1], opts->quick);
+    if (*json) {
+      std::cout << to_json(cases, reverse, opts->quick, opts->repeats).dump(2)
+                << "\n";
+    } else {
       print_table(cases, opts->quick, opts->repeats);
+      print_reverse(reverse, cases[1]);
+    }
     bool identical =
         std::all_of(cases.begin(), cases.end(),
                     [](const ReplayCase &c) { return c.identical; });

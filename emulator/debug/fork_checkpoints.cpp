@@ -30,6 +30,12 @@ void on_forwarded(int signal, siginfo_t *info, void *) {
     g_forward = signal;
 }
 
+double steady_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return double(t.tv_sec) + double(t.tv_nsec) / 1e9;
+}
+
 void flush_output() {
   std::cout.flush();
   std::cerr.flush();
@@ -48,6 +54,8 @@ struct ForkCheckpoints::Slot {
 };
 
 struct ForkCheckpoints::Shared {
+  Costs costs;
+  double restore_asked = 0;           // steady clock, seconds
   int32_t first_pid = 0;              // the process the shell waits for
   std::atomic<int32_t> active_pid{0}; // the copy that runs
   std::atomic<int32_t> exit_code{0};
@@ -181,6 +189,7 @@ std::optional<std::string> ForkCheckpoints::take(const Info &info) {
   s.command = uint32_t(Command::Wait);
   s.pid = int32_t(getpid()); // this process is the checkpoint
   s.live = true;
+  double start = steady_seconds();
   pid_t child = fork();
   if (child < 0) {
     s.live = false;
@@ -189,6 +198,10 @@ std::optional<std::string> ForkCheckpoints::take(const Info &info) {
   }
   if (child == 0) {
     shared_->active_pid = int32_t(getpid());
+    Costs &c = shared_->costs;
+    c.last_take = steady_seconds() - start;
+    c.take_seconds += c.last_take;
+    ++c.taken;
     return std::nullopt;
   }
   return wait_frozen(index);
@@ -240,11 +253,19 @@ std::optional<std::string> ForkCheckpoints::wait_frozen(size_t index) {
         s.pid = 0; // the slot is free again
         _exit(0);
       }
-      // The first process outlives the copy that ended the session.
+      // The first process outlives the copy that ended the session, and
+      // reaps the copies (its own children, and those whose parent went).
       if (pid_t active = shared_->active_pid; active > 0)
         while (kill(active, 0) == 0 && waitpid(active, &status, 0) < 0 &&
                errno == ECHILD)
           usleep(1000);
+      for (int waited = 0; waited < 2000; ++waited) {
+        while (waitpid(-1, &status, WNOHANG) > 0) {
+        }
+        if (errno == ECHILD)
+          break;
+        usleep(1000);
+      }
       _exit(shared_->exit_code);
     case Command::Resume: {
       std::string request(shared_->request, shared_->request_size);
@@ -254,6 +275,7 @@ std::optional<std::string> ForkCheckpoints::wait_frozen(size_t index) {
       sigaction(SIGINT, &old_int, nullptr);
       sigaction(SIGTERM, &old_term, nullptr);
       shared_->active_pid = int32_t(getpid());
+      shared_->costs.last_restore = steady_seconds() - shared_->restore_asked;
       return request;
     }
     case Command::Wait:
@@ -273,6 +295,7 @@ void ForkCheckpoints::restore(size_t index, const std::string &request) {
   std::memcpy(shared_->request, request.data(), request.size());
   shared_->request_size = uint32_t(request.size());
   shared_->active_pid = 0;
+  shared_->restore_asked = steady_seconds();
   s.command = uint32_t(Command::Resume);
   sem_post(&s.wake);
   _exit(0);
@@ -288,6 +311,12 @@ void ForkCheckpoints::end(int exit_code) {
       s.command = uint32_t(Command::Quit);
       sem_post(&s.wake);
     }
+}
+
+ForkCheckpoints::Costs ForkCheckpoints::costs() const {
+  Costs c = shared_->costs;
+  c.interval = shared_->interval;
+  return c;
 }
 
 bool ForkCheckpoints::orphaned() const {

@@ -81,6 +81,17 @@ public:
   // Whether the first process is gone (killed): the run should end.
   bool orphaned() const;
 
+  // What checkpoints cost, for `monitor checkpoints` and nicemu bench
+  // replay: wall seconds a take() held the run (the fork), and from a
+  // restore() to the resumed copy running.
+  struct Costs {
+    uint64_t taken = 0;
+    double take_seconds = 0; // all takes together
+    double last_take = 0, last_restore = 0;
+    Time interval = 0;
+  };
+  Costs costs() const;
+
 private:
   struct Shared;
   struct Slot;

@@ -81,6 +81,13 @@ std::vector<uint64_t> GdbTarget::positions() const {
   return out;
 }
 
+// The process the shell started is gone (killed): so is the session.
+bool GdbTarget::session_lost() {
+  if (checkpoints_ && checkpoints_->orphaned())
+    killed_ = true;
+  return killed_;
+}
+
 uint64_t GdbTarget::checkpoint_tag() const {
   return connections();
 }
@@ -101,11 +108,8 @@ void GdbTarget::checkpoint_if_due() {
       return;
     }
   }
-  // The process the shell started is gone (killed): so is the session.
-  if (rounds_ % 1024 == 0 && checkpoints_->orphaned()) {
-    killed_ = true;
+  if (rounds_ % 1024 == 0 && session_lost())
     return;
-  }
   Time now = sim_.scheduler().now();
   if (!checkpoints_->due(now))
     return;
@@ -113,6 +117,26 @@ void GdbTarget::checkpoint_if_due() {
       checkpoints_->take({now, positions(), checkpoint_tag()});
   if (request)
     take_request(*request);
+}
+
+std::string GdbTarget::checkpoints_text() const {
+  if (!checkpoint_every_)
+    return "checkpoints: none (reverse execution needs a replay or a run "
+           "without host programs, and --checkpoint-every above 0)\n";
+  if (!checkpoints_)
+    return "checkpoints: none yet (the first is taken when the run "
+           "starts)\n";
+  ForkCheckpoints::Costs c = checkpoints_->costs();
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "checkpoints: %zu kept, one every %.3f us of virtual time\n"
+                "taking one: %.3f ms (the last), %.3f ms (mean of %llu)\n"
+                "resuming one: %.3f ms (the last)\n",
+                checkpoints_->size(), double(c.interval) / 1e6,
+                c.last_take * 1e3,
+                c.taken ? c.take_seconds * 1e3 / double(c.taken) : 0.0,
+                (unsigned long long)c.taken, c.last_restore * 1e3);
+  return text;
 }
 
 bool GdbTarget::reverse(bool step, gdb::ThreadId thread, std::string &why) {

@@ -107,7 +107,8 @@ public:
   // run (SIGINT, SIGTERM) is looked at every kStopCheckMs.
   void stopped(const gdb::StopEvent &event) override {
     stub_.on_stop(event);
-    while (!stub_.running() && !target_.killed() && !target_.stop_requested())
+    while (!stub_.running() && !target_.killed() && !target_.stop_requested() &&
+           !target_.session_lost())
       gdb::pump(server_, stub_, kStopCheckMs); // also waits for a connection
   }
   void poll() override { gdb::pump(server_, stub_, 0); }
@@ -115,7 +116,7 @@ public:
   void ended(const gdb::StopEvent &event) override {
     stub_.on_stop(event);
     while (server_.has_client() && !target_.killed() &&
-           !target_.stop_requested())
+           !target_.stop_requested() && !target_.session_lost())
       gdb::pump(server_, stub_, kStopCheckMs);
   }
   std::string save_session() const { return stub_.save_session(); }
@@ -578,7 +579,10 @@ bool GdbTarget::monitor(const std::string &command, std::string &output) {
              "                network or host); virtual time goes on\n"
              "  trace on|off  print each block the cores enter (node, cycle, "
              "pc,\n"
-             "                symbol) on nicemu's stderr; no cycle changes\n";
+             "                symbol) on nicemu's stderr; no cycle changes\n"
+             "  checkpoints   reverse execution's checkpoints: how many, "
+             "their\n"
+             "                interval, what taking and resuming one cost\n";
     return true;
   }
   if (cmd == "status" || cmd == "time" || cmd == "cycles" || cmd == "nodes") {
@@ -587,6 +591,10 @@ bool GdbTarget::monitor(const std::string &command, std::string &output) {
   }
   if (cmd == "trace on" || cmd == "trace off") {
     output = set_trace(cmd == "trace on");
+    return true;
+  }
+  if (cmd == "checkpoints") {
+    output = checkpoints_text();
     return true;
   }
   if (cmd == "trace") {

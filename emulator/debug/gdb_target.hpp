@@ -185,6 +185,9 @@ private:
   uint64_t position_of(size_t node) const;
   std::vector<uint64_t> positions() const;
   uint64_t checkpoint_tag() const;
+  // A copy whose first process was killed: the run ends (killed()).
+  bool session_lost();
+  std::string checkpoints_text() const;
   void checkpoint_if_due();
   void take_request(const std::string &request);
   [[noreturn]] void go(size_t checkpoint, nlohmann::json request);

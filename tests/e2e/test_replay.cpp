@@ -321,4 +321,15 @@ TEST_CASE("replay: bench replay --quick --json runs, records and replays "
   }
   CHECK(names ==
         std::vector<std::string>{"gam_pingpong", "fm_pingpong", "barrier_64"});
+  // Reverse execution at three checkpoint intervals: fewer checkpoints the
+  // longer the interval, and every reverse-stepi answered.
+  const nlohmann::json &reverse = j.at("reverse");
+  REQUIRE(reverse.size() == 3);
+  CHECK(reverse[0].at("checkpoint_every") == "1ms");
+  CHECK(reverse[2].at("checkpoint_every") == "100ms");
+  CHECK(reverse[0].at("checkpoints").get<int>() >
+        reverse[2].at("checkpoints").get<int>());
+  CHECK(reverse[2].at("checkpoints").get<int>() >= 1);
+  for (const nlohmann::json &r : reverse)
+    CHECK(r.at("reverse_stepi_seconds").size() == 3);
 }
