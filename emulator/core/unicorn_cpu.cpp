@@ -309,6 +309,7 @@ private:
   }
   static void on_exception(uc_engine *uc, uint32_t intno, void *me);
   void apply_debug_hooks();
+  void drop_translations();
   // The debugger is not told about what runs after the core has stopped.
   bool stopping() const {
     return stopped_at_limit_ || halted_ || pending_fault_ || !debugger_;
@@ -493,14 +494,15 @@ void UnicornCpu::apply_debug_hooks() {
     // Deleted hooks stay in place until a uc_emu_start ends: end one at
     // once. Then blocks translated with an instruction hook, whose exit
     // checks break stops from the block hook, are translated again.
-    uint32_t here = pc();
-    uc_emu_start(uc_, here, here, 0, 0);
+    // What was translated goes first: a cached block would run whole,
+    // however short the run asked for (and so would the core's time).
     // Only what was translated: a full flush writes over Unicorn's whole
     // code buffer, seconds on a long run under a debugger (and copies of
     // it in every checkpoint, debug/fork_checkpoints.hpp).
-    for (const auto &[begin, end] : code_ranges_)
-      check(uc_ctl_remove_cache(uc_, begin, end),
-            "uc_ctl_remove_cache(" + hex(begin) + ", " + hex(end) + ")");
+    drop_translations();
+    uint32_t here = pc();
+    uc_emu_start(uc_, here, here, 0, 0);
+    drop_translations(); // the block that stopped at `here` too
   }
   hooks_on_ = hooks_wanted_;
 }
@@ -528,6 +530,13 @@ uint64_t UnicornCpu::instructions_before(uint32_t pc) const {
   if (pc - block_addr_ >= block_size_)
     return instructions_;
   return instructions_ - (block_size_ - (pc - block_addr_)) / 4;
+}
+
+// Unicorn's translations of every block run so far (our costs stay).
+void UnicornCpu::drop_translations() {
+  for (const auto &[begin, end] : code_ranges_)
+    check(uc_ctl_remove_cache(uc_, begin, end),
+          "uc_ctl_remove_cache(" + hex(begin) + ", " + hex(end) + ")");
 }
 
 void UnicornCpu::install_hooks() {

@@ -86,8 +86,12 @@ void HostDmaEngine::start(uint32_t ctrl) {
 // A transfer to the host in flight lands when it is done. Any later one
 // starts no earlier than now, nor before the one in flight ends (the engine
 // refuses a start while busy), and lands a gap and one word after its start.
+// Only a transfer started before `now` counts as in flight: whether the core
+// has already run past `now` and started one depends on how its slices fell
+// (a debugger's, or a replay's under one), and the answer must not; a later
+// start lands no earlier than one at `now` would.
 Time HostDmaEngine::earliest_host_write(Time now) const {
-  const bool busy = (status_ & NICEMU_DMA_BUSY) != 0;
+  const bool busy = (status_ & NICEMU_DMA_BUSY) != 0 && xfer_start_ < now;
   if (busy && to_host_dir_)
     return xfer_done_;
   Time start = busy ? std::max(now, xfer_done_) : now;

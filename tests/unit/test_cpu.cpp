@@ -601,3 +601,37 @@ TEST_CASE("fast-forward: loops that store or change their registers run in "
     CHECK(fast.cpu->fast_forwarded().cycles > 90000);
   }
 }
+
+// A debugger adding its instruction hook between two runs, where the core
+// stopped before its limit (asleep, here) at a block already translated:
+// Unicorn must run nothing while the hooks change (it used to run that
+// block whole, moving the core on outside any slice).
+TEST_CASE("turning the debugger's instruction hook on between runs runs "
+          "nothing") {
+  struct Quiet final : CpuDebugger {
+    void before_instruction(uint32_t) override {}
+    void memory_access(uint32_t, unsigned, bool) override {}
+  } quiet;
+  // loop: t0 += 1; wait; b loop
+  std::vector<uint32_t> code = {addiu(t0, t0, 1), wait(), beq(zero, zero, -3),
+                                nop()};
+  Harness h(code, test_table(), 0x1000, false);
+  h.cpu->set_debugger(&quiet);
+  CHECK(h.cpu->run(UINT64_MAX) == StopReason::Sleep);
+  CHECK(h.cpu->run(UINT64_MAX) == StopReason::Sleep); // the branch is cached
+  REQUIRE(h.reg(t0) == 2);
+  uint64_t cycles = h.cpu->cycles(), instructions = h.cpu->instructions();
+  uint32_t pc = h.cpu->pc();
+  h.cpu->set_debug_hooks({true, {}, {}});
+  CHECK(h.reg(t0) == 2);
+  CHECK(h.cpu->pc() == pc);
+  CHECK(h.cpu->cycles() == cycles);
+  CHECK(h.cpu->instructions() == instructions);
+  h.cpu->set_debug_hooks({}); // and off again
+  CHECK(h.reg(t0) == 2);
+  CHECK(h.cpu->pc() == pc);
+  CHECK(h.cpu->instructions() == instructions);
+  CHECK(h.cpu->run(UINT64_MAX) == StopReason::Sleep);
+  CHECK(h.reg(t0) == 3);
+  h.cpu->set_debugger(nullptr);
+}
