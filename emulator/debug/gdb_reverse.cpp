@@ -57,8 +57,23 @@ bool branch_at(Cpu &cpu, uint32_t pc) {
 
 } // namespace
 
+// ThreadSanitizer keeps a thread of its own, and a forked copy of a
+// process with threads is not one it supports: its builds (the threads'
+// tests) offer no reverse execution.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kCanFork = false;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr bool kCanFork = false;
+#else
+constexpr bool kCanFork = true;
+#endif
+#else
+constexpr bool kCanFork = true;
+#endif
+
 void GdbTarget::enable_reverse(Time every, std::string refusal) {
-  checkpoint_every_ = every;
+  checkpoint_every_ = kCanFork ? every : 0;
   reverse_refusal_ = std::move(refusal);
 }
 
