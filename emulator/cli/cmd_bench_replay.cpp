@@ -95,10 +95,10 @@ std::string read_all(const std::string &path) {
   return s.str();
 }
 
-// Runs this nicemu with `args`, its output into `out` and `err`; returns
-// the wall seconds it took. Throws unless it exits 0.
-double timed_nicemu(const std::vector<std::string> &args,
-                    const std::string &out, const std::string &err) {
+// Starts this nicemu with `args`, its output into `out` and `err`, in a
+// process group of its own if `own_group`; returns its pid.
+pid_t spawn_nicemu(const std::vector<std::string> &args, const std::string &out,
+                   const std::string &err, bool own_group = false) {
   std::vector<std::string> all = {"/proc/self/exe"};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char *> argv;
@@ -112,12 +112,27 @@ double timed_nicemu(const std::vector<std::string> &args,
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&fa, 2, err.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  auto start = std::chrono::steady_clock::now();
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  if (own_group) {
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+  }
   pid_t pid = -1;
-  int e = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  int e = posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
   if (e != 0)
-    throw Error("bench replay: cannot start nicemu");
+    throw Error("bench replay: cannot start nicemu " + args[0]);
+  return pid;
+}
+
+// Runs this nicemu with `args`, its output into `out` and `err`; returns
+// the wall seconds it took. Throws unless it exits 0.
+double timed_nicemu(const std::vector<std::string> &args,
+                    const std::string &out, const std::string &err) {
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid = spawn_nicemu(args, out, err);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -324,30 +339,10 @@ ReverseFigures reverse_figures(const std::string &recording,
   ReverseFigures f;
   f.interval = interval;
   const std::string err = scratch + "/gdb.err", out = scratch + "/gdb.out";
-  std::vector<std::string> all = {
-      "/proc/self/exe",     "replay", recording, "-q", "--gdb", "0",
-      "--checkpoint-every", interval};
-  std::vector<char *> argv;
-  for (auto &a : all)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawnattr_t attr; // a group of its own: its copies are counted
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  pid_t pid = -1;
-  int e = posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (e != 0)
-    throw Error("bench replay: cannot start nicemu replay --gdb");
+  // A group of its own: its checkpoints are counted, and killed with it.
+  pid_t pid = spawn_nicemu(
+      {"replay", recording, "-q", "--gdb", "0", "--checkpoint-every", interval},
+      out, err, true);
   auto finish = [pid] {
     ::kill(-pid, SIGKILL); // the process and its checkpoints
     int status = 0;
