@@ -385,7 +385,9 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
     print_host_outcomes(*hosts, o.per_node);
   // A replay that ended before its recording did went another way (a
   // divergence it met on the way has stopped it already, and said so).
-  std::string unplayed = replaying && tape->divergence().empty() && !stopped
+  // A replay the debugger killed was cut short on purpose.
+  std::string unplayed = replaying && tape->divergence().empty() && !stopped &&
+                                 r.outcome != RunOutcome::Killed
                              ? tape->unplayed()
                              : "";
   if (!unplayed.empty()) {
