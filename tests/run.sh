@@ -9,7 +9,8 @@ cmake --preset asan
 cmake --build --preset asan
 ctest --preset asan -j "$(nproc)"
 # The tests of the cores' threads (--threads) under ThreadSanitizer, in
-# build-tsan/ (docs/architecture.md, "Threads").
+# build-tsan/ (docs/architecture.md, "Threads"); its e2e driver holds only
+# the files with such tests (NICEMU_E2E_ONLY in CMakePresets.json).
 cmake --preset tsan
 cmake --build --preset tsan
 ctest --preset tsan -j "$(nproc)"
