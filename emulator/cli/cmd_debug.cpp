@@ -25,6 +25,7 @@ namespace {
 
 struct DebugOptions : ClusterOptions {
   std::string script, elf;
+  std::string checkpoint_every = "1ms";
   bool quiet = false;
 };
 
@@ -34,17 +35,92 @@ extern "C" void on_sigint(int) {
   g_interrupt = 1;
 }
 
-// Lines from the terminal, with editing and history (libedit).
-bool read_terminal_line(std::string &line) {
-  char *text = readline("(nicemu) ");
-  if (!text)
+// The debugger's input. Going back hands the session to another copy of
+// the process (debug/fork_checkpoints.hpp), which reads on from the same
+// terminal, pipe or script: nothing may be read ahead and kept in this
+// copy's buffers, and what the copy needs (the script's next line, the
+// terminal's history) is handed over with the session.
+class DebugInput {
+public:
+  // A script's lines, read at once.
+  explicit DebugInput(const std::string &script) {
+    std::ifstream in(script);
+    if (!in)
+      throw Error("-x " + script + ": cannot read");
+    for (std::string l; std::getline(in, l);)
+      script_.push_back(l);
+    kind_ = Kind::Script;
+  }
+  // Standard input: a terminal (with editing and history) or not.
+  explicit DebugInput(bool terminal)
+      : kind_(terminal ? Kind::Terminal : Kind::Stream) {}
+
+  bool read(std::string &line) {
+    switch (kind_) {
+    case Kind::Script:
+      if (next_ >= script_.size())
+        return false;
+      line = script_[next_++];
+      return true;
+    case Kind::Terminal: {
+      char *text = readline("(nicemu) ");
+      if (!text)
+        return false;
+      line = text;
+      std::free(text);
+      if (!line.empty()) {
+        add_history(line.c_str());
+        history_.push_back(line);
+        if (history_.size() > kHistory)
+          history_.erase(history_.begin());
+      }
+      return true;
+    }
+    case Kind::Stream: // a byte at a time: nothing read ahead
+      line.clear();
+      for (char c; ::read(0, &c, 1) == 1;) {
+        if (c == '\n')
+          return true;
+        line += c;
+      }
+      return !line.empty();
+    }
     return false;
-  line = text;
-  if (!line.empty())
-    add_history(text);
-  std::free(text);
-  return true;
-}
+  }
+
+  std::string save() const {
+    if (kind_ == Kind::Script)
+      return std::to_string(next_);
+    std::string out;
+    for (const std::string &l : history_)
+      out += l + "\n";
+    return out;
+  }
+
+  void restore(const std::string &saved) {
+    if (kind_ == Kind::Script) {
+      next_ = std::stoul(saved);
+      return;
+    }
+    history_.clear();
+    if (kind_ == Kind::Terminal)
+      clear_history();
+    for (size_t at = 0, nl; (nl = saved.find('\n', at)) != saved.npos;
+         at = nl + 1) {
+      history_.push_back(saved.substr(at, nl - at));
+      if (kind_ == Kind::Terminal)
+        add_history(history_.back().c_str());
+    }
+  }
+
+private:
+  static constexpr size_t kHistory = 500;
+  enum class Kind : uint8_t { Script, Terminal, Stream };
+  Kind kind_;
+  std::vector<std::string> script_;
+  size_t next_ = 0;
+  std::vector<std::string> history_;
+};
 
 // The firmware's ELF file: --elf, or FW.elf beside FW.img when its build
 // id is the image's; "" if none.
@@ -84,33 +160,39 @@ int debug(const DebugOptions &o) {
   std::vector<uint8_t> flash = boot_flash(o, model);
   Image image = decode_image(flash);
   DebugInfo dwarf = read_dwarf(elf_file(o, image));
-  std::ifstream script;
-  if (!o.script.empty()) {
-    script.open(o.script);
-    if (!script)
-      throw Error("-x " + o.script + ": cannot read");
-  }
-  Time max_time = max_run_time(o);
-  std::unique_ptr<Cluster> cluster =
-      start_run_cluster(o, model, std::move(flash), nullptr);
-  Simulation &sim = cluster->sim;
   bool terminal = o.script.empty() && ::isatty(0);
-  DebuggerCli::LineReader reader;
-  if (terminal)
-    reader = read_terminal_line;
-  else if (!o.script.empty())
-    reader = [&script](std::string &l) {
-      return bool(std::getline(script, l));
-    };
-  else
-    reader = [](std::string &l) { return bool(std::getline(std::cin, l)); };
+  std::unique_ptr<DebugInput> input =
+      o.script.empty() ? std::make_unique<DebugInput>(terminal)
+                       : std::make_unique<DebugInput>(o.script);
+  Time max_time = max_run_time(o);
+  const Time checkpoint_every =
+      checkpoint_interval(o.checkpoint_every, "debug");
+  GdbTarget *debugger = nullptr;
+  std::unique_ptr<Cluster> cluster =
+      start_run_cluster(o, model, std::move(flash), nullptr, [&debugger] {
+        return debugger && debugger->traveling(); // shown the first time
+      });
+  Simulation &sim = cluster->sim;
+  DebuggerCli::LineReader reader = [&input](std::string &l) {
+    return input->read(l);
+  };
   DebuggerCli::Options options;
   options.image = &image;
   options.lines = dwarf.lines ? &*dwarf.lines : nullptr;
   options.variables = dwarf.variables.get();
   options.echo = !terminal;
   options.interrupt = &g_interrupt;
+  options.save_input = [&input] { return input->save(); };
+  options.restore_input = [&input](const std::string &s) { input->restore(s); };
   GdbTarget target(sim);
+  debugger = &target;
+  // Going back needs a run that is a function of its inputs.
+  if (o.program.empty() && checkpoint_every)
+    target.enable_reverse(checkpoint_every, "");
+  options.go_to_time = [&target](Time t, const gdb::StopEvent &e,
+                                 std::string &why) {
+    return target.go_to_time(t, e, why);
+  };
   DebuggerCli cli(target, reader, std::cout, options);
   target.set_frontend(cli);
   auto old_handler = std::signal(SIGINT, on_sigint);
@@ -140,6 +222,8 @@ int debug(const DebugOptions &o) {
               << (cli.errors() == 1 ? "" : "s") << " failed\n";
     code = 1;
   }
+  target.session_ended(code);
+  debugger = nullptr;
   return code;
 }
 
@@ -156,6 +240,11 @@ void add_debug_command(CLI::App &app, ExitStatus &status) {
                   "the firmware's ELF file, for source lines (default: "
                   "FW.elf next to --firmware FW.img, if its build id matches)");
   cmd->add_flag("-q,--quiet", opts->quiet, "no summary");
+  cmd->add_option("--checkpoint-every", opts->checkpoint_every,
+                  "without host programs: keep a checkpoint in memory every "
+                  "TIME of virtual time, for going back (rstepi, rstep, "
+                  "rcontinue, goto; 0: none)")
+      ->capture_default_str();
   add_program_option(*cmd, *opts);
   cmd->callback([opts, &status] { status.code = debug(*opts); });
 }

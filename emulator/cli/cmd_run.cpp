@@ -191,16 +191,6 @@ HostTape::Contents recording_contents(const RunOptions &o, const RunInputs &in,
   return c;
 }
 
-Time checkpoint_interval(const RunOptions &o) {
-  if (o.checkpoint_every == "0")
-    return 0;
-  auto t = parse_duration_ps(o.checkpoint_every);
-  if (!t || *t == 0 || *t > kTimeEnd)
-    throw Error("run: --checkpoint-every '" + o.checkpoint_every +
-                "' is not a duration (e.g. 1ms, 100us; 0: no checkpoints)");
-  return *t;
-}
-
 int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   // SIGINT, SIGTERM: a clean stop from here on (cli/stop_signals.hpp).
   StopSignals signals;
@@ -246,7 +236,7 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   } else {
     ::unsetenv("NICEMU_TAP");
   }
-  const Time checkpoint_every = checkpoint_interval(o);
+  const Time checkpoint_every = checkpoint_interval(o.checkpoint_every, "run");
   GdbTarget *debugger = nullptr; // --gdb (made once the cluster is)
   ClusterSpec spec;
   spec.nodes = o.nodes;

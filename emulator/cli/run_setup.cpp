@@ -225,7 +225,8 @@ unsigned run_threads(const ClusterOptions &o) {
 std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
                                            const Model &model,
                                            std::vector<uint8_t> flash,
-                                           RunEvents *events) {
+                                           RunEvents *events,
+                                           std::function<bool()> muted) {
   ClusterSpec spec;
   spec.nodes = o.nodes;
   spec.topology = o.topology;
@@ -239,12 +240,24 @@ std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
   spec.fast_forward = !o.no_fast_forward;
   spec.core_queue = !o.no_core_queue;
   spec.threads = run_threads(o);
-  spec.console = [](uint32_t node, const std::string &line) {
+  spec.console = [muted](uint32_t node, const std::string &line) {
+    if (muted && muted())
+      return;
     std::cout << "[node" << node << "] " << line << "\n" << std::flush;
   };
   return start_cluster(
       model, std::make_shared<const std::vector<uint8_t>>(std::move(flash)),
       spec);
+}
+
+Time checkpoint_interval(const std::string &text, const std::string &command) {
+  if (text == "0")
+    return 0;
+  auto t = parse_duration_ps(text);
+  if (!t || *t == 0 || *t > kTimeEnd)
+    throw Error(command + ": --checkpoint-every '" + text +
+                "' is not a duration (e.g. 1ms, 100us; 0: no checkpoints)");
+  return *t;
 }
 
 void print_misroutes(Simulation &sim) {

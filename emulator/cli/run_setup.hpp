@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -58,11 +59,15 @@ Time max_run_time(const ClusterOptions &o);
 unsigned run_threads(const ClusterOptions &o);
 // What the host processes get from the options (--host-timeout).
 HostOptions host_options(const ClusterOptions &o);
-// Boots the cluster; firmware console lines go to stdout as "[nodeN] ...".
+// Boots the cluster; firmware console lines go to stdout as "[nodeN] ...",
+// except while `muted` says so (a debugger running a stretch again).
 std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
                                            const Model &model,
                                            std::vector<uint8_t> flash,
-                                           RunEvents *events);
+                                           RunEvents *events,
+                                           std::function<bool()> muted = {});
+// --checkpoint-every TEXT of `command`: a virtual time, or 0 (none).
+Time checkpoint_interval(const std::string &text, const std::string &command);
 
 // Packets the network dropped for their route bytes (a firmware bug): how
 // many, and the first ones with why. Printed with -q too, as faults are.

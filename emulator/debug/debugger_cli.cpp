@@ -18,6 +18,8 @@ namespace {
 constexpr const char *kHelp =
     "execution:  continue (c), step (s), next (n), stepi (si) [N],\n"
     "            nexti (ni) [N], until (u) [LOC], finish, kill, quit (q)\n"
+    "going back: rstepi (rsi) [N], rstep (rs) [N], rcontinue (rc),\n"
+    "            goto TIME (virtual time: 120us, 1.5ms; either way)\n"
     "points:     break (b) LOC, watch/rwatch/awatch LOC, delete (d) [N],\n"
     "            info breakpoints\n"
     "looking:    regs [NAME...], x/NFMT ADDR (F: b h w; FMT: x d u i),\n"
@@ -163,6 +165,14 @@ bool DebuggerCli::dispatch(const std::string &cmd, const Args &args) {
     return cmd_until(args);
   if (cmd == "finish")
     return cmd_finish();
+  if (cmd == "rsi" || cmd == "rstepi" || cmd == "reverse-stepi")
+    return cmd_back(OpKind::BackInsn, args);
+  if (cmd == "rs" || cmd == "rstep" || cmd == "reverse-step")
+    return cmd_back(OpKind::BackLine, args);
+  if (cmd == "rc" || cmd == "rcontinue" || cmd == "reverse-continue")
+    return cmd_back(OpKind::BackPoint, args);
+  if (cmd == "goto")
+    return cmd_goto(args);
   if (cmd == "kill" || cmd == "q" || cmd == "quit") {
     if (!ended_) {
       target_.kill();

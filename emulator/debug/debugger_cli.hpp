@@ -8,6 +8,11 @@
 // made of several stops (`step`, `next`, `until`, `finish`, `stepi N`, the
 // step over a watched access) keep a pending operation: at each stop it
 // either resumes the target again, silently, or ends and reports the stop.
+//
+// Going back (rstepi, rstep, rcontinue, goto to an earlier time) resumes a
+// checkpoint of the run (debug/fork_checkpoints.hpp): the interpreter's
+// session (points, the command under way, where the input is) goes with
+// the request to the copy resumed there, which goes on serving the user.
 #pragma once
 
 #include "debug/gdb_target.hpp"
@@ -42,6 +47,12 @@ public:
     bool echo = false; // print "(nicemu) LINE" for every line read (scripts)
     // Set (by a SIGINT handler) to interrupt the running target.
     volatile std::sig_atomic_t *interrupt = nullptr;
+    // Where the input stands (a script's next line, the terminal's
+    // history), for the copy of the run that goes on after going back.
+    std::function<std::string()> save_input;
+    std::function<void(const std::string &)> restore_input;
+    // goto TIME (GdbTarget::go_to_time); null: no goto.
+    std::function<bool(Time, const gdb::StopEvent &, std::string &)> go_to_time;
   };
 
   DebuggerCli(gdb::Target &target, LineReader read, std::ostream &out,
@@ -52,6 +63,11 @@ public:
   void poll() override;
   bool attached() const override { return !quit_; }
   void ended(const gdb::StopEvent &event) override;
+  bool can_travel() const override { return true; }
+  std::string save_session() const override;
+  bool restore_session(const std::string &saved) override;
+  uint64_t session_tag() const override { return 1; }
+  void report_now(const gdb::StopEvent &event) override;
 
   // Runs one command line while the target is stopped; true if it resumed
   // the target (then wait for the next stopped()).
@@ -62,7 +78,18 @@ public:
   bool killed_run() const { return killed_; }
 
 private:
-  enum class OpKind : uint8_t { None, Insn, Line, Finish, Until, WatchStep };
+  enum class OpKind : uint8_t {
+    None,
+    Insn,
+    Line,
+    Finish,
+    Until,
+    WatchStep,
+    BackInsn,  // rstepi
+    BackLine,  // rstep
+    BackPoint, // rcontinue
+    ToTime,    // goto
+  };
   struct Op {
     OpKind kind = OpKind::None;
     gdb::ThreadId thread = 0;
@@ -78,6 +105,7 @@ private:
     uint64_t budget = 0;            // steps left before giving up
     gdb::StopEvent watch;           // WatchStep: the hit
     uint64_t old_value = 0;
+    Time until = 0; // ToTime: where to
   };
   struct Point {
     int id = 0;
@@ -105,6 +133,13 @@ private:
   bool step_again();
   bool start_watch_step(const gdb::StopEvent &event);
   bool end_watch_step(const gdb::StopEvent &event);
+  // Going back (debugger_cli_back.cpp).
+  bool going_back() const { return op_.kind >= OpKind::BackInsn; }
+  bool cmd_back(OpKind kind, const Args &args);
+  bool cmd_goto(const Args &args);
+  bool back_again();
+  bool keep_going_back(const gdb::StopEvent &event);
+  bool store_changes(const Point &p);
   void resume_all(gdb::Action self);
   void set_temp(uint32_t addr, uint32_t sp);
   void clear_temp();

@@ -252,8 +252,18 @@ void DebuggerCli::stopped(const gdb::StopEvent &event) {
     serve();
     return;
   }
-  if (event.kind == gdb::StopEvent::Kind::Watch &&
-      op_.kind != OpKind::WatchStep) {
+  if (going_back()) {
+    if (keep_going_back(event)) { // could not: said so
+      serve();
+      return;
+    }
+    if (op_.kind == OpKind::ToTime) {
+      std::string status;
+      if (target_.monitor("status", status))
+        out_ << status.substr(0, status.find('\n') + 1);
+    }
+  } else if (event.kind == gdb::StopEvent::Kind::Watch &&
+             op_.kind != OpKind::WatchStep) {
     if (start_watch_step(event))
       return;
   } else if (op_.kind != OpKind::None && advance(event)) {
@@ -286,6 +296,19 @@ void DebuggerCli::report(const gdb::StopEvent &event) {
         out_ << node << "breakpoint " << p.id << "\n";
         break;
       }
+  } else if (event.kind == Kind::Watch) { // gone back to a watched access
+    for (const Point &p : points_)
+      if (p.watch && event.address >= p.addr &&
+          event.address - p.addr < p.len) {
+        static const char *kNames[] = {"watchpoint", "read watchpoint",
+                                       "access watchpoint"};
+        out_ << node << kNames[size_t(p.kind)] << " " << p.id << ": " << p.what
+             << " (the access is this instruction's)\n";
+        break;
+      }
+  } else if (event.history_start) {
+    out_ << node
+         << "no more reverse-execution history (the earliest checkpoint)\n";
   } else if (event.kind == Kind::Signal && event.signal == gdb::Signal::Int) {
     out_ << node << "interrupted\n";
   } else if (event.kind == Kind::Signal && event.signal != gdb::Signal::Trap) {

@@ -12,6 +12,9 @@
 //       checkpoint to the present noting hits, then go to the latest; with
 //       none, scan the stretch before that checkpoint, and so on; at the
 //       oldest checkpoint, stop there ("No more reverse-execution history").
+//   go_to_time (the built-in debugger's goto): the latest checkpoint at or
+//       before the time, then forward, ignoring points, to the first moment
+//       between rounds at or after it.
 #include "core/mips_decode.hpp"
 #include "debug/gdb_target.hpp"
 #include "nicemu/error.hpp"
@@ -104,14 +107,14 @@ bool GdbTarget::session_lost() {
 }
 
 uint64_t GdbTarget::checkpoint_tag() const {
-  return connections();
+  return frontend_->session_tag();
 }
 
 // Between rounds, with GDB attached: a checkpoint when one is due. In a
 // copy resumed later from it, take() returns what GDB asked for.
 void GdbTarget::checkpoint_if_due() {
-  if (!checkpoint_every_ || !stub_frontend_ || !frontend_->attached() ||
-      killed_ || stop_requested())
+  if (!checkpoint_every_ || !frontend_->can_travel() ||
+      !frontend_->attached() || killed_ || stop_requested())
     return;
   if (!checkpoints_) {
     try {
@@ -155,8 +158,9 @@ std::string GdbTarget::checkpoints_text() const {
 }
 
 bool GdbTarget::reverse(bool step, gdb::ThreadId thread, std::string &why) {
-  if (!can_reverse() || !stub_frontend_) {
-    why = "reverse execution needs a replay or a firmware-only run";
+  if (!can_reverse() || !frontend_->can_travel()) {
+    why = "going back needs a replay or a run without host programs, and "
+          "--checkpoint-every above 0";
     return false;
   }
   if (!reverse_refusal_.empty()) {
@@ -174,7 +178,7 @@ bool GdbTarget::reverse(bool step, gdb::ThreadId thread, std::string &why) {
   uint64_t tag = checkpoint_tag();
   // Nothing to go back to: GDB says so and stays where it is.
   auto stay = [&] {
-    report_now(history_start(thread));
+    frontend_->report_now(history_start(thread));
     return true;
   };
   if (!checkpoints_)
@@ -214,15 +218,62 @@ bool GdbTarget::reverse(bool step, gdb::ThreadId thread, std::string &why) {
              {"thread", thread}});
 }
 
+bool GdbTarget::go_to_time(Time t, const gdb::StopEvent &event,
+                           std::string &why) {
+  Time now = sim_.scheduler().now();
+  // At `now` the run may stand inside a round (a breakpoint): its start,
+  // the moment wanted, is behind.
+  if (t > now) { // forward: the firmware's output is new
+    if (run_over_) {
+      why = "the run has ended (an earlier time goes back)";
+      return false;
+    }
+    travel_ = {};
+    travel_.mode = Travel::Mode::ToTime;
+    travel_.quiet = false;
+    travel_.until = t;
+    travel_.event = event;
+    update_hooks();
+    return true;
+  }
+  if (!can_reverse() || !frontend_->can_travel()) {
+    why = "going back needs a replay or a run without host programs, and "
+          "--checkpoint-every above 0";
+    return false;
+  }
+  if (!reverse_refusal_.empty()) {
+    why = reverse_refusal_;
+    return false;
+  }
+  std::vector<uint64_t> any(sim_.nodes().size(),
+                            std::numeric_limits<uint64_t>::max());
+  std::optional<size_t> from =
+      checkpoints_ ? checkpoints_->find(any, checkpoint_tag(), t + 1)
+                   : std::nullopt;
+  if (!from) {
+    why = checkpoints_ ? "no checkpoint at or before that time"
+                       : "the run has not moved since it started";
+    return false;
+  }
+  go(*from, {{"mode", "time"}, {"until", t}, {"event", event_json(event)}});
+}
+
+void GdbTarget::arrive_in_time() {
+  gdb::StopEvent event = travel_.event;
+  travel_ = {};
+  update_hooks();
+  hold(event);
+}
+
 void GdbTarget::go(size_t checkpoint, nlohmann::json request) {
-  request["session"] = save_session();
+  request["session"] = frontend_->save_session();
   checkpoints_->restore(checkpoint, request.dump());
 }
 
 // In a copy just resumed from a checkpoint, between rounds.
 void GdbTarget::take_request(const std::string &text) {
   nlohmann::json j = nlohmann::json::parse(text);
-  if (!restore_session(j.at("session").get<std::string>()))
+  if (!frontend_->restore_session(j.at("session").get<std::string>()))
     throw Error("reverse execution: a damaged request");
   for (NodeDebug &d : debug_)
     d.step = d.skip_first = false;
@@ -231,6 +282,15 @@ void GdbTarget::take_request(const std::string &text) {
   if (mode == "here") {
     update_hooks();
     hold(event_from(j.at("event")));
+    return;
+  }
+  if (mode == "time") {
+    travel_.mode = Travel::Mode::ToTime;
+    travel_.until = j.at("until").get<Time>();
+    travel_.event = event_from(j.at("event"));
+    update_hooks();
+    if (sim_.scheduler().now() >= travel_.until)
+      arrive_in_time(); // the checkpoint is the moment
     return;
   }
   if (mode == "goto") {
@@ -250,6 +310,8 @@ void GdbTarget::take_request(const std::string &text) {
 
 // Before each instruction of a core with hooks on, while traveling.
 void GdbTarget::travel_instruction(size_t node, uint32_t pc) {
+  if (travel_.mode == Travel::Mode::ToTime)
+    return; // a jump: no point stops it
   Cpu &cpu = sim_.nodes()[node]->cpu();
   if (travel_.mode == Travel::Mode::Goto) {
     if (node != travel_.node)

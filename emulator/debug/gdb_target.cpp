@@ -119,13 +119,17 @@ public:
            !target_.stop_requested() && !target_.session_lost())
       gdb::pump(server_, stub_, kStopCheckMs);
   }
-  std::string save_session() const { return stub_.save_session(); }
-  bool restore_session(const std::string &s) {
+  bool can_travel() const override { return true; }
+  std::string save_session() const override { return stub_.save_session(); }
+  bool restore_session(const std::string &s) override {
     return stub_.restore_session(s);
   }
-  uint64_t connections() const { return server_.connections(); }
+  uint64_t session_tag() const override { return server_.connections(); }
   // A stop that needs no waiting here (the stub is serving a packet).
-  void report(const gdb::StopEvent &event) { stub_.on_stop(event); }
+  void report_now(const gdb::StopEvent &event) override {
+    stub_.on_stop(event);
+  }
+  bool reverse_watch_after_access() const override { return true; }
 
 private:
   static constexpr int kStopCheckMs = 100;
@@ -146,22 +150,6 @@ GdbTarget::GdbTarget(Simulation &sim) : sim_(sim) {
     sim_.nodes()[i]->cpu().set_debugger(hooks_.back().get());
   }
   sim_.set_debugger(this);
-}
-
-std::string GdbTarget::save_session() const {
-  return stub_frontend_->save_session();
-}
-
-bool GdbTarget::restore_session(const std::string &saved) {
-  return stub_frontend_->restore_session(saved);
-}
-
-uint64_t GdbTarget::connections() const {
-  return stub_frontend_ ? stub_frontend_->connections() : 0;
-}
-
-void GdbTarget::report_now(const gdb::StopEvent &event) {
-  stub_frontend_->report(event);
 }
 
 GdbTarget::~GdbTarget() {
@@ -370,6 +358,9 @@ void GdbTarget::between_slices() {
   }
   if (travel_.mode == Travel::Mode::Scan && scan_done())
     finish_scan(); // goes on in another copy
+  if (travel_.mode == Travel::Mode::ToTime &&
+      sim_.scheduler().now() >= travel_.until)
+    arrive_in_time();
   if (travel_.mode == Travel::Mode::None)
     checkpoint_if_due();
   if (reset_pending_) {
@@ -401,7 +392,7 @@ void GdbTarget::resume(const gdb::ResumePlan &plan) {
 void GdbTarget::before_instruction(size_t node, uint32_t pc) {
   NodeDebug &d = debug_[node];
   d.last_pc = pc;
-  if (traveling()) {
+  if (travel_.mode != Travel::Mode::None) {
     travel_instruction(node, pc);
     return;
   }
@@ -429,7 +420,8 @@ void GdbTarget::before_instruction(size_t node, uint32_t pc) {
 // watchpoints are "non-steppable" (it steps over the access itself).
 void GdbTarget::memory_access(size_t node, uint32_t addr, unsigned size,
                               bool write) {
-  if (travel_.mode == Travel::Mode::Goto)
+  if (travel_.mode == Travel::Mode::Goto ||
+      travel_.mode == Travel::Mode::ToTime)
     return;
   for (const Watch &w : watches_) {
     bool kind_matches = w.kind == gdb::WatchKind::Access ||
@@ -440,10 +432,11 @@ void GdbTarget::memory_access(size_t node, uint32_t addr, unsigned size,
                                                       std::max(addr, w.addr));
     if (travel_.mode == Travel::Mode::Scan) {
       // Going back, GDB steps back over the access to see the change
-      // (MIPS watchpoints stop before the access): stop after it.
+      // (MIPS watchpoints stop before the access): stop after it for GDB.
       uint64_t at =
           sim_.nodes()[node]->cpu().instructions_before(debug_[node].last_pc);
-      scan_hit(node, at, at + 1, event);
+      scan_hit(node, at, at + (frontend_->reverse_watch_after_access() ? 1 : 0),
+               event);
       return;
     }
     hold_in_hook(node, debug_[node].last_pc, event);
@@ -468,6 +461,7 @@ void GdbTarget::run_ended(const RunResult &result, int exit_code) {
   if (travel_.mode == Travel::Mode::Scan)
     finish_scan(); // goes on in another copy
   travel_ = {};    // a Goto past the run's end (cannot be): stop at the end
+  run_over_ = true;
   if (killed_ || !frontend_->attached())
     return;
   if (result.outcome == RunOutcome::Faulted) {

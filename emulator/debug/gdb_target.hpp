@@ -47,6 +47,22 @@ public:
   virtual bool attached() const = 0;
   // The run ended (an Exited event): serve the user until they leave.
   virtual void ended(const gdb::StopEvent &event) = 0;
+
+  // Reverse execution (gdb_reverse.cpp): a front-end that can hand its
+  // session (its points, the command under way...) to the copy of the run
+  // resumed from a checkpoint, which then serves the user.
+  virtual bool can_travel() const { return false; }
+  virtual std::string save_session() const { return {}; }
+  virtual bool restore_session(const std::string &) { return false; }
+  // Which checkpoints this session may resume: those taken under the same
+  // tag (GDB: the same connection).
+  virtual uint64_t session_tag() const { return 0; }
+  // Going back found nothing to go to, while a command is being served:
+  // say so now, without waiting for the user.
+  virtual void report_now(const gdb::StopEvent &) {}
+  // Going back to a watched access stops after it (GDB then steps back
+  // over it itself), or else at the accessing instruction.
+  virtual bool reverse_watch_after_access() const { return false; }
 };
 
 class GdbTarget final : public gdb::Target, public RunDebugger {
@@ -73,9 +89,17 @@ public:
   // The command is about to exit with `exit_code`: with checkpoints, the
   // process the shell started exits with it.
   void session_ended(int exit_code);
-  // Running again from a checkpoint to where GDB goes back to: what the
-  // firmware prints meanwhile was shown the first time.
-  bool traveling() const { return travel_.mode != Travel::Mode::None; }
+  // Running again from a checkpoint to where the debugger goes back to:
+  // what the firmware prints meanwhile was shown the first time.
+  bool traveling() const {
+    return travel_.mode != Travel::Mode::None && travel_.quiet;
+  }
+  // Moves the whole run to the first moment between rounds at or after
+  // virtual time `t`, ignoring breakpoints: forward if `t` is later than
+  // now (the next resume stops there), else back through a checkpoint
+  // (the copy resumed there stops at `t`: this call does not return). `event`
+  // is the stop to report there. False with `why` if it cannot.
+  bool go_to_time(Time t, const gdb::StopEvent &event, std::string &why);
 
   // gdb::Target
   std::vector<gdb::ThreadId> threads() override;
@@ -140,16 +164,19 @@ private:
     }
   };
   // Going back: a copy of the process resumed from a checkpoint runs
-  // forward, quietly, to an instruction of one core (Goto), or through a
-  // stretch of the run noting the points it meets (Scan).
+  // forward, quietly, to an instruction of one core (Goto), through a
+  // stretch of the run noting the points it meets (Scan), or to a virtual
+  // time (ToTime, also forward and then not quiet).
   struct Travel {
-    enum class Mode : uint8_t { None, Goto, Scan };
+    enum class Mode : uint8_t { None, Goto, Scan, ToTime };
     Mode mode = Mode::None;
+    bool quiet = true;           // the firmware's output was shown before
+    Time until = 0;              // ToTime: the time
     size_t node = 0;             // Goto: the core
     uint64_t count = 0;          // Goto: stop before its instruction `count`
     bool back_step = false;      // Goto: or one earlier, at a branch (the
                                  // delay slot and its branch are one step)
-    gdb::StopEvent event;        // Goto: the stop to report there
+    gdb::StopEvent event;        // Goto, ToTime: the stop to report there
     std::vector<uint64_t> bound; // Scan: points before these positions
     size_t checkpoint = 0;       // Scan: the checkpoint it started from
     gdb::ThreadId thread = 0;    // Scan: the thread GDB reverses
@@ -176,11 +203,6 @@ private:
   // Boots every node again (monitor reset); false with `why` if it cannot.
   bool reset_nodes(std::string &why);
 
-  // The stub's side of reverse execution (GDB only).
-  std::string save_session() const;
-  bool restore_session(const std::string &saved);
-  uint64_t connections() const;
-  void report_now(const gdb::StopEvent &event);
   // Reverse execution (gdb_reverse.cpp).
   uint64_t position_of(size_t node) const;
   std::vector<uint64_t> positions() const;
@@ -192,6 +214,7 @@ private:
   void take_request(const std::string &request);
   [[noreturn]] void go(size_t checkpoint, nlohmann::json request);
   void travel_instruction(size_t node, uint32_t pc);
+  void arrive_in_time();
   void scan_hit(size_t node, uint64_t at, uint64_t stop_at,
                 const gdb::StopEvent &event);
   bool scan_done() const;
@@ -207,6 +230,7 @@ private:
   std::set<uint32_t> soft_breaks_, hard_breaks_;
   std::set<Watch> watches_;
   bool started_ = false;
+  bool run_over_ = false; // run_ended() came
   bool interrupt_ = false;
   bool killed_ = false;
   // `monitor reset` while held inside a block: done at its end.
