@@ -168,9 +168,9 @@ int debug(const DebugOptions &o) {
   const Time checkpoint_every =
       checkpoint_interval(o.checkpoint_every, "debug");
   GdbTarget *debugger = nullptr;
-  std::unique_ptr<Cluster> cluster =
-      start_run_cluster(o, model, std::move(flash), nullptr, [&debugger] {
-        return debugger && debugger->traveling(); // shown the first time
+  std::unique_ptr<Cluster> cluster = start_run_cluster(
+      o, model, std::move(flash), nullptr, [&debugger](uint32_t node) {
+        return debugger && debugger->muted(node); // shown the first time
       });
   Simulation &sim = cluster->sim;
   DebuggerCli::LineReader reader = [&input](std::string &l) {

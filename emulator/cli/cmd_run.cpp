@@ -263,7 +263,7 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   RunProgress run_progress(progress, max_time);
   spec.console = [&progress, &debugger](uint32_t node,
                                         const std::string &line) {
-    if (debugger && debugger->traveling())
+    if (debugger && debugger->muted(node))
       return;         // run again to go back: shown the first time
     progress.clear(); // stdout may be the same terminal
     std::cout << "[node" << node << "] " << line << "\n" << std::flush;

@@ -222,11 +222,10 @@ unsigned run_threads(const ClusterOptions &o) {
   return default_threads(o.nodes);
 }
 
-std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
-                                           const Model &model,
-                                           std::vector<uint8_t> flash,
-                                           RunEvents *events,
-                                           std::function<bool()> muted) {
+std::unique_ptr<Cluster>
+start_run_cluster(const ClusterOptions &o, const Model &model,
+                  std::vector<uint8_t> flash, RunEvents *events,
+                  std::function<bool(uint32_t)> muted) {
   ClusterSpec spec;
   spec.nodes = o.nodes;
   spec.topology = o.topology;
@@ -241,7 +240,7 @@ std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
   spec.core_queue = !o.no_core_queue;
   spec.threads = run_threads(o);
   spec.console = [muted](uint32_t node, const std::string &line) {
-    if (muted && muted())
+    if (muted && muted(node))
       return;
     std::cout << "[node" << node << "] " << line << "\n" << std::flush;
   };

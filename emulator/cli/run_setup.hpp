@@ -61,11 +61,10 @@ unsigned run_threads(const ClusterOptions &o);
 HostOptions host_options(const ClusterOptions &o);
 // Boots the cluster; firmware console lines go to stdout as "[nodeN] ...",
 // except while `muted` says so (a debugger running a stretch again).
-std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
-                                           const Model &model,
-                                           std::vector<uint8_t> flash,
-                                           RunEvents *events,
-                                           std::function<bool()> muted = {});
+std::unique_ptr<Cluster>
+start_run_cluster(const ClusterOptions &o, const Model &model,
+                  std::vector<uint8_t> flash, RunEvents *events,
+                  std::function<bool(uint32_t node)> muted = {});
 // --checkpoint-every TEXT of `command`: a virtual time, or 0 (none).
 Time checkpoint_interval(const std::string &text, const std::string &command);
 

@@ -18,12 +18,16 @@
 #include "core/mips_decode.hpp"
 #include "debug/gdb_target.hpp"
 #include "nicemu/error.hpp"
+#include "nicemu/image.hpp"
+#include "nicemu/model.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <limits>
+#include <sstream>
 
 namespace nicemu {
 
@@ -255,14 +259,107 @@ bool GdbTarget::go_to_time(Time t, const gdb::StopEvent &event,
                        : "the run has not moved since it started";
     return false;
   }
-  go(*from, {{"mode", "time"}, {"until", t}, {"event", event_json(event)}});
+  go(*from, {{"mode", "time"},
+             {"until", t},
+             {"event", event_json(event)},
+             {"shown", positions()}});
 }
 
 void GdbTarget::arrive_in_time() {
-  gdb::StopEvent event = travel_.event;
+  Travel done = std::move(travel_);
   travel_ = {};
   update_hooks();
-  hold(event);
+  hold(done.event, done.answer ? &done.note : nullptr);
+}
+
+bool GdbTarget::muted(size_t node) const {
+  if (travel_.mode == Travel::Mode::None || !travel_.quiet)
+    return false;
+  return node >= travel_.shown.size() ||
+         sim_.nodes()[node]->cpu().instructions() < travel_.shown[node];
+}
+
+// Both through a checkpoint, also forward (GDB waits for the command's
+// answer, not for a stop): the copy resumed there runs to the moment,
+// quietly up to where the firmware's output was shown, and answers.
+bool GdbTarget::monitor_goto(const std::string &args, bool call,
+                             std::string &output) {
+  const char *usage = call ? "goto-call FUNCTION N [NODE]" : "goto TIME";
+  std::istringstream in(args);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;)
+    words.push_back(w);
+  auto fail = [&](const std::string &why) {
+    output = std::string(call ? "goto-call: " : "goto: ") + why + "\n";
+    return false;
+  };
+  if (words.empty() || words.size() > (call ? 3u : 1u) ||
+      (call && words.size() < 2))
+    return fail(std::string("usage: monitor ") + usage);
+  if (!can_reverse() || !frontend_->can_travel())
+    return fail("needs a replay or a run without host programs, and "
+                "--checkpoint-every above 0");
+  if (!reverse_refusal_.empty())
+    return fail(reverse_refusal_);
+  if (!checkpoints_ || checkpoints_->size() == 0)
+    return fail("no checkpoint yet: the first is taken when the run first "
+                "moves (stepi or continue)");
+  uint64_t tag = checkpoint_tag();
+  nlohmann::json request;
+  std::optional<size_t> from;
+  if (!call) {
+    std::optional<uint64_t> t = parse_duration_ps(words[0]);
+    if (!t || *t > kTimeEnd)
+      return fail("'" + words[0] + "' is not a virtual time (120us, 1.5ms)");
+    std::vector<uint64_t> any(sim_.nodes().size(),
+                              std::numeric_limits<uint64_t>::max());
+    from = checkpoints_->find(any, tag, *t + 1);
+    gdb::ThreadId thread = thread_of(in_hook_ ? hook_node_ : 0);
+    request = {{"mode", "time"},
+               {"until", *t},
+               {"event", event_json(gdb::StopEvent::stepped(thread))}};
+  } else {
+    size_t node = in_hook_ ? hook_node_ : 0;
+    char *end = nullptr;
+    if (words.size() == 3) {
+      node = std::strtoul(words[2].c_str(), &end, 10);
+      if (*end || node >= sim_.nodes().size())
+        return fail("no node " + words[2]);
+    }
+    uint64_t nth = std::strtoull(words[1].c_str(), &end, 10);
+    if (*end || nth == 0)
+      return fail("'" + words[1] + "' is not a count (1 for the first)");
+    uint32_t address = 0;
+    const Image &image = sim_.nodes()[node]->image();
+    if (const ImageSymbol *s = image.find_symbol(words[0]))
+      address = s->address;
+    else if (uint64_t a = std::strtoull(words[0].c_str(), &end, 0);
+             !*end && a <= UINT32_MAX)
+      address = uint32_t(a);
+    else
+      return fail("no function '" + words[0] + "'");
+    // Counted from the start of the run: the oldest checkpoint, where no
+    // core has run an instruction.
+    from = checkpoints_->earliest(tag);
+    if (from)
+      for (uint64_t e : checkpoints_->info(*from).executed)
+        if (e != 0)
+          return fail("the start of the run is no longer kept");
+    char note[160];
+    std::snprintf(note, sizeof note, "node%zu: execution %llu of %s (0x%08x)\n",
+                  node, (unsigned long long)nth, words[0].c_str(), address);
+    request = {{"mode", "call"},
+               {"node", node},
+               {"address", address},
+               {"nth", nth},
+               {"note", note},
+               {"event", event_json(gdb::StopEvent::stepped(thread_of(node)))}};
+  }
+  if (!from)
+    return fail("no checkpoint at or before that time");
+  request["answer"] = true;
+  request["shown"] = positions();
+  go(*from, request);
 }
 
 void GdbTarget::go(size_t checkpoint, nlohmann::json request) {
@@ -278,6 +375,9 @@ void GdbTarget::take_request(const std::string &text) {
   for (NodeDebug &d : debug_)
     d.step = d.skip_first = false;
   travel_ = {};
+  travel_.shown = j.value("shown", std::vector<uint64_t>{});
+  travel_.answer = j.value("answer", false);
+  travel_.note = j.value("note", std::string());
   const std::string mode = j.at("mode").get<std::string>();
   if (mode == "here") {
     update_hooks();
@@ -291,6 +391,15 @@ void GdbTarget::take_request(const std::string &text) {
     update_hooks();
     if (sim_.scheduler().now() >= travel_.until)
       arrive_in_time(); // the checkpoint is the moment
+    return;
+  }
+  if (mode == "call") {
+    travel_.mode = Travel::Mode::Call;
+    travel_.node = j.at("node").get<size_t>();
+    travel_.address = j.at("address").get<uint32_t>();
+    travel_.nth = j.at("nth").get<uint64_t>();
+    travel_.event = event_from(j.at("event"));
+    update_hooks();
     return;
   }
   if (mode == "goto") {
@@ -312,6 +421,16 @@ void GdbTarget::take_request(const std::string &text) {
 void GdbTarget::travel_instruction(size_t node, uint32_t pc) {
   if (travel_.mode == Travel::Mode::ToTime)
     return; // a jump: no point stops it
+  if (travel_.mode == Travel::Mode::Call) {
+    if (node != travel_.node || pc != travel_.address ||
+        ++travel_.seen < travel_.nth)
+      return;
+    Travel done = std::move(travel_);
+    travel_ = {};
+    update_hooks();
+    hold_in_hook(node, pc, done.event, &done.note);
+    return;
+  }
   Cpu &cpu = sim_.nodes()[node]->cpu();
   if (travel_.mode == Travel::Mode::Goto) {
     if (node != travel_.node)

@@ -107,17 +107,21 @@ public:
   // run (SIGINT, SIGTERM) is looked at every kStopCheckMs.
   void stopped(const gdb::StopEvent &event) override {
     stub_.on_stop(event);
-    while (!stub_.running() && !target_.killed() && !target_.stop_requested() &&
-           !target_.session_lost())
-      gdb::pump(server_, stub_, kStopCheckMs); // also waits for a connection
+    serve();
   }
   void poll() override { gdb::pump(server_, stub_, 0); }
   bool attached() const override { return stub_.has_client(); }
+  void answered(const gdb::StopEvent &event,
+                const std::string &output) override {
+    stub_.answer_command(event, output);
+    if (event.kind == gdb::StopEvent::Kind::Exited)
+      serve_to_the_end();
+    else
+      serve();
+  }
   void ended(const gdb::StopEvent &event) override {
     stub_.on_stop(event);
-    while (server_.has_client() && !target_.killed() &&
-           !target_.stop_requested() && !target_.session_lost())
-      gdb::pump(server_, stub_, kStopCheckMs);
+    serve_to_the_end();
   }
   bool can_travel() const override { return true; }
   std::string save_session() const override { return stub_.save_session(); }
@@ -132,6 +136,19 @@ public:
   bool reverse_watch_after_access() const override { return true; }
 
 private:
+  // Until GDB resumes the run.
+  void serve() {
+    while (!stub_.running() && !target_.killed() && !target_.stop_requested() &&
+           !target_.session_lost())
+      gdb::pump(server_, stub_, kStopCheckMs); // also waits for a connection
+  }
+  // The run is over: until GDB goes.
+  void serve_to_the_end() {
+    while (server_.has_client() && !target_.killed() &&
+           !target_.stop_requested() && !target_.session_lost())
+      gdb::pump(server_, stub_, kStopCheckMs);
+  }
+
   static constexpr int kStopCheckMs = 100;
   GdbTarget &target_;
   gdb::Server &server_;
@@ -321,9 +338,10 @@ void GdbTarget::update_hooks() {
       !soft_breaks_.empty() || !hard_breaks_.empty() || !watches_.empty();
   for (size_t i = 0; i < sim_.nodes().size(); ++i) {
     CpuDebugHooks hooks;
-    hooks.instructions =
-        points || debug_[i].step ||
-        (travel_.mode == Travel::Mode::Goto && travel_.node == i);
+    hooks.instructions = points || debug_[i].step ||
+                         ((travel_.mode == Travel::Mode::Goto ||
+                           travel_.mode == Travel::Mode::Call) &&
+                          travel_.node == i);
     if (hooks.instructions)
       hooks.reads = hooks.writes = {{0, UINT32_MAX}};
     sim_.nodes()[i]->cpu().set_debug_hooks(hooks);
@@ -332,17 +350,23 @@ void GdbTarget::update_hooks() {
 
 // ---- Execution ----------------------------------------------------------
 
-void GdbTarget::hold(const gdb::StopEvent &event) {
+void GdbTarget::hold(const gdb::StopEvent &event, const std::string *answer) {
   interrupt_ = false;
-  frontend_->stopped(event);
+  if (answer)
+    frontend_->answered(event, *answer + status_text() +
+                                   "(gdb shows the registers of before until "
+                                   "`maint flush register-cache`)\n");
+  else
+    frontend_->stopped(event);
 }
 
 void GdbTarget::hold_in_hook(size_t node, uint32_t pc,
-                             const gdb::StopEvent &event) {
+                             const gdb::StopEvent &event,
+                             const std::string *answer) {
   in_hook_ = true;
   hook_node_ = node;
   hook_pc_ = pc;
-  hold(event);
+  hold(event, answer);
   in_hook_ = false;
   if (killed_ || reset_pending_ || stop_requested()) // the slice ends here
     sim_.nodes()[node]->cpu().request_stop();
@@ -370,7 +394,8 @@ void GdbTarget::between_slices() {
       std::fprintf(stderr, "nicemu: %s\n", why.c_str());
   }
   frontend_->poll();
-  if (interrupt_ && !killed_ && !traveling())
+  if (interrupt_ && !killed_ &&
+      (travel_.mode == Travel::Mode::None || !travel_.quiet))
     hold(gdb::StopEvent::interrupted(gdb::kAnyThread));
 }
 
@@ -379,6 +404,10 @@ Time GdbTarget::max_slice() const {
 }
 
 void GdbTarget::resume(const gdb::ResumePlan &plan) {
+  if (run_over_) { // after a monitor goto that met the run's end
+    frontend_->report_now(end_event_);
+    return;
+  }
   // Threads GDB keeps still run on all the same: virtual time moves for all
   // cores together (`set scheduler-locking` has no effect).
   for (size_t i = 0; i < debug_.size(); ++i) {
@@ -421,7 +450,8 @@ void GdbTarget::before_instruction(size_t node, uint32_t pc) {
 void GdbTarget::memory_access(size_t node, uint32_t addr, unsigned size,
                               bool write) {
   if (travel_.mode == Travel::Mode::Goto ||
-      travel_.mode == Travel::Mode::ToTime)
+      travel_.mode == Travel::Mode::ToTime ||
+      travel_.mode == Travel::Mode::Call)
     return;
   for (const Watch &w : watches_) {
     bool kind_matches = w.kind == gdb::WatchKind::Access ||
@@ -460,8 +490,16 @@ void GdbTarget::kill() {
 void GdbTarget::run_ended(const RunResult &result, int exit_code) {
   if (travel_.mode == Travel::Mode::Scan)
     finish_scan(); // goes on in another copy
-  travel_ = {};    // a Goto past the run's end (cannot be): stop at the end
+  bool answer = travel_.answer;
+  travel_ = {}; // a Goto past the run's end (cannot be): stop at the end
   run_over_ = true;
+  end_event_ = gdb::StopEvent::exited(uint8_t(exit_code));
+  if (answer && !killed_ && frontend_->attached()) {
+    // A monitor goto past the end: the run ended first.
+    frontend_->answered(end_event_, "the run ended first: " + status_text() +
+                                        "(continue shows how it ended)\n");
+    return;
+  }
   if (killed_ || !frontend_->attached())
     return;
   if (result.outcome == RunOutcome::Faulted) {
@@ -576,7 +614,16 @@ bool GdbTarget::monitor(const std::string &command, std::string &output) {
              "                symbol) on nicemu's stderr; no cycle changes\n"
              "  checkpoints   reverse execution's checkpoints: how many, "
              "their\n"
-             "                interval, what taking and resuming one cost\n";
+             "                interval, what taking and resuming one cost\n"
+             "  goto TIME     the run to the first moment between rounds at "
+             "or after\n"
+             "                virtual time TIME (120us, 1.5ms), back or "
+             "forward\n"
+             "  goto-call FUNCTION N [NODE]\n"
+             "                to the Nth execution of FUNCTION (a name or "
+             "an address)\n"
+             "                by NODE's core (default: the stopped one)\n"
+             "                after a goto: maint flush register-cache\n";
     return true;
   }
   if (cmd == "status" || cmd == "time" || cmd == "cycles" || cmd == "nodes") {
@@ -591,6 +638,10 @@ bool GdbTarget::monitor(const std::string &command, std::string &output) {
     output = checkpoints_text();
     return true;
   }
+  if (cmd.rfind("goto ", 0) == 0)
+    return monitor_goto(cmd.substr(5), false, output);
+  if (cmd.rfind("goto-call ", 0) == 0)
+    return monitor_goto(cmd.substr(10), true, output);
   if (cmd == "trace") {
     output = tracers_.empty() ? "trace: off\n" : "trace: on\n";
     return true;

@@ -63,6 +63,12 @@ public:
   // Going back to a watched access stops after it (GDB then steps back
   // over it itself), or else at the accessing instruction.
   virtual bool reverse_watch_after_access() const { return false; }
+  // In a copy resumed for a command that moved the run (GDB's monitor
+  // goto): the run stands at `event`; answer that command with `output`,
+  // then serve the user as stopped() does.
+  virtual void answered(const gdb::StopEvent &event, const std::string &) {
+    stopped(event);
+  }
 };
 
 class GdbTarget final : public gdb::Target, public RunDebugger {
@@ -90,10 +96,8 @@ public:
   // process the shell started exits with it.
   void session_ended(int exit_code);
   // Running again from a checkpoint to where the debugger goes back to:
-  // what the firmware prints meanwhile was shown the first time.
-  bool traveling() const {
-    return travel_.mode != Travel::Mode::None && travel_.quiet;
-  }
+  // what node `node`'s firmware prints there was shown the first time.
+  bool muted(size_t node) const;
   // Moves the whole run to the first moment between rounds at or after
   // virtual time `t`, ignoring breakpoints: forward if `t` is later than
   // now (the next resume stops there), else back through a checkpoint
@@ -165,13 +169,19 @@ private:
   };
   // Going back: a copy of the process resumed from a checkpoint runs
   // forward, quietly, to an instruction of one core (Goto), through a
-  // stretch of the run noting the points it meets (Scan), or to a virtual
-  // time (ToTime, also forward and then not quiet).
+  // stretch of the run noting the points it meets (Scan), to a virtual
+  // time (ToTime, also forward and then not quiet), or to a core's Nth
+  // execution of an address (Call).
   struct Travel {
-    enum class Mode : uint8_t { None, Goto, Scan, ToTime };
+    enum class Mode : uint8_t { None, Goto, Scan, ToTime, Call };
     Mode mode = Mode::None;
-    bool quiet = true;           // the firmware's output was shown before
+    bool quiet = true;           // the firmware's output was shown before...
+    std::vector<uint64_t> shown; // ... up to these positions (empty: all)
+    bool answer = false;         // arriving answers a monitor command...
+    std::string note;            // ... with this first
     Time until = 0;              // ToTime: the time
+    uint32_t address = 0;        // Call: the address (on core `node`)
+    uint64_t nth = 0, seen = 0;  // Call: which execution; those met
     size_t node = 0;             // Goto: the core
     uint64_t count = 0;          // Goto: stop before its instruction `count`
     bool back_step = false;      // Goto: or one earlier, at a branch (the
@@ -194,8 +204,11 @@ private:
     return gdb::ThreadId(node + 1);
   }
   // Stops the run for the debugger and serves it until it resumes.
-  void hold(const gdb::StopEvent &event);
-  void hold_in_hook(size_t node, uint32_t pc, const gdb::StopEvent &event);
+  // With `answer`, the stop answers a monitor command that moved the run
+  // (`answer`, then where the run stands).
+  void hold(const gdb::StopEvent &event, const std::string *answer = nullptr);
+  void hold_in_hook(size_t node, uint32_t pc, const gdb::StopEvent &event,
+                    const std::string *answer = nullptr);
   void update_hooks();
   std::string status_text();
   std::string set_trace(bool on);
@@ -215,6 +228,8 @@ private:
   [[noreturn]] void go(size_t checkpoint, nlohmann::json request);
   void travel_instruction(size_t node, uint32_t pc);
   void arrive_in_time();
+  // monitor goto TIME, monitor goto-call FUNCTION N [NODE].
+  bool monitor_goto(const std::string &args, bool call, std::string &output);
   void scan_hit(size_t node, uint64_t at, uint64_t stop_at,
                 const gdb::StopEvent &event);
   bool scan_done() const;
@@ -231,6 +246,7 @@ private:
   std::set<Watch> watches_;
   bool started_ = false;
   bool run_over_ = false; // run_ended() came
+  gdb::StopEvent end_event_;
   bool interrupt_ = false;
   bool killed_ = false;
   // `monitor reset` while held inside a block: done at its end.

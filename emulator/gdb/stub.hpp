@@ -79,6 +79,10 @@ public:
   // as GDB does after its bs or bc.
   std::string save_session() const;
   bool restore_session(std::string_view saved);
+  // In such a copy, resumed for a monitor command that moved the run (a
+  // jump in time): answers that command with `output` (GDB still waits
+  // for its reply, not for a stop), and the target stands at `event`.
+  void answer_command(const StopEvent &event, std::string_view output);
 
 private:
   using Reply = std::optional<std::string>; // nullopt: no reply (c, s, k)
@@ -92,6 +96,8 @@ private:
   };
 
   void send_packet(std::string_view payload);
+  // O packets: text for GDB's console.
+  void send_output(std::string_view output);
   void handle_packet(std::string_view packet);
   Reply dispatch(std::string_view packet);
   // The reply for `event`; its thread becomes the Hg thread, as GDB

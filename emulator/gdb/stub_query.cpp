@@ -176,17 +176,30 @@ Stub::Reply Stub::xfer(std::string_view args) {
   return (last ? "l" : "m") + std::string(part);
 }
 
+void Stub::send_output(std::string_view output) {
+  constexpr size_t kChunk = 1024;
+  for (size_t at = 0; at < output.size(); at += kChunk)
+    send_packet("O" + hex_encode(output.substr(at, kChunk)));
+}
+
 Stub::Reply Stub::monitor(std::string_view hex) {
   std::vector<uint8_t> bytes;
   if (!hex_decode(hex, bytes))
     return kMalformed;
   std::string output;
   bool ok = target_.monitor(std::string(bytes.begin(), bytes.end()), output);
-  constexpr size_t kChunk = 1024;
-  for (size_t at = 0; at < output.size(); at += kChunk)
-    send_packet("O" + hex_encode(std::string_view(output).substr(at, kChunk)));
+  send_output(output);
   // GDB prints the output either way; an error makes the command fail.
   return ok ? kOk : kMalformed;
+}
+
+void Stub::answer_command(const StopEvent &event, std::string_view output) {
+  last_stop_ = event;
+  running_ = waiting_ = false;
+  if (!client_)
+    return;
+  send_output(output);
+  send_packet(kOk);
 }
 
 } // namespace nicemu::gdb

@@ -208,6 +208,56 @@ TEST_CASE("reverse: on a replay of a GAM ping-pong, reverse-continue "
   CHECK(run_summary(d.nicemu.err) == run_summary(plain.err));
 }
 
+TEST_CASE("reverse: monitor goto-call stops at a handler's Nth call as a "
+          "forward run does, monitor goto at the same moment from anywhere") {
+  REQUIRE_MESSAGE(fs::exists(kGdb),
+                  "gdb-multiarch is not installed (toolchain/setup.sh)");
+  // A jump, then gdb reads the registers again; the jump's answer (where
+  // the run stands) is left out of the states.
+  auto jump = [](const std::string &command) {
+    return "echo ==JUMP==\\n\nmonitor " + command +
+           "\nmaint flush register-cache\n";
+  };
+  Debugged j =
+      debug_demo("break on_interrupt\ncontinue\ncontinue\ncontinue\n" +
+                     jump("goto-call on_interrupt 2") + dump("&ticks") +
+                     jump("goto-call on_interrupt 1") + dump("&ticks") +
+                     jump("goto 300us") + dump("&ticks") + jump("goto 1ms") +
+                     jump("goto 300us") + dump("&ticks") +
+                     jump("goto-call on_interrupt 3 0") + dump("&ticks") +
+                     jump("goto 2s") + "continue\n",
+                 "1ms");
+  std::string out = j.gdb.out;
+  for (size_t at; (at = out.find("==JUMP==")) != std::string::npos;)
+    out.erase(at, out.find("==STATE==", at) - at);
+  INFO("jumps: " << j.gdb);
+  CHECK(contains(j.gdb.out, "node0: execution 2 of on_interrupt"));
+  std::vector<std::string> js = states(out, 0);
+  REQUIRE(js.size() == 5);
+  CHECK(js[3] == js[2]); // 300 us, from 473 us and from 1 ms
+  CHECK(js[2] != js[0]);
+  // The run ends before 2 s: the answer says so, and continue ends it.
+  CHECK(contains(j.gdb.out, "the run ended first"));
+  CHECK(contains(j.gdb.out, "exited normally"));
+  CHECK(j.nicemu.status == 0);
+  Debugged f = debug_demo("break on_interrupt\ncontinue\n" + dump("&ticks") +
+                              "continue\n" + dump("&ticks") + "continue\n" +
+                              dump("&ticks") + "delete\ncontinue\n",
+                          "1ms");
+  INFO("forward: " << f.gdb);
+  std::vector<std::string> fs = states(f.gdb.out, 0);
+  REQUIRE(fs.size() == 3);
+  CHECK(js[0] == fs[1]);
+  CHECK(js[1] == fs[0]);
+  CHECK(js[4] == fs[2]);
+  CommandResult plain = nicemu({"run", "--firmware", firmware("demo.img")});
+  CHECK(run_summary(j.nicemu.err) == run_summary(plain.err));
+  // No checkpoint before the run has moved: an error, and the run goes on.
+  Debugged early = debug_demo("monitor goto 100us\ncontinue\n", "1ms");
+  CHECK(contains(early.gdb.out, "goto: no checkpoint yet"));
+  CHECK(early.nicemu.status == 0);
+}
+
 TEST_CASE("reverse: refused with a clear answer where it cannot work") {
   REQUIRE_MESSAGE(fs::exists(kGdb),
                   "gdb-multiarch is not installed (toolchain/setup.sh)");
