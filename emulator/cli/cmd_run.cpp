@@ -54,6 +54,10 @@ struct RunOptions : ClusterOptions {
   // where that run ended.
   std::string recorded_stop;
   Time recorded_end = 0;
+  // A replay of a run with --tap: its TAP device's name, and the bridge's
+  // figures as the summary showed them.
+  std::string recorded_tap;
+  TapStats recorded_tap_stats;
   ProgressMode progress = ProgressMode::Auto;
   bool profiling() const {
     return !report.empty() || !report_json.empty() || !measure.empty() ||
@@ -167,6 +171,7 @@ HostTape::Contents recording_contents(const RunOptions &o, const RunInputs &in,
   m["firmware"] = o.firmware;
   m["flash_file"] = o.flash;
   m["program"] = o.program;
+  m["tap"] = o.tap;
   // Erased flash (0xFF) past the image is left out: a recording of a short
   // run is then mostly what the hosts did, not a megabyte of erased bytes.
   auto written = [](const std::vector<uint8_t> &f) {
@@ -191,6 +196,25 @@ HostTape::Contents recording_contents(const RunOptions &o, const RunInputs &in,
   return c;
 }
 
+// A replay of a run with --tap: the frames Linux sent enter the network at
+// the recorded times (put in at the start: their events run as in the
+// recorded run, EventOrigin::outside), and every frame the cluster offers
+// to Linux is compared with the recorded one.
+void play_outside(HostTape &tape, Fabric &fabric) {
+  const uint32_t nodes = fabric.topology().nodes;
+  fabric.set_outside([&tape, nodes](const Packet &p, Time now) {
+    return TapBridge::for_outside(p, nodes) &&
+           tape.frame_out(now, p.payload, true);
+  });
+  for (const HostTape::Frame &f : tape.frames_in()) {
+    if (f.node >= nodes)
+      throw Error("replay: a damaged recording (a frame from Linux for node " +
+                  std::to_string(f.node) + " of " + std::to_string(nodes) +
+                  ")");
+    fabric.deliver_from_outside(f.node, f.bytes, f.at);
+  }
+}
+
 int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   // SIGINT, SIGTERM: a clean stop from here on (cli/stop_signals.hpp).
   StopSignals signals;
@@ -198,10 +222,12 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   std::vector<uint8_t> flash = std::move(in.flash);
   auto node_flash = in.node_flash;
   const bool replaying = tape && tape->playing();
-  if (tape && !o.tap.empty())
-    throw Error(replaying ? "replay: a recording never has --tap"
-                          : "run: --record does not record --tap frames yet "
-                            "(docs/replay.md)");
+  if (replaying && !o.tap.empty())
+    throw Error("replay: a replay takes its frames from the recording, not "
+                "from --tap");
+  // A replay of a run with --tap plays its frames: the same network, with
+  // its way out to Linux.
+  const bool outside = tape && !o.recorded_tap.empty();
   // Traces and captures: their files are opened before anything starts.
   RunObservers observers(o.observe);
   // Report options are checked before anything starts.
@@ -243,7 +269,8 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   spec.topology = o.topology;
   spec.topology_text = in.topology_text;
   spec.tape = tape;
-  spec.network = tap != nullptr; // a one-node run needs a switch to bridge
+  // A one-node run needs a switch to bridge.
+  spec.network = tap != nullptr || outside;
   spec.program = o.program;
   spec.procs_per_node = o.procs_per_node;
   spec.events = observers.events();
@@ -281,6 +308,16 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   if (tap) {
     tap->attach(sim.fabric());
     sim.set_wall_clock_input(tap.get());
+    if (tape)
+      tap->set_recorder(
+          {[tape](Time at, uint32_t node, const std::vector<uint8_t> &frame) {
+             tape->frame_in(at, node, frame);
+           },
+           [tape](Time at, const std::vector<uint8_t> &frame, bool left) {
+             tape->frame_out(at, frame, left);
+           }});
+  } else if (outside) {
+    play_outside(*tape, *sim.fabric());
   }
   HostGroup *hosts = cluster->hosts.get();
   observers.start(sim.scheduler());
@@ -334,6 +371,13 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
     nlohmann::json trailer;
     trailer["stopped_by"] = stopped ? signals.name() : "";
     trailer["end_time_ps"] = r.end_time;
+    if (tap) {
+      const TapStats &t = tap->stats();
+      trailer["tap"] = {{"out", t.frames_out},
+                        {"in", t.frames_in},
+                        {"ignored", t.frames_ignored},
+                        {"lost", t.write_errors}};
+    }
     tape->finish(trailer.dump());
   }
   observers.finish([&sim] {
@@ -348,12 +392,13 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
     say_why_stopped(r, o);
   if (!o.quiet)
     print_summary(sim, r, model, o.per_node);
-  if (tap && !o.quiet) {
-    const TapStats &t = tap->stats();
+  if ((tap || outside) && !o.quiet) {
+    const TapStats &t = tap ? tap->stats() : o.recorded_tap_stats;
     std::fprintf(
         stderr, "tap %s: %llu frames out, %llu in, %llu ignored, %llu lost\n",
-        tap->name().c_str(), (unsigned long long)t.frames_out,
-        (unsigned long long)t.frames_in, (unsigned long long)t.frames_ignored,
+        tap ? tap->name().c_str() : o.recorded_tap.c_str(),
+        (unsigned long long)t.frames_out, (unsigned long long)t.frames_in,
+        (unsigned long long)t.frames_ignored,
         (unsigned long long)t.write_errors);
   }
   int budget_code = 0;
@@ -383,6 +428,13 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   if (!unplayed.empty()) {
     std::cerr << "nicemu: replay diverged from the recording: " << unplayed
               << "\n";
+    if (!signals.requested())
+      return ended(1);
+  }
+  // Without hosts, a frame to Linux that differs from the recording's
+  // does not stop the run (the hosts' checks do): it is told at the end.
+  if (replaying && !hosts && !tape->divergence().empty()) {
+    std::cerr << "nicemu: " << tape->divergence() << "\n";
     if (!signals.requested())
       return ended(1);
   }
@@ -482,6 +534,13 @@ RunInputs replay_inputs(const std::string &path, RunOptions &o,
     nlohmann::json end = nlohmann::json::parse(c.trailer);
     o.recorded_stop = end.at("stopped_by").get<std::string>();
     o.recorded_end = end.at("end_time_ps").get<Time>();
+    o.recorded_tap = m.value("tap", "");
+    if (end.contains("tap")) {
+      const nlohmann::json &t = end.at("tap");
+      o.recorded_tap_stats = {
+          t.at("out").get<uint64_t>(), t.at("in").get<uint64_t>(),
+          t.at("ignored").get<uint64_t>(), t.at("lost").get<uint64_t>()};
+    }
   } catch (const nlohmann::json::exception &e) {
     throw Error(path + ": a damaged recording (its manifest: " +
                 std::string(e.what()) + ")");

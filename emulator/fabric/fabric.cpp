@@ -699,8 +699,10 @@ void Fabric::deliver_from_outside(uint32_t node, std::vector<uint8_t> payload,
   f->packet.payload = std::move(payload);
   // The link from the node's switch (or its peer) to the node.
   uint32_t link = m.wiring.peer[m.wiring.node_port(node)];
+  EventOrigin was = m.sched.set_origin(EventOrigin::outside());
   m.post(std::max(at, m.sched.now()), "fabric: frame from outside",
          [&m, f, link] { m.request(f, link); });
+  m.sched.set_origin(was);
 }
 
 void Fabric::inject_faults(const LinkFaults &faults) {

@@ -66,14 +66,21 @@ void TapBridge::attach(Fabric *fabric) {
   if (!fabric_)
     throw Error("--tap: the run has no network");
   uint32_t nodes = fabric_->topology().nodes;
-  fabric_->set_outside([this, nodes](const Packet &p, Time) {
-    // The sender's own MAC is filtered, as before; anything else leaves.
-    std::optional<uint32_t> to =
-        p.payload.size() >= 6 ? node_of_mac(p.payload.data()) : std::nullopt;
-    if (to && *to < nodes)
+  fabric_->set_outside([this, nodes](const Packet &p, Time now) {
+    if (!for_outside(p, nodes))
       return false;
-    return send_out(p.payload);
+    bool left = send_out(p.payload);
+    if (recorder_.out)
+      recorder_.out(now, p.payload, left);
+    return left;
   });
+}
+
+// The sender's own MAC is filtered, as before; anything else leaves.
+bool TapBridge::for_outside(const Packet &p, uint32_t nodes) {
+  std::optional<uint32_t> to =
+      p.payload.size() >= 6 ? node_of_mac(p.payload.data()) : std::nullopt;
+  return !(to && *to < nodes);
 }
 
 bool TapBridge::send_out(const std::vector<uint8_t> &payload) {
@@ -115,6 +122,8 @@ void TapBridge::poll(Time now) {
     for (int b = 0; b < 4; ++b)
       payload.push_back(uint8_t(crc >> (8 * b)));
     ++stats_.frames_in;
+    if (recorder_.in)
+      recorder_.in(now, *to, payload);
     fabric_->deliver_from_outside(*to, std::move(payload), now);
   }
 }

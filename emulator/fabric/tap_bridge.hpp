@@ -17,6 +17,7 @@
 #include "sim/wall_clock_input.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,21 @@ public:
   void poll(Time now) override;
   void wait(int64_t timeout_ns) override;
 
+  // nicemu run --record: told of every frame from Linux that enters the
+  // network (to `node`, at `at`, with its FCS), and of every frame the
+  // cluster offers to Linux (whether it left).
+  struct Recorder {
+    std::function<void(Time at, uint32_t node,
+                       const std::vector<uint8_t> &frame)>
+        in;
+    std::function<void(Time at, const std::vector<uint8_t> &frame, bool left)>
+        out;
+  };
+  void set_recorder(Recorder recorder) { recorder_ = std::move(recorder); }
+  // Whether the fabric's frame `p` is for the outside, in a cluster of
+  // `nodes` nodes (else it goes to a node, or nowhere).
+  static bool for_outside(const Packet &p, uint32_t nodes);
+
   const std::string &name() const { return name_; }
   const TapStats &stats() const { return stats_; }
 
@@ -61,6 +77,7 @@ private:
   int fd_ = -1;
   Fabric *fabric_ = nullptr;
   TapStats stats_;
+  Recorder recorder_;
 };
 
 } // namespace nicemu

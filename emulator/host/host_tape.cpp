@@ -188,7 +188,14 @@ std::string at_time(uint64_t ps) {
 }
 
 // What follows the blobs: one record per thing a host did, as it happened.
-enum Record : uint8_t { kRequest = 1, kReply = 2, kRead = 3, kEnd = 4 };
+enum Record : uint8_t {
+  kRequest = 1,
+  kReply = 2,
+  kRead = 3,
+  kEnd = 4,
+  kFrameIn = 5,  // the TAP bridge: a frame from Linux
+  kFrameOut = 6, // a frame offered to Linux
+};
 
 bool same(const Reply &a, const Reply &b) {
   return a.status == b.status && a.value == b.value && a.time == b.time &&
@@ -317,6 +324,49 @@ void HostTape::replied(uint32_t rank, const Reply &r) {
                  "; the recording was answered " + describe(rec));
 }
 
+void HostTape::frame_in(uint64_t at, uint32_t node,
+                        const std::vector<uint8_t> &bytes) {
+  if (!out_)
+    return;
+  out_->u8(kFrameIn);
+  out_->u32(node);
+  out_->u64(at);
+  out_->bytes(bytes.data(), bytes.size());
+}
+
+bool HostTape::frame_out(uint64_t at, const std::vector<uint8_t> &bytes,
+                         bool left) {
+  if (!playing()) {
+    if (out_) {
+      out_->u8(kFrameOut);
+      out_->u32(left);
+      out_->u64(at);
+      out_->bytes(bytes.data(), bytes.size());
+    }
+    return left;
+  }
+  const std::string what = "the cluster offers a " +
+                           std::to_string(bytes.size()) +
+                           "-byte frame to the TAP bridge";
+  if (next_frame_out_ == frames_out_.size()) {
+    diverged_outside(at, what + "; the recording has no more");
+    return false;
+  }
+  const Frame &rec = frames_out_[next_frame_out_++];
+  if (rec.at != at || rec.bytes != bytes)
+    diverged_outside(at, what + "; the recording's was " +
+                             std::to_string(rec.bytes.size()) + " bytes at " +
+                             at_time(rec.at) +
+                             (rec.bytes == bytes ? "" : ", other bytes"));
+  return rec.left;
+}
+
+void HostTape::diverged_outside(uint64_t at, const std::string &what) {
+  if (divergence_.empty())
+    divergence_ =
+        "replay diverged from the recording at " + at_time(at) + ": " + what;
+}
+
 void HostTape::diverged(uint32_t rank, uint64_t at, const std::string &what) {
   if (!divergence_.empty())
     return;
@@ -352,6 +402,11 @@ bool HostTape::feed(uint32_t rank, ControlBlock &cb) {
 }
 
 std::string HostTape::unplayed() const {
+  if (next_frame_out_ < frames_out_.size())
+    return "the replay ended before the cluster offered frame " +
+           std::to_string(next_frame_out_ + 1) + " of " +
+           std::to_string(frames_out_.size()) + " to the TAP bridge (at " +
+           at_time(frames_out_[next_frame_out_].at) + ")";
   for (uint32_t rank = 0; rank < tapes_.size(); ++rank) {
     const RankTape &t = tapes_[rank];
     if (t.next_action == t.actions.size())
@@ -439,6 +494,24 @@ void HostTape::read_records(Reader &r, HostTape *into, uint32_t &ranks) {
     const uint8_t kind = r.u8();
     if (kind == kEnd)
       break;
+    if (kind == kFrameIn || kind == kFrameOut) {
+      Frame f;
+      uint32_t field = r.u32();
+      f.at = r.u64();
+      f.bytes = r.blob();
+      if (kind == kFrameIn) {
+        f.node = field;
+        if (into)
+          into->frames_in_.push_back(std::move(f));
+      } else {
+        if (field > 1)
+          r.damaged("a frame neither left nor kept");
+        f.left = field != 0;
+        if (into)
+          into->frames_out_.push_back(std::move(f));
+      }
+      continue;
+    }
     const uint32_t rank = r.u32();
     if (into && rank >= ranks)
       r.damaged("a host rank past the rank count");
@@ -512,9 +585,10 @@ HostTape HostTape::parse(const std::string &data, const std::string &path,
     r.damaged("no recording header");
   r.text(); // the magic
   uint32_t version = r.u32();
-  if (version != kVersion)
+  if (version < kOldestVersion || version > kVersion)
     throw Error(path + ": a recording of format version " +
-                std::to_string(version) + "; this nicemu reads version " +
+                std::to_string(version) + "; this nicemu reads versions " +
+                std::to_string(kOldestVersion) + " to " +
                 std::to_string(kVersion));
   contents.manifest = r.text();
   for (uint64_t i = r.count(16); i > 0; --i) {

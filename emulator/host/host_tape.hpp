@@ -60,6 +60,22 @@ public:
   // it with the recorded one.
   void replied(uint32_t rank, const channel::Reply &r);
 
+  // The TAP bridge (nicemu run --tap): what Linux put into the run. A
+  // frame from Linux entered the network for `node` at `at` (recording).
+  struct Frame {
+    uint64_t at = 0;
+    uint32_t node = 0;          // in: the node it went to
+    bool left = false;          // out: whether it left for Linux
+    std::vector<uint8_t> bytes; // with its FCS
+  };
+  void frame_in(uint64_t at, uint32_t node, const std::vector<uint8_t> &bytes);
+  // Both modes: the cluster offers a frame to the outside at `at`, and
+  // whether it left (recording keeps it; playing compares it with the
+  // recorded one and returns whether that one left).
+  bool frame_out(uint64_t at, const std::vector<uint8_t> &bytes, bool left);
+  // Playing: the frames from Linux, in order, to put into the network.
+  const std::vector<Frame> &frames_in() const { return frames_in_; }
+
   // Playing. Posts rank's next request on its channel, as the host library
   // would, if the host is ready for it (its last call was answered).
   // Returns false when the rank has nothing more to post.
@@ -108,8 +124,10 @@ public:
   // Sets the rank count (recording: the run's; playing: must match).
   // With `per_node` ranks on each node (messages name the node).
   void set_ranks(uint32_t ranks, uint32_t per_node = 1);
-  // The format version this build writes and reads.
-  static constexpr uint32_t kVersion = 2;
+  // The format version this build writes, and the oldest it reads
+  // (version 3 added the TAP bridge's frames).
+  static constexpr uint32_t kVersion = 3;
+  static constexpr uint32_t kOldestVersion = 2;
 
 private:
   struct Action {
@@ -135,6 +153,7 @@ private:
     size_t next_action = 0, next_reply = 0, next_read = 0;
   };
   void diverged(uint32_t rank, uint64_t at, const std::string &what);
+  void diverged_outside(uint64_t at, const std::string &what);
   // Reads the hosts' records and their ends: a first pass (`into` null)
   // checks them and finds `ranks`, a second fills `into`'s tapes.
   static void read_records(tape_io::Reader &r, HostTape *into, uint32_t &ranks);
@@ -145,6 +164,8 @@ private:
   std::string path_;
   uint32_t per_node_ = 1;
   std::vector<RankTape> tapes_;
+  std::vector<Frame> frames_in_, frames_out_;
+  size_t next_frame_out_ = 0; // playing
   std::string divergence_;
 };
 

@@ -26,10 +26,14 @@ using EventId = uint64_t;
 // Who schedules the events from now on (Scheduler::set_origin).
 struct EventOrigin {
   uint64_t id = 0; // 0: an event (or the loop); 1 + n: node n's core;
-                   // 2^32 + r: host r's request
+                   // 2^32 + r: host r's request; 2^33: the outside
   static EventOrigin events() { return {}; }
   static EventOrigin core(uint32_t node) { return {1 + uint64_t(node)}; }
   static EventOrigin host(uint32_t rank) { return {(1ull << 32) + rank}; }
+  // Frames from Linux (nicemu run --tap): their order among events of the
+  // same time does not depend on when the run loop took them in, so a
+  // replay that puts them in at its start runs them alike.
+  static EventOrigin outside() { return {1ull << 33}; }
 };
 
 class Scheduler {

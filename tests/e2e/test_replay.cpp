@@ -246,19 +246,6 @@ TEST_CASE("replay: a recording altered to run another way stops at the "
   CHECK(contains(r.err, "the recording was answered at "));
 }
 
-TEST_CASE("replay: --record refuses what it cannot record yet, before the "
-          "run starts") {
-  TempDir dir;
-  CommandResult r =
-      nicemu({"run", "-n", "2", "--model", "comet", "--firmware",
-              NICEMU_VIA_IMAGE, "--tap", "nicemu-test0", "--record",
-              dir.file("run.nrec"), "--", NICEMU_FM_PINGPONG, "--quick"});
-  INFO(r);
-  CHECK(r.status != 0);
-  CHECK(contains(r.err, "--record does not record --tap"));
-  CHECK_FALSE(fs::exists(dir.file("run.nrec")));
-}
-
 TEST_CASE("replay: gdb on a replay stops where it stops on the recorded "
           "run, with the same registers") {
   REQUIRE_MESSAGE(fs::exists(kGdb),
