@@ -193,6 +193,10 @@ int debug(const DebugOptions &o) {
                                  std::string &why) {
     return target.go_to_time(t, e, why);
   };
+  options.back_steps = [&target](gdb::ThreadId thread, uint64_t steps,
+                                 std::string &why) {
+    return target.back_steps(thread, steps, why);
+  };
   DebuggerCli cli(target, reader, std::cout, options);
   target.set_frontend(cli);
   auto old_handler = std::signal(SIGINT, on_sigint);

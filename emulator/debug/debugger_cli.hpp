@@ -53,6 +53,8 @@ public:
     std::function<void(const std::string &)> restore_input;
     // goto TIME (GdbTarget::go_to_time); null: no goto.
     std::function<bool(Time, const gdb::StopEvent &, std::string &)> go_to_time;
+    // rstepi N (GdbTarget::back_steps); null: N single steps back.
+    std::function<bool(gdb::ThreadId, uint64_t, std::string &)> back_steps;
   };
 
   DebuggerCli(gdb::Target &target, LineReader read, std::ostream &out,

@@ -58,6 +58,18 @@ bool DebuggerCli::cmd_back(OpKind kind, const Args &args) {
       op_.func = f ? f->address : 0;
     }
   }
+  if (op_.kind == OpKind::BackInsn && op_.count > 1 && options_.back_steps) {
+    // All at once: the copy that arrives has one step (this one) left.
+    uint64_t steps = op_.count;
+    op_.count = 1;
+    std::string why;
+    out_ << std::flush;
+    if (!options_.back_steps(op_.thread, steps, why)) {
+      op_ = {};
+      error("cannot go back: " + why);
+    }
+    return false;
+  }
   back_again();
   return false; // not resumed here: in the copy that goes back, if any
 }

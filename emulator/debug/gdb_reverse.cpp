@@ -222,6 +222,38 @@ bool GdbTarget::reverse(bool step, gdb::ThreadId thread, std::string &why) {
              {"thread", thread}});
 }
 
+bool GdbTarget::back_steps(gdb::ThreadId thread, uint64_t steps,
+                           std::string &why) {
+  if (!can_reverse() || !frontend_->can_travel() || !reverse_refusal_.empty() ||
+      !node_of(thread) || steps == 0) {
+    return reverse(true, thread, why); // says why, or takes one step
+  }
+  size_t node = thread - 1;
+  uint64_t k = position_of(node);
+  if (!checkpoints_ || k == 0) {
+    frontend_->report_now(history_start(thread));
+    return true;
+  }
+  // A step is one instruction or two (a branch and its delay slot): the
+  // step `steps` back starts at or after k - 2 * steps.
+  std::vector<uint64_t> bound(sim_.nodes().size(),
+                              std::numeric_limits<uint64_t>::max());
+  bound[node] = k > 2 * steps ? k - 2 * steps : 0;
+  std::optional<size_t> from = checkpoints_->find(bound, checkpoint_tag());
+  if (!from)
+    from = checkpoints_->earliest(checkpoint_tag());
+  if (!from) {
+    frontend_->report_now(history_start(thread));
+    return true;
+  }
+  go(*from, {{"mode", "steps"},
+             {"node", node},
+             {"count", k},
+             {"nth", steps},
+             {"checkpoint", *from},
+             {"thread", thread}});
+}
+
 bool GdbTarget::go_to_time(Time t, const gdb::StopEvent &event,
                            std::string &why) {
   Time now = sim_.scheduler().now();
@@ -393,6 +425,16 @@ void GdbTarget::take_request(const std::string &text) {
       arrive_in_time(); // the checkpoint is the moment
     return;
   }
+  if (mode == "steps") {
+    travel_.mode = Travel::Mode::Steps;
+    travel_.node = j.at("node").get<size_t>();
+    travel_.count = j.at("count").get<uint64_t>();
+    travel_.nth = j.at("nth").get<uint64_t>();
+    travel_.checkpoint = j.at("checkpoint").get<size_t>();
+    travel_.thread = j.at("thread").get<gdb::ThreadId>();
+    update_hooks();
+    return;
+  }
   if (mode == "call") {
     travel_.mode = Travel::Mode::Call;
     travel_.node = j.at("node").get<size_t>();
@@ -421,6 +463,33 @@ void GdbTarget::take_request(const std::string &text) {
 void GdbTarget::travel_instruction(size_t node, uint32_t pc) {
   if (travel_.mode == Travel::Mode::ToTime)
     return; // a jump: no point stops it
+  if (travel_.mode == Travel::Mode::Steps) {
+    if (node != travel_.node)
+      return;
+    Cpu &cpu = sim_.nodes()[node]->cpu();
+    uint64_t at = cpu.instructions_before(pc);
+    if (at < travel_.count) {
+      if (!cpu.in_delay_slot(pc)) {
+        travel_.starts.push_back(at);
+        if (travel_.starts.size() > travel_.nth)
+          travel_.starts.pop_front();
+      }
+      return;
+    }
+    // Back at the present: the oldest start kept is the step wanted (or,
+    // with fewer, the first of the run's history).
+    Travel done = std::move(travel_);
+    travel_ = {};
+    gdb::StopEvent event = done.starts.size() == done.nth
+                               ? gdb::StopEvent::stepped(done.thread)
+                               : history_start(done.thread);
+    go(done.checkpoint,
+       {{"mode", "goto"},
+        {"node", done.node},
+        {"count", done.starts.empty() ? uint64_t(0) : done.starts.front()},
+        {"back_step", false},
+        {"event", event_json(event)}});
+  }
   if (travel_.mode == Travel::Mode::Call) {
     if (node != travel_.node || pc != travel_.address ||
         ++travel_.seen < travel_.nth)

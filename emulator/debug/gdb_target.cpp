@@ -340,7 +340,8 @@ void GdbTarget::update_hooks() {
     CpuDebugHooks hooks;
     hooks.instructions = points || debug_[i].step ||
                          ((travel_.mode == Travel::Mode::Goto ||
-                           travel_.mode == Travel::Mode::Call) &&
+                           travel_.mode == Travel::Mode::Call ||
+                           travel_.mode == Travel::Mode::Steps) &&
                           travel_.node == i);
     if (hooks.instructions)
       hooks.reads = hooks.writes = {{0, UINT32_MAX}};
@@ -451,7 +452,7 @@ void GdbTarget::memory_access(size_t node, uint32_t addr, unsigned size,
                               bool write) {
   if (travel_.mode == Travel::Mode::Goto ||
       travel_.mode == Travel::Mode::ToTime ||
-      travel_.mode == Travel::Mode::Call)
+      travel_.mode == Travel::Mode::Call || travel_.mode == Travel::Mode::Steps)
     return;
   for (const Watch &w : watches_) {
     bool kind_matches = w.kind == gdb::WatchKind::Access ||

@@ -24,6 +24,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <set>
@@ -104,6 +105,10 @@ public:
   // (the copy resumed there stops at `t`: this call does not return). `event`
   // is the stop to report there. False with `why` if it cannot.
   bool go_to_time(Time t, const gdb::StopEvent &event, std::string &why);
+  // Back `steps` steps of `thread`'s core at once (as many reverse steps,
+  // in two runs from a checkpoint instead of `steps`): does not return,
+  // except with `why` if it cannot.
+  bool back_steps(gdb::ThreadId thread, uint64_t steps, std::string &why);
 
   // gdb::Target
   std::vector<gdb::ThreadId> threads() override;
@@ -170,10 +175,11 @@ private:
   // Going back: a copy of the process resumed from a checkpoint runs
   // forward, quietly, to an instruction of one core (Goto), through a
   // stretch of the run noting the points it meets (Scan), to a virtual
-  // time (ToTime, also forward and then not quiet), or to a core's Nth
-  // execution of an address (Call).
+  // time (ToTime, also forward and then not quiet), to a core's Nth
+  // execution of an address (Call), or through a stretch noting where a
+  // core's last steps began (Steps).
   struct Travel {
-    enum class Mode : uint8_t { None, Goto, Scan, ToTime, Call };
+    enum class Mode : uint8_t { None, Goto, Scan, ToTime, Call, Steps };
     Mode mode = Mode::None;
     bool quiet = true;           // the firmware's output was shown before...
     std::vector<uint64_t> shown; // ... up to these positions (empty: all)
@@ -182,6 +188,7 @@ private:
     Time until = 0;              // ToTime: the time
     uint32_t address = 0;        // Call: the address (on core `node`)
     uint64_t nth = 0, seen = 0;  // Call: which execution; those met
+    std::deque<uint64_t> starts; // Steps: the last `nth` steps' positions
     size_t node = 0;             // Goto: the core
     uint64_t count = 0;          // Goto: stop before its instruction `count`
     bool back_step = false;      // Goto: or one earlier, at a branch (the

@@ -92,7 +92,8 @@ TEST_CASE("debug going back: rstepi across a delay slot gives the forward "
   for (int i = 0; i < kSteps; ++i)
     back += "rstepi\n" + kState;
   // Back several steps at once, then forward over them again.
-  back += "stepi 3\nrstepi 3\n" + kState + "delete\ncontinue\n";
+  back += "stepi 6\nrstepi 6\n" + kState + "stepi 6\nrstepi 2\n" + kState +
+          "delete\ncontinue\n";
   forward += "delete\ncontinue\n";
   CommandResult f = debug_demo(0, forward, 2), b = debug_demo(0, back, 2);
   INFO("forward: " << f.out);
@@ -101,13 +102,14 @@ TEST_CASE("debug going back: rstepi across a delay slot gives the forward "
   REQUIRE(b.status == 0);
   std::vector<std::string> fs = states(f.out), bs = states(b.out);
   REQUIRE(fs.size() == kSteps + 1);
-  REQUIRE(bs.size() == kSteps + 2);
+  REQUIRE(bs.size() == kSteps + 3);
   for (int i = 0; i <= kSteps; ++i) {
     INFO("forward step " << i);
     CHECK(contains(fs[i], "instructions"));
     CHECK(bs[kSteps - i] == fs[i]);
   }
-  CHECK(bs[kSteps + 1] == fs[0]); // stepi 3, rstepi 3: back where it was
+  CHECK(bs[kSteps + 1] == fs[0]); // stepi 6, rstepi 6 (at once): the same
+  CHECK(bs[kSteps + 2] == fs[4]); // stepi 6, rstepi 2: 4 steps on
   // The handler's first test is a branch with a delay slot: one step.
   CHECK(contains(b.out, "beqz $at"));
   // The run ends as it does without going back.
