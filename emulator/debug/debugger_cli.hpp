@@ -127,6 +127,8 @@ private:
 
   // Execution (debugger_cli_run.cpp).
   bool cmd_continue();
+  bool begin_steps(OpKind kind, bool by_line, OpKind insn, const Args &args,
+                   uint64_t budget);
   bool cmd_step(OpKind kind, bool over, const Args &args);
   bool cmd_finish();
   bool cmd_until(const Args &args);

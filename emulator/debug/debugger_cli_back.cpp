@@ -33,31 +33,9 @@ bool is_step_end(const gdb::StopEvent &e) {
 } // namespace
 
 bool DebuggerCli::cmd_back(OpKind kind, const Args &args) {
-  op_ = {};
-  op_.kind = kind;
-  op_.thread = current_;
-  op_.count = 1;
-  op_.budget = kBackBudget;
-  if (kind != OpKind::BackPoint && !args.empty()) {
-    auto n = resolve(args[0]);
-    if (!n || *n == 0) {
-      op_ = {};
-      return false;
-    }
-    op_.count = *n;
-  }
-  if (kind == OpKind::BackLine) {
-    uint32_t pc = reg(gdb::mips::kPc);
-    auto line = line_at(pc);
-    if (!line) {
-      op_.kind = OpKind::BackInsn; // no source line here: one instruction
-    } else {
-      op_.line = line->line;
-      op_.file = line->file;
-      const ImageSymbol *f = function_at(pc);
-      op_.func = f ? f->address : 0;
-    }
-  }
+  if (!begin_steps(kind, kind == OpKind::BackLine, OpKind::BackInsn,
+                   kind == OpKind::BackPoint ? Args() : args, kBackBudget))
+    return false;
   if (op_.kind == OpKind::BackInsn && op_.count > 1 && options_.back_steps) {
     // All at once: the copy that arrives has one step (this one) left.
     uint64_t steps = op_.count;

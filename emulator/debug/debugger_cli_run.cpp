@@ -53,13 +53,16 @@ bool DebuggerCli::cmd_continue() {
   return true;
 }
 
-bool DebuggerCli::cmd_step(OpKind kind, bool over, const Args &args) {
+// A command made of steps begins: its count (the first argument, 1
+// without) and, for line steps (`by_line`), the line it starts on; with no
+// line there, it steps instructions instead (`insn`).
+bool DebuggerCli::begin_steps(OpKind kind, bool by_line, OpKind insn,
+                              const Args &args, uint64_t budget) {
   op_ = {};
   op_.kind = kind;
   op_.thread = current_;
-  op_.over = over;
   op_.count = 1;
-  op_.budget = kStepBudget;
+  op_.budget = budget;
   if (!args.empty()) {
     auto n = resolve(args[0]);
     if (!n || *n == 0) {
@@ -68,11 +71,11 @@ bool DebuggerCli::cmd_step(OpKind kind, bool over, const Args &args) {
     }
     op_.count = *n;
   }
-  if (kind == OpKind::Line) {
+  if (by_line) {
     uint32_t pc = reg(gdb::mips::kPc);
     auto line = line_at(pc);
     if (!line) {
-      op_.kind = OpKind::Insn; // no source line here: one instruction
+      op_.kind = insn; // no source line here: one instruction
     } else {
       op_.line = line->line;
       op_.file = line->file;
@@ -81,6 +84,13 @@ bool DebuggerCli::cmd_step(OpKind kind, bool over, const Args &args) {
       op_.frame = reg(gdb::mips::kSp);
     }
   }
+  return true;
+}
+
+bool DebuggerCli::cmd_step(OpKind kind, bool over, const Args &args) {
+  if (!begin_steps(kind, kind == OpKind::Line, OpKind::Insn, args, kStepBudget))
+    return false;
+  op_.over = over;
   return step_again();
 }
 

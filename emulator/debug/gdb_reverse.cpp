@@ -27,6 +27,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <sstream>
 
 namespace nicemu {
@@ -161,15 +162,20 @@ std::string GdbTarget::checkpoints_text() const {
   return text;
 }
 
-bool GdbTarget::reverse(bool step, gdb::ThreadId thread, std::string &why) {
-  if (!can_reverse() || !frontend_->can_travel()) {
+// Whether going back is refused in this run, and why.
+bool GdbTarget::back_refused(std::string &why) {
+  if (!can_reverse() || !frontend_->can_travel())
     why = "going back needs a replay or a run without host programs, and "
           "--checkpoint-every above 0";
-    return false;
-  }
-  if (!reverse_refusal_.empty()) {
+  else
     why = reverse_refusal_;
-    std::fprintf(stderr, "nicemu: cannot go back: %s\n", why.c_str());
+  return !why.empty();
+}
+
+bool GdbTarget::reverse(bool step, gdb::ThreadId thread, std::string &why) {
+  if (back_refused(why)) {
+    if (!reverse_refusal_.empty())
+      std::fprintf(stderr, "nicemu: cannot go back: %s\n", why.c_str());
     return false;
   }
   if (thread == gdb::kAnyThread || thread == gdb::kAllThreads)
@@ -272,15 +278,8 @@ bool GdbTarget::go_to_time(Time t, const gdb::StopEvent &event,
     update_hooks();
     return true;
   }
-  if (!can_reverse() || !frontend_->can_travel()) {
-    why = "going back needs a replay or a run without host programs, and "
-          "--checkpoint-every above 0";
+  if (back_refused(why))
     return false;
-  }
-  if (!reverse_refusal_.empty()) {
-    why = reverse_refusal_;
-    return false;
-  }
   std::vector<uint64_t> any(sim_.nodes().size(),
                             std::numeric_limits<uint64_t>::max());
   std::optional<size_t> from =
@@ -328,11 +327,8 @@ bool GdbTarget::monitor_goto(const std::string &args, bool call,
   if (words.empty() || words.size() > (call ? 3u : 1u) ||
       (call && words.size() < 2))
     return fail(std::string("usage: monitor ") + usage);
-  if (!can_reverse() || !frontend_->can_travel())
-    return fail("needs a replay or a run without host programs, and "
-                "--checkpoint-every above 0");
-  if (!reverse_refusal_.empty())
-    return fail(reverse_refusal_);
+  if (std::string why; back_refused(why))
+    return fail(why);
   if (!checkpoints_ || checkpoints_->size() == 0)
     return fail("no checkpoint yet: the first is taken when the run first "
                 "moves (stepi or continue)");
@@ -399,64 +395,43 @@ void GdbTarget::go(size_t checkpoint, nlohmann::json request) {
   checkpoints_->restore(checkpoint, request.dump());
 }
 
-// In a copy just resumed from a checkpoint, between rounds.
+// In a copy just resumed from a checkpoint, between rounds. A request
+// holds the fields of its mode (the others are absent).
 void GdbTarget::take_request(const std::string &text) {
   nlohmann::json j = nlohmann::json::parse(text);
   if (!frontend_->restore_session(j.at("session").get<std::string>()))
     throw Error("reverse execution: a damaged request");
   for (NodeDebug &d : debug_)
     d.step = d.skip_first = false;
+  using Mode = Travel::Mode;
+  static const std::map<std::string, Mode> kModes = {
+      {"here", Mode::None},   {"goto", Mode::Goto}, {"scan", Mode::Scan},
+      {"time", Mode::ToTime}, {"call", Mode::Call}, {"steps", Mode::Steps}};
+  auto mode = kModes.find(j.at("mode").get<std::string>());
+  if (mode == kModes.end())
+    throw Error("reverse execution: a damaged request");
   travel_ = {};
+  travel_.mode = mode->second;
   travel_.shown = j.value("shown", std::vector<uint64_t>{});
   travel_.answer = j.value("answer", false);
   travel_.note = j.value("note", std::string());
-  const std::string mode = j.at("mode").get<std::string>();
-  if (mode == "here") {
-    update_hooks();
-    hold(event_from(j.at("event")));
-    return;
-  }
-  if (mode == "time") {
-    travel_.mode = Travel::Mode::ToTime;
-    travel_.until = j.at("until").get<Time>();
+  travel_.node = j.value("node", size_t(0));
+  travel_.count = j.value("count", uint64_t(0));
+  travel_.back_step = j.value("back_step", false);
+  travel_.bound = j.value("bound", std::vector<uint64_t>{});
+  travel_.checkpoint = j.value("checkpoint", size_t(0));
+  travel_.thread = j.value("thread", gdb::ThreadId(0));
+  travel_.until = j.value("until", Time(0));
+  travel_.address = j.value("address", uint32_t(0));
+  travel_.nth = j.value("nth", uint64_t(0));
+  if (j.contains("event"))
     travel_.event = event_from(j.at("event"));
-    update_hooks();
-    if (sim_.scheduler().now() >= travel_.until)
-      arrive_in_time(); // the checkpoint is the moment
-    return;
-  }
-  if (mode == "steps") {
-    travel_.mode = Travel::Mode::Steps;
-    travel_.node = j.at("node").get<size_t>();
-    travel_.count = j.at("count").get<uint64_t>();
-    travel_.nth = j.at("nth").get<uint64_t>();
-    travel_.checkpoint = j.at("checkpoint").get<size_t>();
-    travel_.thread = j.at("thread").get<gdb::ThreadId>();
-    update_hooks();
-    return;
-  }
-  if (mode == "call") {
-    travel_.mode = Travel::Mode::Call;
-    travel_.node = j.at("node").get<size_t>();
-    travel_.address = j.at("address").get<uint32_t>();
-    travel_.nth = j.at("nth").get<uint64_t>();
-    travel_.event = event_from(j.at("event"));
-    update_hooks();
-    return;
-  }
-  if (mode == "goto") {
-    travel_.mode = Travel::Mode::Goto;
-    travel_.node = j.at("node").get<size_t>();
-    travel_.count = j.at("count").get<uint64_t>();
-    travel_.back_step = j.at("back_step").get<bool>();
-    travel_.event = event_from(j.at("event"));
-  } else {
-    travel_.mode = Travel::Mode::Scan;
-    travel_.bound = j.at("bound").get<std::vector<uint64_t>>();
-    travel_.checkpoint = j.at("checkpoint").get<size_t>();
-    travel_.thread = j.at("thread").get<gdb::ThreadId>();
-  }
   update_hooks();
+  if (travel_.mode == Mode::None) // here: the checkpoint is the place
+    hold(travel_.event);
+  else if (travel_.mode == Mode::ToTime &&
+           sim_.scheduler().now() >= travel_.until)
+    arrive_in_time(); // the checkpoint is the moment
 }
 
 // Before each instruction of a core with hooks on, while traveling.

@@ -224,6 +224,7 @@ private:
   bool reset_nodes(std::string &why);
 
   // Reverse execution (gdb_reverse.cpp).
+  bool back_refused(std::string &why);
   uint64_t position_of(size_t node) const;
   std::vector<uint64_t> positions() const;
   uint64_t checkpoint_tag() const;
