@@ -179,6 +179,21 @@ public:
   virtual uint64_t instructions_before(uint32_t /*pc*/) const {
     return instructions();
   }
+
+  // What a checkpoint file keeps of the core between slices, where it
+  // stands at a block boundary (docs/replay.md): all that decides what it
+  // does next and what it has counted. Restored into a core that has not
+  // run, it goes on as the saved one would have: its next slice starts a
+  // run at the saved pc (as a slice without fibers does).
+  struct State {
+    CpuRegisters registers;
+    uint64_t cycles = 0, instructions = 0, wait_cycles = 0;
+    uint32_t fallthrough = 1, pending_penalty = 0; // the last block's branch
+    Skipped skipped;
+  };
+  // (May end a run parked between slices: nothing that changes results.)
+  virtual State checkpoint_state() = 0;
+  virtual void restore_state(const State &state) = 0;
 };
 
 struct CpuOptions {

@@ -225,6 +225,16 @@ public:
   }
   void set_debug_hooks(const CpuDebugHooks &hooks) override;
   void write_register(unsigned index, uint32_t value) override;
+  // A run parked on its fiber is ended first: the registers Unicorn
+  // shows from inside a parked run are not all up to date (seen: a
+  // restored core faulted on a stale one). The next slice starts a run of
+  // its own, with the same results (as without fibers).
+  State checkpoint_state() override {
+    settle();
+    return {registers(),  cycles_,          instructions_, wait_cycles_,
+            fallthrough_, pending_penalty_, skipped_};
+  }
+  void restore_state(const State &s) override;
   bool in_delay_slot(uint32_t pc) override;
   uint64_t instructions_before(uint32_t pc) const override;
 
@@ -515,6 +525,22 @@ void UnicornCpu::write_register(unsigned index, uint32_t value) {
     write_reg(UC_MIPS_REG_HI, value);
   else if (index == 33)
     write_reg(UC_MIPS_REG_LO, value);
+}
+
+void UnicornCpu::restore_state(const State &s) {
+  settle();
+  for (unsigned i = 1; i < 32; ++i)
+    write_reg(UC_MIPS_REG_0 + int(i), s.registers.gpr[i]);
+  write_reg(UC_MIPS_REG_HI, s.registers.hi);
+  write_reg(UC_MIPS_REG_LO, s.registers.lo);
+  write_reg(UC_MIPS_REG_PC, s.registers.pc);
+  cycles_ = s.cycles;
+  instructions_ = s.instructions;
+  wait_cycles_ = s.wait_cycles;
+  fallthrough_ = s.fallthrough;
+  pending_penalty_ = s.pending_penalty;
+  skipped_ = s.skipped;
+  flush_code_cache(); // the memories were replaced under it
 }
 
 // A block never starts in a delay slot (runs never resume in one).

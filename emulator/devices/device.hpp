@@ -10,10 +10,13 @@
 #include "sim/time.hpp"
 
 #include <cstdint>
+#include <string>
 
 namespace nicemu {
 
 class Fabric;
+class StateReader;
+class StateWriter;
 class HostMemory;
 class RunEvents;
 struct Model;
@@ -56,10 +59,10 @@ public:
   virtual Time core_may_act_from() const { return now(); }
 };
 
-class Device {
+class Device : public EventOwner {
 public:
   explicit Device(const RegisterLayout &layout) : registers_(layout) {}
-  virtual ~Device() = default;
+  ~Device() override;
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;
 
@@ -74,8 +77,29 @@ public:
   // error (HostAgent::write), so a missing override cannot go unnoticed.
   virtual Time earliest_host_write(Time /*now*/) const { return kTimeNever; }
 
+  // Checkpoint files (docs/replay.md): everything of the device that
+  // changes while a run goes, written and read back in the same order into
+  // a device built afresh from the same model. Its pending events are made
+  // again by restore_event, after load_state. A device that has not learnt
+  // this refuses, naming itself: a checkpoint never leaves a part behind.
+  virtual void save_state(StateWriter &out) const;
+  virtual void load_state(StateReader &in);
+  void restore_event(Scheduler &scheduler, const SavedEvent &e) override;
+  // The node gives each device its key among the scheduler's event owners.
+  void own_events(Scheduler &scheduler, uint64_t key);
+
+protected:
+  // The tag of an event the device can make again from `kind`, `a`, `b`.
+  EventTag event_tag(uint32_t kind, uint64_t a = 0, uint64_t b = 0) const {
+    return {event_owner_, kind, a, b};
+  }
+  // "the HDMA device", for messages.
+  std::string what() const;
+
 private:
   RegisterBank registers_;
+  Scheduler *scheduler_ = nullptr; // where it is an event owner
+  uint64_t event_owner_ = 0;
 };
 
 } // namespace nicemu

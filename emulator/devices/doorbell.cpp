@@ -3,6 +3,7 @@
 #include "nicemu/error.hpp"
 #include "nicemu/model.hpp"
 #include "nicemu/regs.h"
+#include "sim/state_archive.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -79,6 +80,35 @@ bool DoorbellDevice::push(uint32_t fifo, uint32_t value, uint32_t source) {
   if (entries.size() == 1) // empty -> non-empty
     host_.raise_irq(NICEMU_IRQ_DOORBELL);
   return true;
+}
+
+void DoorbellDevice::save_state(StateWriter &out) const {
+  out.section("doorbell");
+  out.fields(select_, source_);
+  for (const Fifo &f : fifos_) {
+    if (!f.waiters.empty())
+      throw Error("checkpoint: a host's doorbell write waits for space in "
+                  "DOORBELL FIFO " +
+                  std::to_string(&f - fifos_.data()) +
+                  ": such a moment cannot be saved yet");
+    out.u64(f.entries.size());
+    for (const Entry &e : f.entries)
+      out.fields(e.value, e.source);
+  }
+}
+
+void DoorbellDevice::load_state(StateReader &in) {
+  in.section("doorbell");
+  in.fields(select_, source_);
+  for (Fifo &f : fifos_) {
+    f.entries.clear();
+    f.waiters.clear();
+    for (uint64_t n = in.count(depth_); n--;) {
+      Entry e{};
+      in.fields(e.value, e.source);
+      f.entries.push_back(e);
+    }
+  }
 }
 
 void DoorbellDevice::when_space(uint32_t fifo, SpaceWaiter waiter) {

@@ -52,6 +52,10 @@ public:
   using SpaceWaiter = std::function<void(Time popped)>;
   void when_space(uint32_t fifo, SpaceWaiter waiter);
 
+  // A host's write waiting for space cannot be saved (it is the host's).
+  void save_state(StateWriter &out) const override;
+  void load_state(StateReader &in) override;
+
 private:
   uint32_t pop(); // POP: the oldest entry of the selected FIFO, or 0
 

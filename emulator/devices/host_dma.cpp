@@ -3,6 +3,7 @@
 #include "devices/host_memory.hpp"
 #include "nicemu/regs.h"
 #include "observe/run_events.hpp"
+#include "sim/state_archive.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -80,7 +81,25 @@ void HostDmaEngine::start(uint32_t ctrl) {
   xfer_start_ = host_.now();
   Time done = xfer_start_ + t.gap + t.per_word * (length_ / 4);
   xfer_done_ = done;
-  host_.scheduler().schedule(done, "hdma: done", [this] { complete(); });
+  host_.scheduler().schedule(
+      done, "hdma: done", [this] { complete(); }, 0, event_tag(0));
+}
+
+void HostDmaEngine::save_state(StateWriter &out) const {
+  out.section("hdma");
+  fields(*this, out);
+}
+
+void HostDmaEngine::load_state(StateReader &in) {
+  in.section("hdma");
+  fields(*this, in);
+  if (xfer_length_ > kMaxLength)
+    in.fail("a host DMA transfer of " + std::to_string(xfer_length_) +
+            " bytes");
+}
+
+void HostDmaEngine::restore_event(Scheduler &scheduler, const SavedEvent &e) {
+  scheduler.restore(e, "hdma: done", [this] { complete(); });
 }
 
 // A transfer to the host in flight lands when it is done. Any later one

@@ -29,7 +29,16 @@ public:
 
   Time earliest_host_write(Time now) const override;
 
+  void save_state(StateWriter &out) const override;
+  void load_state(StateReader &in) override;
+  void restore_event(Scheduler &scheduler, const SavedEvent &e) override;
+
 private:
+  template <class Self, class Archive> static void fields(Self &s, Archive &a) {
+    a.fields(s.host_addr_, s.card_addr_, s.length_, s.status_, s.error_,
+             s.to_host_dir_, s.irq_, s.xfer_host_, s.xfer_card_, s.xfer_length_,
+             s.xfer_start_, s.xfer_done_);
+  }
   void start(uint32_t ctrl);
   void fail(uint32_t code);
   void complete();

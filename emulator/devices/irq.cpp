@@ -1,6 +1,7 @@
 #include "devices/irq.hpp"
 
 #include "nicemu/regs.h"
+#include "sim/state_archive.hpp"
 
 namespace nicemu {
 
@@ -27,6 +28,16 @@ IrqController::IrqController(DeviceHost &host)
       .stable_read(NICEMU_IRQ_MASTER)
       .stable_read(NICEMU_IRQ_EPC)
       .stable_read(NICEMU_IRQ_CAUSE);
+}
+
+void IrqController::save_state(StateWriter &out) const {
+  out.section("irq");
+  fields(*this, out);
+}
+
+void IrqController::load_state(StateReader &in) {
+  in.section("irq");
+  fields(*this, in);
 }
 
 void IrqController::raise(uint32_t lines) {

@@ -22,7 +22,13 @@ public:
     master_ = 0;
   }
 
+  void save_state(StateWriter &out) const override;
+  void load_state(StateReader &in) override;
+
 private:
+  template <class Self, class Archive> static void fields(Self &s, Archive &a) {
+    a.fields(s.pending_, s.enable_, s.epc_, s.vector_, s.cause_, s.master_);
+  }
   DeviceHost &host_;
   uint32_t pending_ = 0, enable_ = 0, epc_ = 0, vector_ = 0, cause_ = 0;
   uint32_t master_ = 0; // bit 0

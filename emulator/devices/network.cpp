@@ -2,6 +2,7 @@
 
 #include "nicemu/regs.h"
 #include "observe/run_events.hpp"
+#include "sim/state_archive.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -83,8 +84,9 @@ void TxEngine::start(uint32_t ctrl) {
   status_ = (status_ & ~NICEMU_DMA_DONE) | NICEMU_DMA_BUSY;
   started_ = host_.now();
   sending_ = length_;
-  fabric->send(std::move(p), started_ + timing_.gap,
-               [this](Time now) { sent(now); });
+  fabric->send(
+      std::move(p), started_ + timing_.gap, [this](Time now) { sent(now); },
+      event_tag(0));
 }
 
 void TxEngine::sent(Time now) {
@@ -206,6 +208,44 @@ void RouteTable::look_up() {
     route_.clear();
     too_long_ = true;
   }
+}
+
+// Checkpoints: a packet being sent or received is the fabric's to save;
+// the engines keep their registers and where they stand.
+void TxEngine::save_state(StateWriter &out) const {
+  out.section("tx");
+  fields(*this, out);
+}
+
+void TxEngine::load_state(StateReader &in) {
+  in.section("tx");
+  fields(*this, in);
+  // A packet of this engine's may be in the network: the fabric makes its
+  // end of sending again through this.
+  if (Fabric *fabric = host_.fabric())
+    fabric->set_sent_maker(event_tag(0).owner, [this](const EventTag &) {
+      return std::function<void(Time)>([this](Time now) { sent(now); });
+    });
+}
+
+void RxEngine::save_state(StateWriter &out) const {
+  out.section("rx");
+  fields(*this, out);
+}
+
+void RxEngine::load_state(StateReader &in) {
+  in.section("rx");
+  fields(*this, in);
+}
+
+void RouteTable::save_state(StateWriter &out) const {
+  out.section("route");
+  out.fields(dest_, route_, too_long_);
+}
+
+void RouteTable::load_state(StateReader &in) {
+  in.section("route");
+  in.fields(dest_, route_, too_long_);
 }
 
 } // namespace nicemu

@@ -34,7 +34,14 @@ public:
   // The model's Ethernet framing; empty for Myrinet-style packets.
   const std::optional<EthernetFraming> &ethernet() const { return ethernet_; }
 
+  void save_state(StateWriter &out) const override;
+  void load_state(StateReader &in) override;
+
 private:
+  template <class Self, class Archive> static void fields(Self &s, Archive &a) {
+    a.fields(s.addr_, s.length_, s.route_len_, s.status_, s.error_, s.irq_,
+             s.sequence_, s.started_, s.sending_);
+  }
   void start(uint32_t ctrl);
   void sent(Time now);
 
@@ -60,7 +67,14 @@ public:
 
   uint64_t crc_errors() const { return crc_errors_; }
 
+  void save_state(StateWriter &out) const override;
+  void load_state(StateReader &in) override;
+
 private:
+  template <class Self, class Archive> static void fields(Self &s, Archive &a) {
+    a.fields(s.addr_, s.size_, s.status_, s.length_, s.irq_, s.receiving_,
+             s.head_waiting_, s.head_time_, s.crc_errors_);
+  }
   void arm(uint32_t ctrl);
   DeviceHost &host_;
   uint32_t addr_ = 0, size_ = 0, status_ = 0, length_ = 0;
@@ -74,6 +88,9 @@ private:
 class RouteTable final : public Device {
 public:
   explicit RouteTable(DeviceHost &host);
+
+  void save_state(StateWriter &out) const override;
+  void load_state(StateReader &in) override;
 
 private:
   void look_up();

@@ -1,6 +1,7 @@
 #include "devices/sys.hpp"
 
 #include "nicemu/regs.h"
+#include "sim/state_archive.hpp"
 
 namespace nicemu {
 
@@ -25,6 +26,14 @@ SysDevice::SysDevice(DeviceHost &host, NodeIdentity id)
                 [this](uint64_t value) { host_.set_watchdog_period(value); })
       .on_write(NICEMU_SYS_WDT_KICK,
                 [this](uint64_t) { host_.kick_watchdog(); });
+}
+
+void SysDevice::save_state(StateWriter &out) const {
+  out.section("sys");
+}
+
+void SysDevice::load_state(StateReader &in) {
+  in.section("sys");
 }
 
 } // namespace nicemu

@@ -14,6 +14,10 @@ class SysDevice final : public Device {
 public:
   SysDevice(DeviceHost &host, NodeIdentity id);
 
+  // Nothing of it changes (the watchdog is the node's).
+  void save_state(StateWriter &out) const override;
+  void load_state(StateReader &in) override;
+
 private:
   DeviceHost &host_;
   NodeIdentity id_;

@@ -1,6 +1,7 @@
 #include "devices/timer.hpp"
 
 #include "nicemu/regs.h"
+#include "sim/state_archive.hpp"
 
 #include <algorithm>
 
@@ -71,7 +72,23 @@ void TimerDevice::rearm() {
   Time at = host_.clock().time_of(std::max(deadline_, host_.now_cycle()));
   if (at > kTimeEnd)
     return;
-  event_ = s.schedule(at, "timer", [this] { expire(); });
+  event_ = s.schedule(
+      at, "timer", [this] { expire(); }, 0, event_tag(0));
+}
+
+void TimerDevice::save_state(StateWriter &out) const {
+  out.section("timer");
+  fields(*this, out);
+}
+
+void TimerDevice::load_state(StateReader &in) {
+  in.section("timer");
+  fields(*this, in);
+  event_.reset(); // the scheduler's load makes it again
+}
+
+void TimerDevice::restore_event(Scheduler &scheduler, const SavedEvent &e) {
+  event_ = scheduler.restore(e, "timer", [this] { expire(); });
 }
 
 void TimerDevice::expire() {

@@ -16,7 +16,14 @@ public:
   // When it raises its line next, if it is armed.
   std::optional<Time> fires_at() const;
 
+  void save_state(StateWriter &out) const override;
+  void load_state(StateReader &in) override;
+  void restore_event(Scheduler &scheduler, const SavedEvent &e) override;
+
 private:
+  template <class Self, class Archive> static void fields(Self &s, Archive &a) {
+    a.fields(s.latched_hi_, s.deadline_, s.period_, s.enabled_);
+  }
   void rearm();
   void expire();
 

@@ -11,16 +11,20 @@
 
 #include "nicemu/error.hpp"
 #include "observe/run_events.hpp"
+#include "sim/state_archive.hpp"
 
 #include <zlib.h>
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <random>
 #include <span>
+#include <sstream>
+#include <unordered_map>
 #include <utility>
 
 namespace nicemu {
@@ -56,6 +60,7 @@ struct Crossing {
 struct Flight {
   Packet packet;
   std::function<void(Time)> on_sent;
+  EventTag sent_tag;     // what on_sent does, for checkpoints (send)
   Time length = 0;       // payload bytes x the bottleneck rate
   Time moved = 0;        // the head's clock: time spent moving
   std::vector<Hop> held; // links entered, source first
@@ -101,21 +106,80 @@ struct Input {
   Flight *parked = nullptr;   // head waiting at the end of the cable
 };
 
+// A sender's on_sent once the tail's leaving is scheduled: kept here, not in
+// the event, so that a checkpoint can save its tag and make it again.
+struct Sent {
+  std::function<void(Time)> fn;
+  EventTag tag; // the sender's (Fabric::send)
+  bool in_use = false;
+};
+
+// The fabric's events, by EventTag::kind. Each is made again from (kind,
+// a, b) alone: flights by their slot, links and ports by number.
+enum EventKind : uint32_t {
+  kHeadLeavesNode = 1, // a: flight, b: its source node
+  kHeadAtPort,         // a: flight, b: the port the head reaches
+  kSwitchRoutes,       // a: flight, b: the switch
+  kTailLeavesNode,     // a: the on_sent (Fabric::Impl::sents)
+  kTailPassesLink,     // a: flight, b: the hop it releases
+  kTailAtNode,         // a: flight
+  kDroppedDrained,     // a: flight
+  kReceiverReady,      // a: the node
+  kFrameFromOutside,   // a: flight, b: the link to its node
+  kEventKinds
+};
+
+// The events' names, as the debugger shows them (kept, never copied).
+const char *event_name(uint32_t kind) {
+  switch (kind) {
+  case kHeadLeavesNode:
+    return "fabric: head leaves its node";
+  case kHeadAtPort:
+    return "fabric: head at a port";
+  case kSwitchRoutes:
+    return "fabric: switch routes";
+  case kTailLeavesNode:
+    return "fabric: tail leaves its node";
+  case kTailPassesLink:
+    return "fabric: tail passes a link";
+  case kTailAtNode:
+    return "fabric: tail at node";
+  case kDroppedDrained:
+    return "fabric: dropped packet drained";
+  case kReceiverReady:
+    return "fabric: receiver ready";
+  case kFrameFromOutside:
+    return "fabric: frame from outside";
+  }
+  return nullptr;
+}
+
 } // namespace fabric_detail
 
-struct Fabric::Impl {
+struct Fabric::Impl : EventOwner {
   Impl(Scheduler &s, FabricParams p, Topology t)
       : sched(s), params(p), topology(std::move(t)), wiring(wire(topology)),
         router(wiring), links(wiring.peer.size()),
         inputs(p.store_and_forward ? wiring.peer.size() : 0),
         receivers(topology.nodes, nullptr), refused(topology.nodes, nullptr),
-        gap(Time(p.interframe_gap_bytes) * p.link_ps_per_byte) {}
-  ~Impl() {
+        gap(Time(p.interframe_gap_bytes) * p.link_ps_per_byte) {
+    sched.add_owner(kFabricEventOwner, this);
+  }
+  ~Impl() override {
+    sched.remove_owner(kFabricEventOwner);
     for (EventId id : posted)
       sched.cancel(id);
   }
 
-  void post(Time when, const char *name, std::function<void()> fn);
+  // Schedules the event `kind` (EventKind) with its operands.
+  void post(Time when, uint32_t kind, uint64_t a = 0, uint64_t b = 0);
+  void track(EventId id);
+  Scheduler::Callback callback(uint32_t kind, uint64_t a, uint64_t b);
+  void restore_event(Scheduler &scheduler, const SavedEvent &e) override;
+  // Whether (kind, a, b) names what this fabric has now.
+  bool valid_event(uint32_t kind, uint64_t a, uint64_t b) const;
+  uint32_t new_sent(std::function<void(Time)> fn, const EventTag &tag);
+  std::function<void(Time)> remake_sent(StateReader &in, const EventTag &tag);
   Flight *new_flight();
   void maybe_free(Flight *f);
   // The head.
@@ -136,7 +200,8 @@ struct Fabric::Impl {
   void strike(Flight *f, uint32_t link);
   // Sends `p` from its source at `head_leaves`: Fabric::send, and the
   // duplicates of --link-dup.
-  Flight *launch(Packet p, Time head_leaves, std::function<void(Time)> on_sent);
+  Flight *launch(Packet p, Time head_leaves, std::function<void(Time)> on_sent,
+                 const EventTag &sent_tag = {});
   // The tail.
   void move(Flight *f, Time duration, bool all = false);
   void stream(Flight *f);
@@ -159,6 +224,10 @@ struct Fabric::Impl {
   std::vector<Flight *> refused; // node -> head its receiver refused
   std::vector<std::unique_ptr<Flight>> flights;
   std::vector<uint32_t> free_slots;
+  // On_sents whose event is pending (kTailLeavesNode), in reused slots.
+  std::vector<Sent> sents;
+  std::vector<uint32_t> free_sents;
+  std::unordered_map<uint64_t, SentMaker> sent_makers; // by owner key
   // Events this fabric scheduled, so the destructor can cancel the ones
   // still pending; those that ran are swept out now and then.
   std::vector<EventId> posted;
@@ -182,12 +251,70 @@ struct Fabric::Impl {
   std::mutex cores;
 };
 
-void Fabric::Impl::post(Time when, const char *name, std::function<void()> fn) {
+void Fabric::Impl::post(Time when, uint32_t kind, uint64_t a, uint64_t b) {
+  EventTag tag{kFabricEventOwner, kind, a, b};
+  track(sched.schedule(when, event_name(kind), callback(kind, a, b), 0, tag));
+}
+
+void Fabric::Impl::track(EventId id) {
   if (posted.size() >= sweep_at) {
     std::erase_if(posted, [this](EventId id) { return !sched.is_pending(id); });
     sweep_at = std::max<size_t>(64, 2 * posted.size());
   }
-  posted.push_back(sched.schedule(when, name, std::move(fn)));
+  posted.push_back(id);
+}
+
+// What each event does; the operands were checked (valid_event) if they
+// came from a checkpoint.
+Scheduler::Callback Fabric::Impl::callback(uint32_t kind, uint64_t a,
+                                           uint64_t b) {
+  Flight *f = kind == kTailLeavesNode || kind == kReceiverReady
+                  ? nullptr
+                  : flights[a].get();
+  auto n = uint32_t(b);
+  switch (kind) {
+  case kHeadLeavesNode:
+    return [this, f, n] { request(f, wiring.node_port(n)); };
+  case kHeadAtPort:
+    return [this, f, n] { arrive(f, n); };
+  case kSwitchRoutes:
+    return [this, f, n] { leave_switch(f, n); };
+  case kTailLeavesNode:
+    return [this, i = uint32_t(a)] {
+      std::function<void(Time)> fn = std::move(sents[i].fn);
+      sents[i] = Sent{};
+      free_sents.push_back(i);
+      fn(sched.now());
+    };
+  case kTailPassesLink:
+    return [this, f, hop = size_t(b)] { release(f, hop); };
+  case kTailAtNode:
+  case kDroppedDrained:
+    return [this, f] { finish(f); };
+  case kReceiverReady:
+    return [this, node = uint32_t(a)] {
+      if (Flight *f = std::exchange(refused[node], nullptr))
+        offer(f);
+    };
+  case kFrameFromOutside:
+    return [this, f, n] { request(f, n); };
+  }
+  assert(false && "an unknown fabric event");
+  return nullptr;
+}
+
+uint32_t Fabric::Impl::new_sent(std::function<void(Time)> fn,
+                                const EventTag &tag) {
+  uint32_t i;
+  if (free_sents.empty()) {
+    i = uint32_t(sents.size());
+    sents.emplace_back();
+  } else {
+    i = free_sents.back();
+    free_sents.pop_back();
+  }
+  sents[i] = Sent{std::move(fn), tag, true};
+  return i;
 }
 
 Flight *Fabric::Impl::new_flight() {
@@ -232,9 +359,8 @@ void Fabric::Impl::take(Flight *f, uint32_t link) {
   if (events)
     open_crossing(f, link);
   move(f, params.link_latency);
-  uint32_t to = wiring.peer[link];
-  post(sched.now() + params.link_latency, "fabric: head at a port",
-       [this, f, to] { arrive(f, to); });
+  post(sched.now() + params.link_latency, kHeadAtPort, f->slot,
+       wiring.peer[link]);
   if (f->blocking)
     unblock(f);
 }
@@ -270,8 +396,7 @@ void Fabric::Impl::cross_switch(Flight *f, uint32_t port) {
   if (params.store_and_forward)
     hold += f->length;
   move(f, hold, params.store_and_forward);
-  post(sched.now() + hold, "fabric: switch routes",
-       [this, f, sw] { leave_switch(f, sw); });
+  post(sched.now() + hold, kSwitchRoutes, f->slot, sw);
 }
 
 // `f` has its output port: its input takes the packet behind, if any.
@@ -424,6 +549,14 @@ void Fabric::Impl::drop(Flight *f, bool filtered) {
 
 namespace {
 
+// The generators of `link` (inject_faults): faults, then duplicates.
+uint64_t fault_seed(const LinkFaults &faults, size_t link) {
+  return faults.seed * 0x9E3779B97F4A7C15ull + link;
+}
+uint64_t dup_seed(const LinkFaults &faults, size_t link) {
+  return fault_seed(faults, link) ^ 0xD1B54A32D192ED03ull;
+}
+
 // A uniform draw in [0, 1) from 53 bits: the same on every platform, which
 // std::uniform_real_distribution does not promise.
 double unit_draw(std::mt19937_64 &rng) {
@@ -467,18 +600,17 @@ void Fabric::Impl::move(Flight *f, Time duration, bool all) {
     return now + (moved > f->moved ? moved - f->moved : 0);
   };
   if (f->on_sent && f->length <= end) {
-    post(at(f->length), "fabric: tail leaves its node",
-         [this, on_sent = std::move(f->on_sent)] { on_sent(sched.now()); });
+    post(at(f->length), kTailLeavesNode,
+         new_sent(std::move(f->on_sent), f->sent_tag));
     f->on_sent = nullptr;
+    f->sent_tag = {};
   }
   size_t left = all ? f->held.size() : f->held.size() - 1;
   for (; f->scheduled < left; ++f->scheduled) {
     Time passes = f->held[f->scheduled].entered + f->length + gap;
     if (passes > end)
       break;
-    size_t hop = f->scheduled;
-    post(at(passes), "fabric: tail passes a link",
-         [this, f, hop] { release(f, hop); });
+    post(at(passes), kTailPassesLink, f->slot, f->scheduled);
   }
   if (events)
     note_tails(f, now, end);
@@ -490,9 +622,8 @@ void Fabric::Impl::move(Flight *f, Time duration, bool all) {
 // once the interframe gap after the tail has passed too).
 void Fabric::Impl::stream(Flight *f) {
   move(f, f->length + gap, true);
-  post(sched.now() + f->length,
-       f->dropped ? "fabric: dropped packet drained" : "fabric: tail at node",
-       [this, f] { finish(f); });
+  post(sched.now() + f->length, f->dropped ? kDroppedDrained : kTailAtNode,
+       f->slot);
 }
 
 void Fabric::Impl::release(Flight *f, size_t hop) {
@@ -634,6 +765,11 @@ PacketReceiver *Fabric::receiver(uint32_t node) const {
 
 void Fabric::send(Packet p, Time head_leaves,
                   std::function<void(Time)> on_sent) {
+  send(std::move(p), head_leaves, std::move(on_sent), EventTag{});
+}
+
+void Fabric::send(Packet p, Time head_leaves, std::function<void(Time)> on_sent,
+                  const EventTag &sent) {
   Impl &m = *impl_;
   if (p.source >= m.topology.nodes)
     throw Error("fabric: node " + std::to_string(p.source) +
@@ -641,11 +777,19 @@ void Fabric::send(Packet p, Time head_leaves,
                 std::to_string(m.topology.nodes) + " nodes)");
   std::lock_guard lock(m.cores);
   ++m.stats.packets_sent;
-  m.launch(std::move(p), head_leaves, std::move(on_sent));
+  m.launch(std::move(p), head_leaves, std::move(on_sent), sent);
+}
+
+void Fabric::set_sent_maker(uint64_t owner, SentMaker maker) {
+  if (maker)
+    impl_->sent_makers[owner] = std::move(maker);
+  else
+    impl_->sent_makers.erase(owner);
 }
 
 Flight *Fabric::Impl::launch(Packet p, Time head_leaves,
-                             std::function<void(Time)> on_sent) {
+                             std::function<void(Time)> on_sent,
+                             const EventTag &sent_tag) {
   Flight *f = new_flight();
   Time rate = std::max(p.source_ps_per_byte, params.link_ps_per_byte);
   size_t bytes = std::max<size_t>(p.payload.size(), params.min_frame_bytes);
@@ -654,6 +798,8 @@ Flight *Fabric::Impl::launch(Packet p, Time head_leaves,
     f->original = p; // the route is consumed on the way
   f->packet = std::move(p);
   f->on_sent = std::move(on_sent);
+  if (f->on_sent)
+    f->sent_tag = sent_tag;
   uint32_t source = f->packet.source;
   if (f->packet.broadcast) {
     f->packet.route.clear();
@@ -664,8 +810,7 @@ Flight *Fabric::Impl::launch(Packet p, Time head_leaves,
         if (n != source)
           f->targets.push_back(n);
   }
-  post(head_leaves, "fabric: head leaves its node",
-       [this, f, source] { request(f, wiring.node_port(source)); });
+  post(head_leaves, kHeadLeavesNode, f->slot, source);
   return f;
 }
 
@@ -674,11 +819,7 @@ void Fabric::receiver_ready(uint32_t node, Time at) {
   if (node >= m.topology.nodes)
     throw Error("fabric: no node " + std::to_string(node));
   std::lock_guard lock(m.cores);
-  m.post(std::max(at, m.sched.now()), "fabric: receiver ready", [&m, node] {
-    Flight *f = std::exchange(m.refused[node], nullptr);
-    if (f)
-      m.offer(f);
-  });
+  m.post(std::max(at, m.sched.now()), kReceiverReady, node);
 }
 
 void Fabric::set_outside(OutsideSink sink) {
@@ -700,8 +841,7 @@ void Fabric::deliver_from_outside(uint32_t node, std::vector<uint8_t> payload,
   // The link from the node's switch (or its peer) to the node.
   uint32_t link = m.wiring.peer[m.wiring.node_port(node)];
   EventOrigin was = m.sched.set_origin(EventOrigin::outside());
-  m.post(std::max(at, m.sched.now()), "fabric: frame from outside",
-         [&m, f, link] { m.request(f, link); });
+  m.post(std::max(at, m.sched.now()), kFrameFromOutside, f->slot, link);
   m.sched.set_origin(was);
 }
 
@@ -718,9 +858,8 @@ void Fabric::inject_faults(const LinkFaults &faults) {
   impl_->fault_rng.clear();
   impl_->dup_rng.clear();
   for (size_t link = 0; link < impl_->links.size(); ++link) {
-    uint64_t seed = faults.seed * 0x9E3779B97F4A7C15ull + link;
-    impl_->fault_rng.emplace_back(seed);
-    impl_->dup_rng.emplace_back(seed ^ 0xD1B54A32D192ED03ull);
+    impl_->fault_rng.emplace_back(fault_seed(faults, link));
+    impl_->dup_rng.emplace_back(dup_seed(faults, link));
   }
 }
 
@@ -798,6 +937,517 @@ uint64_t Fabric::packets_in_network() const {
 
 uint64_t Fabric::misrouted() const {
   return impl_->misrouted;
+}
+
+// ---- Checkpoints -------------------------------------------------------
+
+namespace {
+
+// Flights by slot in the file; kNoFlight for none.
+constexpr uint32_t kNoFlight = ~0u;
+
+uint32_t slot_of(const Flight *f) {
+  return f ? f->slot : kNoFlight;
+}
+
+// Field by field, so that the same state makes the same bytes (a struct's
+// padding would not).
+void write_tag(StateWriter &out, const EventTag &t) {
+  out.u64(t.owner);
+  out.u32(t.kind);
+  out.u64(t.a);
+  out.u64(t.b);
+}
+EventTag read_tag(StateReader &in) {
+  EventTag t;
+  t.owner = in.u64();
+  t.kind = in.u32();
+  t.a = in.u64();
+  t.b = in.u64();
+  return t;
+}
+
+// Route bytes are one per switch; payloads are bounded by the bytes left.
+constexpr uint64_t kMaxRoute = 1 << 20, kMaxBytes = uint64_t(1) << 32;
+
+void write_packet(StateWriter &out, const Packet &p) {
+  out.u32(p.source);
+  out.u64(p.id);
+  out.bytes(p.route);
+  out.bytes(p.payload);
+  out.u64(p.source_ps_per_byte);
+  out.flag(p.filtered);
+  out.flag(p.spoofed);
+  out.flag(p.broadcast);
+}
+Packet read_packet(StateReader &in) {
+  Packet p;
+  p.source = in.u32();
+  p.id = in.u64();
+  p.route = in.bytes(kMaxRoute);
+  p.payload = in.bytes(kMaxBytes);
+  p.source_ps_per_byte = in.u64();
+  p.filtered = in.flag();
+  p.spoofed = in.flag();
+  p.broadcast = in.flag();
+  return p;
+}
+
+void write_crossing(StateWriter &out, const Crossing &c) {
+  out.u32(c.source);
+  out.u64(c.id);
+  out.u64(c.head);
+  out.u64(c.tail);
+  out.flag(c.tail_known);
+  out.flag(c.told);
+  out.u32(c.route_bytes);
+  out.u32(c.destination);
+  out.bytes(c.frame);
+}
+Crossing read_crossing(StateReader &in) {
+  Crossing c;
+  c.source = in.u32();
+  c.id = in.u64();
+  c.head = in.u64();
+  c.tail = in.u64();
+  c.tail_known = in.flag();
+  c.told = in.flag();
+  c.route_bytes = in.u32();
+  c.destination = in.u32();
+  c.frame = in.bytes(kMaxBytes);
+  return c;
+}
+
+// A generator's state as the words its text holds (operator<<): a third
+// of the text's size, and read back through operator>>.
+std::vector<uint64_t> rng_words(const std::mt19937_64 &rng) {
+  std::stringstream s;
+  s << rng;
+  std::vector<uint64_t> words;
+  for (uint64_t w; s >> w;)
+    words.push_back(w);
+  return words;
+}
+bool read_rng(const std::vector<uint64_t> &words, std::mt19937_64 &rng) {
+  std::stringstream s;
+  for (uint64_t w : words)
+    s << w << ' ';
+  s >> rng;
+  return !s.fail();
+}
+
+} // namespace
+
+bool Fabric::Impl::valid_event(uint32_t kind, uint64_t a, uint64_t b) const {
+  bool flight = a < flights.size() && flights[a]->in_use;
+  switch (kind) {
+  case kHeadLeavesNode:
+    return flight && b < topology.nodes;
+  case kHeadAtPort:
+  case kFrameFromOutside:
+    return flight && b < links.size();
+  case kSwitchRoutes:
+    return flight && b < topology.switches;
+  case kTailLeavesNode:
+    return a < sents.size() && sents[a].in_use;
+  case kTailPassesLink:
+    return flight && b < flights[a]->held.size();
+  case kTailAtNode:
+  case kDroppedDrained:
+    return flight;
+  case kReceiverReady:
+    return a < topology.nodes;
+  }
+  return false;
+}
+
+void Fabric::Impl::restore_event(Scheduler &scheduler, const SavedEvent &e) {
+  const EventTag &t = e.tag;
+  const char *name = event_name(t.kind);
+  if (!name || e.name != name || !valid_event(t.kind, t.a, t.b))
+    throw Error("checkpoint: the fabric's event \"" + e.name + "\" (kind " +
+                std::to_string(t.kind) + ", " + std::to_string(t.a) + ", " +
+                std::to_string(t.b) + ") names nothing the fabric's state has");
+  track(scheduler.restore(e, name, callback(t.kind, t.a, t.b)));
+}
+
+std::function<void(Time)> Fabric::Impl::remake_sent(StateReader &in,
+                                                    const EventTag &tag) {
+  auto maker = sent_makers.find(tag.owner);
+  if (maker == sent_makers.end())
+    in.fail("a packet's sender (owner " + std::to_string(tag.owner) +
+            ") cannot make its on_sent again (Fabric::set_sent_maker)");
+  std::function<void(Time)> fn = maker->second(tag);
+  if (!fn)
+    in.fail("a packet's sender (owner " + std::to_string(tag.owner) +
+            ") made no on_sent for kind " + std::to_string(tag.kind));
+  return fn;
+}
+
+// Layout: the cables' observer queues (flights point into them), the
+// flights by slot and the free slots, then links, inputs and refused heads
+// as flight slots, the pending on_sents, counters, fault generators.
+void Fabric::save_state(StateWriter &out) const {
+  const Impl &m = *impl_;
+  out.section("fabric");
+
+  out.flag(m.events != nullptr);
+  // A crossing by its place in its link's queue.
+  std::unordered_map<const Crossing *, uint64_t> place;
+  if (m.events) {
+    out.u64(m.crossings.size());
+    for (const std::deque<Crossing> &queue : m.crossings) {
+      out.u64(queue.size());
+      for (size_t i = 0; i < queue.size(); ++i) {
+        write_crossing(out, queue[i]);
+        place[&queue[i]] = i;
+      }
+    }
+  }
+
+  out.u64(m.flights.size());
+  for (const auto &slot : m.flights) {
+    const Flight &f = *slot;
+    out.flag(f.in_use);
+    if (!f.in_use)
+      continue;
+    write_packet(out, f.packet);
+    out.flag(bool(f.on_sent));
+    if (f.on_sent) {
+      if (!f.sent_tag.owner)
+        throw Error("checkpoint: packet " + std::to_string(f.packet.id) +
+                    " of node " + std::to_string(f.packet.source) +
+                    " is in the network with an on_sent that cannot be "
+                    "saved (sent without a tag)");
+      write_tag(out, f.sent_tag);
+    }
+    out.u64(f.length);
+    out.u64(f.moved);
+    out.u64(f.held.size());
+    for (const Hop &h : f.held) {
+      out.u32(h.link);
+      out.u64(h.entered);
+    }
+    out.u64(f.scheduled);
+    out.u64(f.released);
+    out.u32(f.node);
+    out.flag(f.waiting);
+    out.flag(f.waited);
+    out.u64(f.wait_since);
+    out.flag(f.dropped);
+    out.flag(f.lost);
+    out.u32(f.copies);
+    out.flag(f.copy);
+    write_packet(out, f.original);
+    out.flag(f.finished);
+    out.u32(f.in_port);
+    out.flag(f.blocking);
+    out.u32(slot_of(f.next));
+    // Crossings before tails_known have been told and may be gone.
+    size_t known = m.events ? f.tails_known : 0;
+    size_t crossings = m.events ? f.crossings.size() : 0;
+    out.u64(known);
+    out.u64(crossings);
+    for (size_t i = known; i < crossings; ++i)
+      out.u64(place.at(f.crossings[i]));
+    out.u64(f.targets.size());
+    for (uint32_t t : f.targets)
+      out.u32(t);
+    out.u32(f.hops);
+  }
+  out.pods(m.free_slots);
+
+  out.u64(m.links.size());
+  for (const Link &l : m.links) {
+    out.u32(slot_of(l.holder));
+    out.u32(slot_of(l.first));
+    out.u32(slot_of(l.last));
+  }
+  out.u64(m.inputs.size());
+  for (const Input &in : m.inputs) {
+    out.u32(slot_of(in.occupant));
+    out.u32(slot_of(in.parked));
+  }
+  out.u64(m.refused.size());
+  for (const Flight *f : m.refused)
+    out.u32(slot_of(f));
+
+  out.u64(m.sents.size());
+  for (const Sent &sent : m.sents) {
+    out.flag(sent.in_use);
+    if (!sent.in_use)
+      continue;
+    if (!sent.tag.owner)
+      throw Error("checkpoint: a packet's tail is about to leave its node "
+                  "with an on_sent that cannot be saved (sent without a "
+                  "tag)");
+    write_tag(out, sent.tag);
+  }
+  out.pods(m.free_sents);
+
+  static_assert(std::has_unique_object_representations_v<FabricStats>);
+  out.pod(m.stats);
+  out.u64(m.misrouted);
+  out.u64(m.misroutes.size());
+  for (const Misroute &r : m.misroutes) {
+    out.u64(r.at);
+    out.u32(r.source);
+    out.str(r.why);
+  }
+  out.u64(m.outside_sequence);
+
+  // The faults are configuration, written to check the loader's; only the
+  // generators that have drawn are (a few KiB each).
+  out.u64(m.fault_rng.size());
+  if (!m.fault_rng.empty()) {
+    out.u64(std::bit_cast<uint64_t>(m.faults.corrupt));
+    out.u64(std::bit_cast<uint64_t>(m.faults.lose));
+    out.u64(std::bit_cast<uint64_t>(m.faults.dup));
+    out.u64(m.faults.seed);
+  }
+  for (size_t link = 0; link < m.fault_rng.size(); ++link) {
+    bool drawn =
+        m.fault_rng[link] != std::mt19937_64(fault_seed(m.faults, link));
+    out.flag(drawn);
+    if (drawn)
+      out.pods(rng_words(m.fault_rng[link]));
+    drawn = m.dup_rng[link] != std::mt19937_64(dup_seed(m.faults, link));
+    out.flag(drawn);
+    if (drawn)
+      out.pods(rng_words(m.dup_rng[link]));
+  }
+}
+
+void Fabric::load_state(StateReader &in) {
+  Impl &m = *impl_;
+  in.section("fabric");
+  // Scheduler::load drops them too; the fabric makes its own again from
+  // the saved ones (restore_event).
+  for (EventId id : m.posted)
+    m.sched.cancel(id);
+  m.posted.clear();
+  m.sweep_at = 64;
+
+  const size_t links = m.links.size(), nodes = m.topology.nodes;
+  auto want = [&](uint64_t got, uint64_t have, const char *what) {
+    if (got != have)
+      in.fail(std::string("the fabric's state has ") + std::to_string(got) +
+              " " + what + ", this cluster " + std::to_string(have));
+  };
+
+  bool observed = in.flag();
+  if (observed != (m.events != nullptr))
+    in.fail(observed ? "the fabric's state was saved with an observer of "
+                       "the cables, this run has none"
+                     : "this run observes the cables, the fabric's state "
+                       "was saved without");
+  std::vector<std::deque<Crossing>> crossings(m.crossings.size());
+  if (observed) {
+    want(in.u64(), crossings.size(), "links with crossings");
+    for (std::deque<Crossing> &queue : crossings)
+      for (uint64_t n = in.count(1 << 24); n--;)
+        queue.push_back(read_crossing(in));
+  }
+
+  // Made as they are read: a damaged count costs no more than the bytes.
+  std::vector<std::unique_ptr<Flight>> flights;
+  std::vector<uint32_t> nexts; // read as slots, checked once all are in
+  for (uint64_t count = in.count(1 << 24), slot = 0; slot < count; ++slot) {
+    flights.push_back(std::make_unique<Flight>());
+    Flight &f = *flights.back();
+    f.slot = uint32_t(slot);
+    nexts.push_back(kNoFlight);
+    f.in_use = in.flag();
+    if (!f.in_use)
+      continue;
+    f.packet = read_packet(in);
+    if (in.flag()) {
+      f.sent_tag = read_tag(in);
+      f.on_sent = m.remake_sent(in, f.sent_tag);
+    }
+    f.length = in.u64();
+    f.moved = in.u64();
+    for (uint64_t n = in.count(kMaxRoute); n--;) {
+      Hop h;
+      h.link = in.u32();
+      h.entered = in.u64();
+      if (h.link >= links)
+        in.fail("a flight holds link " + std::to_string(h.link) + " of " +
+                std::to_string(links));
+      f.held.push_back(h);
+    }
+    f.scheduled = in.u64();
+    f.released = in.u64();
+    f.node = in.u32();
+    f.waiting = in.flag();
+    f.waited = in.flag();
+    f.wait_since = in.u64();
+    f.dropped = in.flag();
+    f.lost = in.flag();
+    f.copies = in.u32();
+    f.copy = in.flag();
+    f.original = read_packet(in);
+    f.finished = in.flag();
+    f.in_port = in.u32();
+    f.blocking = in.flag();
+    nexts.back() = in.u32();
+    if (f.scheduled > f.held.size() || f.released > f.held.size() ||
+        f.node >= nodes || (f.in_port != kNoPort && f.in_port >= links) ||
+        (f.blocking && f.in_port >= m.inputs.size()) || f.packet.source > nodes)
+      in.fail("flight " + std::to_string(slot) + " is out of range");
+    f.tails_known = in.u64();
+    uint64_t opened = in.u64();
+    if (opened != (observed ? f.held.size() : 0) || f.tails_known > opened)
+      in.fail("flight " + std::to_string(slot) + " has " +
+              std::to_string(opened) + " crossings for " +
+              std::to_string(f.held.size()) + " links");
+    f.crossings.assign(opened, nullptr); // before tails_known: told
+    for (size_t i = f.tails_known; i < opened; ++i) {
+      std::deque<Crossing> &queue = crossings[f.held[i].link];
+      uint64_t at = in.u64();
+      if (at >= queue.size())
+        in.fail("flight " + std::to_string(slot) + " has crossing " +
+                std::to_string(at) + " of " + std::to_string(queue.size()));
+      f.crossings[i] = &queue[at];
+    }
+    for (uint64_t n = in.count(nodes); n--;) {
+      f.targets.push_back(in.u32());
+      if (f.targets.back() >= nodes)
+        in.fail("a broadcast goes to node " + std::to_string(f.targets.back()));
+    }
+    f.hops = in.u32();
+  }
+  std::vector<uint32_t> free_slots = in.pods<uint32_t>(flights.size());
+  {
+    std::vector<bool> free(flights.size());
+    for (uint32_t slot : free_slots) {
+      if (slot >= flights.size() || flights[slot]->in_use || free[slot])
+        in.fail("free flight slot " + std::to_string(slot) + " is not free");
+      free[slot] = true;
+    }
+    for (uint32_t slot = 0; slot < flights.size(); ++slot)
+      if (!flights[slot]->in_use && !free[slot])
+        in.fail("flight slot " + std::to_string(slot) + " is lost");
+  }
+  auto live = [&](uint32_t slot) -> Flight * {
+    if (slot == kNoFlight)
+      return nullptr;
+    if (slot >= flights.size() || !flights[slot]->in_use)
+      in.fail("flight slot " + std::to_string(slot) + " of " +
+              std::to_string(flights.size()) + " holds no flight");
+    return flights[slot].get();
+  };
+  for (uint32_t slot = 0; slot < flights.size(); ++slot)
+    flights[slot]->next = live(nexts[slot]);
+
+  std::vector<Link> link_state(links);
+  want(in.u64(), links, "links");
+  for (Link &l : link_state) {
+    l.holder = live(in.u32());
+    l.first = live(in.u32());
+    l.last = live(in.u32());
+  }
+  // Each queue runs from first to last, and a flight waits in one at most:
+  // a damaged file must not make a loop that a release would follow.
+  {
+    std::vector<bool> queued(flights.size());
+    for (const Link &l : link_state) {
+      const Flight *f = l.first, *end = nullptr;
+      for (; f; end = f, f = f->next) {
+        if (queued[f->slot])
+          in.fail("flight " + std::to_string(f->slot) + " waits twice");
+        queued[f->slot] = true;
+      }
+      if (end != l.last)
+        in.fail("a link's queue does not end where it says");
+    }
+    for (uint32_t slot = 0; slot < flights.size(); ++slot)
+      if (flights[slot]->next && !queued[slot])
+        in.fail("flight " + std::to_string(slot) + " waits in no queue");
+  }
+  std::vector<Input> inputs(m.inputs.size());
+  want(in.u64(), inputs.size(), "switch inputs");
+  for (Input &input : inputs) {
+    input.occupant = live(in.u32());
+    input.parked = live(in.u32());
+  }
+  std::vector<Flight *> refused(nodes);
+  want(in.u64(), nodes, "nodes");
+  for (Flight *&f : refused)
+    f = live(in.u32());
+
+  std::vector<Sent> sents;
+  for (uint64_t n = in.count(1 << 24); n--;) {
+    Sent &sent = sents.emplace_back();
+    sent.in_use = in.flag();
+    if (!sent.in_use)
+      continue;
+    sent.tag = read_tag(in);
+    sent.fn = m.remake_sent(in, sent.tag);
+  }
+  std::vector<uint32_t> free_sents = in.pods<uint32_t>(sents.size());
+  {
+    std::vector<bool> free(sents.size());
+    for (uint32_t i : free_sents) {
+      if (i >= sents.size() || sents[i].in_use || free[i])
+        in.fail("free on_sent slot " + std::to_string(i) + " is not free");
+      free[i] = true;
+    }
+    if (free_sents.size() +
+            std::count_if(sents.begin(), sents.end(),
+                          [](const Sent &s) { return s.in_use; }) !=
+        sents.size())
+      in.fail("an on_sent slot is lost");
+  }
+
+  FabricStats stats = in.pod<FabricStats>();
+  uint64_t misrouted = in.u64();
+  std::vector<Misroute> misroutes(in.count(kKeptMisroutes));
+  for (Misroute &r : misroutes) {
+    r.at = in.u64();
+    r.source = in.u32();
+    r.why = in.str(1 << 16);
+  }
+  uint64_t outside_sequence = in.u64();
+
+  std::vector<std::mt19937_64> fault_rng, dup_rng;
+  want(in.u64(), m.fault_rng.size(), "links with injected faults");
+  if (!m.fault_rng.empty()) {
+    LinkFaults saved;
+    saved.corrupt = std::bit_cast<double>(in.u64());
+    saved.lose = std::bit_cast<double>(in.u64());
+    saved.dup = std::bit_cast<double>(in.u64());
+    saved.seed = in.u64();
+    if (saved.corrupt != m.faults.corrupt || saved.lose != m.faults.lose ||
+        saved.dup != m.faults.dup || saved.seed != m.faults.seed)
+      in.fail("the fabric's state was saved with other injected faults");
+  }
+  auto generator = [&](uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    if (in.flag() && !read_rng(in.pods<uint64_t>(1024), rng))
+      in.fail("a fault generator's state is damaged");
+    return rng;
+  };
+  for (size_t link = 0; link < m.fault_rng.size(); ++link) {
+    fault_rng.push_back(generator(fault_seed(m.faults, link)));
+    dup_rng.push_back(generator(dup_seed(m.faults, link)));
+  }
+
+  // All read and checked: take it.
+  m.crossings = std::move(crossings);
+  m.flights = std::move(flights);
+  m.free_slots = std::move(free_slots);
+  m.links = std::move(link_state);
+  m.inputs = std::move(inputs);
+  m.refused = std::move(refused);
+  m.sents = std::move(sents);
+  m.free_sents = std::move(free_sents);
+  m.stats = stats;
+  m.misrouted = misrouted;
+  m.misroutes = std::move(misroutes);
+  m.outside_sequence = outside_sequence;
+  m.fault_rng = std::move(fault_rng);
+  m.dup_rng = std::move(dup_rng);
 }
 
 } // namespace nicemu

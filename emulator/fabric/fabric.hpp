@@ -37,6 +37,8 @@
 namespace nicemu {
 
 class RunEvents;
+class StateReader;
+class StateWriter;
 
 struct Packet {
   uint32_t source = 0;          // sending node
@@ -227,6 +229,17 @@ public:
   // misrouted, never delivered elsewhere; `on_sent` still runs so the
   // sender is not stuck.
   void send(Packet p, Time head_leaves, std::function<void(Time)> on_sent);
+  // The same, with what `on_sent` does as a tag in the sender's own
+  // numbering, under the owner key it gave set_sent_maker: a checkpoint
+  // taken before the tail has left can then make on_sent again. A
+  // checkpoint with an untagged on_sent pending is refused (save_state).
+  void send(Packet p, Time head_leaves, std::function<void(Time)> on_sent,
+            const EventTag &sent);
+  // Makes a sender's on_sent again from the tag it gave send(), when a
+  // checkpoint is loaded (load_state). Null: forgets `owner`'s.
+  using SentMaker =
+      std::function<std::function<void(Time)>(const EventTag &sent)>;
+  void set_sent_maker(uint64_t owner, SentMaker maker);
   // A receiver that refused a head can take it from `at` (its node's time:
   // the core runs ahead of the scheduler's now; never before that now).
   void receiver_ready(uint32_t node, Time at);
@@ -271,6 +284,18 @@ public:
   // Packets sent and neither delivered nor dropped: their heads wait for a
   // link another packet holds or for a receiver (after a run: stuck).
   uint64_t packets_in_network() const;
+
+  // Checkpoints (docs/replay.md, "Checkpoint files"): the packets in the
+  // network, who holds and waits for each link, the counters, the fault
+  // generators and the cables' observer queues. Not the configuration
+  // (parameters, topology, receivers, sinks, observer, sent makers): the
+  // loader builds the same cluster first. save_state throws nicemu::Error
+  // if a pending on_sent was given without a tag.
+  void save_state(StateWriter &out) const;
+  // Before Scheduler::load, which then has the fabric make its pending
+  // events again (they name flights by their slot, so the slots must be
+  // there first). Throws nicemu::Error on a damaged or foreign state.
+  void load_state(StateReader &in);
 
 private:
   struct Impl;

@@ -91,6 +91,7 @@ void Node::install(uint32_t base, std::unique_ptr<Device> device,
     assert(!pages_[p].device && "two devices in one window");
     pages_[p] = Window{device.get(), base};
   }
+  device->own_events(scheduler_, device_event_owner(config_.node, first));
   devices_.push_back(std::move(device));
   caps_ |= caps;
 }

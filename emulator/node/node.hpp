@@ -25,6 +25,9 @@
 
 namespace nicemu {
 
+class StateReader;
+class StateWriter;
+
 enum class NodeState { Reset, Running, Sleeping, Halted, Faulted };
 // "reset", "running", ... for summaries and debuggers.
 const char *state_name(NodeState state);
@@ -150,6 +153,13 @@ public:
   Device *device_at(uint32_t base) const;
   // The windows host programs reach (mapped by the board).
   HostPort &host_port() override { return host_port_; }
+
+  // Checkpoint files (docs/replay.md): the core, the memories that can be
+  // written, the devices and where the node stands, between two rounds of
+  // slices. load_state takes them into a node booted from the same flash;
+  // the devices' pending events come back with the scheduler's load.
+  void save_state(StateWriter &out) const;
+  void load_state(StateReader &in);
 
 private:
   struct Memory {

@@ -1,6 +1,8 @@
 #include "node/simulation.hpp"
 
+#include "nicemu/error.hpp"
 #include "sim/live_bits.hpp"
+#include "sim/state_archive.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -396,6 +398,8 @@ RunResult Simulation::run(Time max_time) {
       break;
     if (monitor_)
       monitor_->between_rounds(*this);
+    if (checkpoints_ && scheduler_.now() >= checkpoints_->next_due())
+      checkpoints_->take(*this);
     if (debugger_) {
       debugger_->between_slices();
       if (debugger_->killed()) {
@@ -494,6 +498,42 @@ std::string Simulation::deadlock_message() const {
          " stuck in the network, waiting for a link another packet holds or "
          "for a receiver that never takes it (a wormhole deadlock, or a NIC "
          "that stopped receiving)";
+}
+
+// The run loop keeps nothing between rounds but the cores due for an
+// interrupt; the core queue is made again from the nodes' times.
+void Simulation::save_state(StateWriter &out) const {
+  if (external_)
+    throw Error("checkpoint: a run with host programs cannot be saved in a "
+                "checkpoint file yet");
+  out.section("run");
+  out.u64(nodes_.size());
+  out.fields(force_bits_, forced_);
+  for (const auto &n : nodes_)
+    n->save_state(out);
+  out.flag(fabric_ != nullptr);
+  if (fabric_)
+    fabric_->save_state(out);
+  scheduler_.save(out); // last: the events' owners are restored by then
+}
+
+void Simulation::load_state(StateReader &in) {
+  in.section("run");
+  if (in.u64() != nodes_.size())
+    in.fail("it holds another number of nodes");
+  std::vector<uint64_t> force;
+  in.fields(force, forced_);
+  if (force.size() != force_bits_.size())
+    in.fail("it holds another number of nodes");
+  force_bits_ = std::move(force);
+  for (auto &n : nodes_)
+    n->load_state(in);
+  if (in.flag() != (fabric_ != nullptr))
+    in.fail(fabric_ ? "it has no network" : "it has a network");
+  if (fabric_)
+    fabric_->load_state(in);
+  scheduler_.load(in);
+  queue_stale_ = true; // the nodes' times are the checkpoint's
 }
 
 } // namespace nicemu

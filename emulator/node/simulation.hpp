@@ -65,6 +65,16 @@ public:
   virtual void between_rounds(const Simulation &sim) = 0;
 };
 
+// Takes checkpoint files of a run (nicemu run --checkpoint-dir; the
+// command line writes them). Called between two rounds of slices, once the
+// scheduler's time has reached next_due().
+class RunCheckpoints {
+public:
+  virtual ~RunCheckpoints() = default;
+  virtual Time next_due() const = 0;
+  virtual void take(const Simulation &sim) = 0;
+};
+
 enum class RunOutcome {
   Halted,     // every node halted
   Faulted,    // a node faulted (the run stops at the first fault)
@@ -85,6 +95,7 @@ struct RunResult {
 class Simulation {
 public:
   Scheduler &scheduler() { return scheduler_; }
+  const Scheduler &scheduler() const { return scheduler_; }
   // The network between the nodes (owned by the run), and how far apart in
   // virtual time the cores may run (see network_lookahead).
   void set_fabric(std::unique_ptr<Fabric> fabric, Time lookahead) {
@@ -104,6 +115,15 @@ public:
   bool stop_requested() const { return stop_ && stop_->requested(); }
   // Who watches the run go (progress). Null: nobody.
   void set_monitor(RunMonitor *monitor) { monitor_ = monitor; }
+  // Who takes checkpoint files. Null: nobody.
+  void set_checkpoints(RunCheckpoints *c) { checkpoints_ = c; }
+  // A checkpoint: the whole run's state between two rounds of slices (the
+  // nodes, the network, pending events), for load_state into a run built
+  // afresh from the same inputs, which then goes on exactly as this one
+  // does (docs/replay.md, "Checkpoint files"). Throws nicemu::Error when a
+  // part cannot be saved (it says which). Host programs are not saved.
+  void save_state(StateWriter &out) const;
+  void load_state(StateReader &in);
   // The core queue (on by default): a round gives slices only to the cores
   // that are due, taken from a queue ordered by their times, instead of
   // visiting every running core (nicemu run --no-core-queue). The same
@@ -177,6 +197,7 @@ private:
   WallClockInput *input_ = nullptr;
   const StopRequest *stop_ = nullptr;
   RunMonitor *monitor_ = nullptr;
+  RunCheckpoints *checkpoints_ = nullptr;
   // With input_: the wall-clock time since the run started, as virtual
   // time, at the start of the round; no slice ends later.
   Time wall_limit_ = kTimeNever;

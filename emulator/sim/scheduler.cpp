@@ -1,8 +1,12 @@
 #include "sim/scheduler.hpp"
 
+#include "nicemu/error.hpp"
+#include "sim/state_archive.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <map>
 
 namespace nicemu {
 
@@ -55,8 +59,26 @@ uint64_t Scheduler::next_seq() {
 
 EventId Scheduler::schedule(Time when, const char *name, Callback fn,
                             int priority) {
+  return schedule(when, name, std::move(fn), priority, EventTag{});
+}
+
+EventId Scheduler::schedule(Time when, const char *name, Callback fn,
+                            int priority, const EventTag &tag) {
   assert(when >= now_ && "events cannot be scheduled in the past");
   auto lock = lock_if_concurrent();
+  uint64_t origin = thread_origin.serial == serial_ ? thread_origin.origin.id
+                                                    : EventOrigin::events().id;
+  EventId id =
+      insert(Key{when, priority, origin, next_seq()}, name, std::move(fn), tag);
+  if (lock)
+    lock.unlock();
+  if (on_earlier_) // the running core's own slice, on this thread
+    on_earlier_(when);
+  return id;
+}
+
+EventId Scheduler::insert(const Key &key, const char *name, Callback fn,
+                          const EventTag &tag) {
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -68,25 +90,90 @@ EventId Scheduler::schedule(Time when, const char *name, Callback fn,
   Slot &s = slots_[slot];
   s.fn = std::move(fn);
   s.name = name;
+  s.tag = tag;
   s.live = true;
   ++live_;
-  uint64_t origin = thread_origin.serial == serial_ ? thread_origin.origin.id
-                                                    : EventOrigin::events().id;
-  heap_.push_back(
-      {Key{when, priority, origin, next_seq()}, slot, s.generation});
+  heap_.push_back({key, slot, s.generation});
   std::push_heap(heap_.begin(), heap_.end(), std::greater<Entry>());
-  EventId id = (EventId(s.generation) << 32) | slot;
-  if (lock)
-    lock.unlock();
-  if (on_earlier_) // the running core's own slice, on this thread
-    on_earlier_(when);
-  return id;
+  return (EventId(s.generation) << 32) | slot;
+}
+
+void Scheduler::save(StateWriter &out) const {
+  out.section("scheduler");
+  out.u64(now_);
+  std::map<uint64_t, uint64_t> seqs(next_seq_.begin(), next_seq_.end());
+  out.u64(seqs.size());
+  for (auto [origin, seq] : seqs) {
+    out.u64(origin);
+    out.u64(seq);
+  }
+  // In the order they run, so that the same state makes the same bytes.
+  std::vector<const Entry *> live;
+  for (const Entry &e : heap_)
+    if (slots_[e.slot].live && slots_[e.slot].generation == e.generation)
+      live.push_back(&e);
+  std::sort(live.begin(), live.end(),
+            [](const Entry *a, const Entry *b) { return a->key < b->key; });
+  out.u64(live.size());
+  for (const Entry *e : live) {
+    const Slot &s = slots_[e->slot];
+    if (!s.tag.owner)
+      throw Error("checkpoint: the event \"" + std::string(s.name) +
+                  "\" pending at " + std::to_string(e->key.when) +
+                  " ps cannot be saved in a checkpoint yet");
+    out.u64(e->key.when);
+    out.u64(uint64_t(int64_t(e->key.priority)));
+    out.u64(e->key.origin);
+    out.u64(e->key.seq);
+    out.fields(s.tag.owner, s.tag.kind, s.tag.a, s.tag.b);
+    out.str(s.name);
+  }
+}
+
+void Scheduler::load(StateReader &in) {
+  in.section("scheduler");
+  for (uint32_t slot = 0; slot < slots_.size(); ++slot)
+    if (slots_[slot].live)
+      release(slot);
+  heap_.clear();
+  now_ = in.u64();
+  // Counters are set in place, never erased: a thread's origin keeps a
+  // pointer to its counter (next_seq).
+  for (auto &[origin, seq] : next_seq_)
+    seq = 0;
+  for (uint64_t n = in.count(1 << 24); n--;) {
+    uint64_t origin = in.u64();
+    next_seq_[origin] = in.u64();
+  }
+  for (uint64_t n = in.count(1 << 28); n--;) {
+    SavedEvent e;
+    e.when = in.u64();
+    e.priority = int(int64_t(in.u64()));
+    e.origin = in.u64();
+    e.seq = in.u64();
+    in.fields(e.tag.owner, e.tag.kind, e.tag.a, e.tag.b);
+    e.name = in.str(256);
+    if (e.when < now_)
+      in.fail("the event \"" + e.name +
+              "\" is due before the checkpoint's time");
+    auto owner = owners_.find(e.tag.owner);
+    if (owner == owners_.end())
+      in.fail("the event \"" + e.name +
+              "\" belongs to a part this cluster does not have");
+    owner->second->restore_event(*this, e);
+  }
+}
+
+EventId Scheduler::restore(const SavedEvent &e, const char *name, Callback fn) {
+  return insert(Key{e.when, e.priority, e.origin, e.seq}, name, std::move(fn),
+                e.tag);
 }
 
 void Scheduler::release(uint32_t slot) {
   Slot &s = slots_[slot];
   s.fn = nullptr;
   s.name = nullptr;
+  s.tag = {};
   s.live = false;
   ++s.generation;
   --live_;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -21,7 +22,46 @@
 
 namespace nicemu {
 
+class StateReader;
+class StateWriter;
+class Scheduler;
+
 using EventId = uint64_t;
+
+// What a pending event is, so that a checkpoint can save it and make it
+// again (docs/replay.md, "Checkpoint files"): the owner that scheduled it,
+// by a key the owner registered (Scheduler::add_owner; the same in every
+// run of the same cluster), and what the owner needs to make its callback
+// again. An event without an owner cannot be saved: a checkpoint with one
+// pending is refused, naming it.
+struct EventTag {
+  uint64_t owner = 0; // 0: none
+  uint32_t kind = 0;  // the owner's own numbering
+  uint64_t a = 0, b = 0;
+};
+
+// Owner keys: the fabric, a node's device (by its place on the card), a
+// host's agent.
+inline constexpr uint64_t kFabricEventOwner = 1;
+inline uint64_t device_event_owner(uint32_t node, uint32_t device) {
+  return (uint64_t(node) + 1) << 32 | device;
+}
+
+// A pending event as a checkpoint holds it.
+struct SavedEvent {
+  Time when = 0;
+  int priority = 0;
+  uint64_t origin = 0, seq = 0;
+  EventTag tag;
+  std::string name;
+};
+
+// Makes a saved event again: calls Scheduler::restore with its callback.
+class EventOwner {
+public:
+  virtual ~EventOwner() = default;
+  virtual void restore_event(Scheduler &scheduler, const SavedEvent &e) = 0;
+};
 
 // Who schedules the events from now on (Scheduler::set_origin).
 struct EventOrigin {
@@ -48,6 +88,9 @@ public:
   // among events at the same time. `name` (a string literal: it is kept,
   // not copied) says what the event is, for a debugger's eyes.
   EventId schedule(Time when, const char *name, Callback fn, int priority = 0);
+  // The same, for an event a checkpoint can save.
+  EventId schedule(Time when, const char *name, Callback fn, int priority,
+                   const EventTag &tag);
   // Cancels a pending event; returns false if it already ran or was unknown.
   bool cancel(EventId id);
   // Whether `id` is scheduled and has neither run nor been cancelled.
@@ -85,6 +128,24 @@ public:
   // Moves now() forward without running anything (must not skip an event).
   void advance_to(Time t);
 
+  // Checkpoints. Owners of saveable events register under their key (and
+  // leave before they go).
+  void add_owner(uint64_t key, EventOwner *owner) { owners_[key] = owner; }
+  // (With `owner`: only if the key is still that owner's.)
+  void remove_owner(uint64_t key, const EventOwner *owner = nullptr) {
+    if (auto it = owners_.find(key);
+        it != owners_.end() && (!owner || it->second == owner))
+      owners_.erase(it);
+  }
+  // Writes the time, the origins' counters and every pending event; throws
+  // nicemu::Error naming an event that has no owner.
+  void save(StateWriter &out) const;
+  // Drops every pending event, then reads what save() wrote: each event is
+  // made again by its owner, which calls restore().
+  void load(StateReader &in);
+  // Schedules `e` again, at its place in the order, with `fn`.
+  EventId restore(const SavedEvent &e, const char *name, Callback fn);
+
   // Called with the time of every event scheduled, so that a running core
   // can end its slice before it.
   void set_on_earlier_event(std::function<void(Time)> fn) {
@@ -107,6 +168,7 @@ private:
   struct Slot {
     Callback fn;
     const char *name = nullptr;
+    EventTag tag;
     uint32_t generation = 0;
     bool live = false;
   };
@@ -118,6 +180,8 @@ private:
     bool operator>(const Entry &o) const { return o.key < key; }
   };
   uint64_t next_seq();
+  EventId insert(const Key &key, const char *name, Callback fn,
+                 const EventTag &tag);
   void drop_stale() const;
   void run_top();
   void release(uint32_t slot);
@@ -132,6 +196,7 @@ private:
   mutable std::vector<Entry> heap_;
   size_t live_ = 0;
   std::function<void(Time)> on_earlier_;
+  std::unordered_map<uint64_t, EventOwner *> owners_;
   bool concurrent_ = false;
   mutable std::mutex mutex_;
 };

@@ -46,6 +46,8 @@ public:
   void set_pc(uint32_t) override {}
   const Fault &fault() const override { return fault_; }
   void flush_code_cache() override {}
+  State checkpoint_state() override { return {}; }
+  void restore_state(const State &) override {}
 
 private:
   Fault fault_;
