@@ -421,6 +421,78 @@ std::vector<ReverseFigures> reverse_bench(const ReplayCase &c, bool quick) {
   return figures;
 }
 
+// Checkpoint files of a run of firmware alone (nicemu run --checkpoint-dir,
+// nicemu replay --from): their size, the time to take one (from the run's
+// own report), and the time to put one in place and to run on from it.
+struct FileFigures {
+  std::string command;
+  size_t files = 0;
+  double kib = 0;
+  std::vector<double> take_ms, restore_ms, resumed_seconds, run_seconds;
+  bool identical = true; // every resumed run's summary is the full run's
+};
+
+FileFigures file_bench(const std::string &firmware_dir, int repeats) {
+  Scratch dir;
+  const std::vector<std::string> run = {"run", "-n", "64", "--firmware",
+                                        firmware_dir + "/link_check.img"};
+  FileFigures f;
+  f.command = "nicemu run -n 64 --firmware link_check.img --checkpoint-every "
+              "100us --checkpoint-dir DIR; nicemu replay --from DIR/<the "
+              "middle one>";
+  const std::string out = dir.path + "/out", err = dir.path + "/err";
+  for (int i = 0; i < repeats; ++i) {
+    const std::string ck = dir.path + "/ck" + std::to_string(i);
+    std::vector<std::string> args = run;
+    for (const std::string &a :
+         {std::string("--checkpoint-dir"), ck,
+          std::string("--checkpoint-every"), std::string("100us")})
+      args.push_back(a);
+    f.run_seconds.push_back(timed_nicemu(args, out, err));
+    std::string full = read_all(err);
+    const size_t at = full.find("\ncheckpoints: ");
+    if (at == std::string::npos)
+      throw Error("bench replay: the run did not report its checkpoints");
+    const std::string report = full.substr(at);
+    full.resize(at + 1); // the rest as a run without checkpoints shows it
+    f.files = size_t(number_after(report, "checkpoints: "));
+    f.kib = number_after(report, "(");
+    f.take_ms.push_back(number_after(report, "KiB, "));
+    std::vector<std::string> files;
+    for (const auto &e : fs::directory_iterator(ck))
+      files.push_back(e.path().string());
+    if (files.empty())
+      throw Error("bench replay: the run left no checkpoint");
+    std::sort(files.begin(), files.end());
+    f.resumed_seconds.push_back(
+        timed_nicemu({"replay", "--from", files[files.size() / 2]}, out, err));
+    const std::string resumed = read_all(err);
+    f.restore_ms.push_back(number_after(resumed, "put in place in "));
+    f.identical = f.identical && summary(resumed) == summary(full) &&
+                  !summary(full).empty();
+  }
+  return f;
+}
+
+void print_files(const FileFigures &f) {
+  auto cell = [](const std::vector<double> &v, const char *format) {
+    char text[64];
+    std::snprintf(text, sizeof text, format, median(v),
+                  *std::min_element(v.begin(), v.end()),
+                  *std::max_element(v.begin(), v.end()));
+    return std::string(text);
+  };
+  std::printf("\ncheckpoint files (%s)\n\n", f.command.c_str());
+  std::printf("%5s %8s %-22s %-22s %-22s %-22s %9s\n", "files", "KiB each",
+              "take ms", "restore ms", "run s", "resumed run s", "identical");
+  std::printf("%5zu %8.1f %-22s %-22s %-22s %-22s %9s\n", f.files, f.kib,
+              cell(f.take_ms, "%.2f [%.2f-%.2f]").c_str(),
+              cell(f.restore_ms, "%.2f [%.2f-%.2f]").c_str(),
+              cell(f.run_seconds, "%.3f [%.3f-%.3f]").c_str(),
+              cell(f.resumed_seconds, "%.3f [%.3f-%.3f]").c_str(),
+              f.identical ? "yes" : "NO");
+}
+
 void print_reverse(const std::vector<ReverseFigures> &figures,
                    const ReplayCase &c) {
   std::printf("\nreverse execution on the replay of %s (nicemu replay --gdb; "
@@ -472,9 +544,17 @@ void print_table(const std::vector<ReplayCase> &cases, bool quick,
 }
 
 nlohmann::json to_json(const std::vector<ReplayCase> &cases,
-                       const std::vector<ReverseFigures> &reverse, bool quick,
-                       int repeats) {
+                       const std::vector<ReverseFigures> &reverse,
+                       const FileFigures &files, bool quick, int repeats) {
   nlohmann::json j = bench_json("replay");
+  j["checkpoint_files"] = {{"command", files.command},
+                           {"files", files.files},
+                           {"kib_each", files.kib},
+                           {"take_ms", files.take_ms},
+                           {"restore_ms", files.restore_ms},
+                           {"run_seconds", files.run_seconds},
+                           {"resumed_seconds", files.resumed_seconds},
+                           {"identical", files.identical}};
   j["reverse"] = nlohmann::json::array();
   for (const ReverseFigures &f : reverse)
     j["reverse"].push_back({{"case", cases[1].name},
@@ -536,16 +616,20 @@ void add_replay_bench(CLI::App &bench) {
     // Reverse execution: on the FM ping-pong's replay, the longest in
     // virtual time.
     std::vector<ReverseFigures> reverse = reverse_bench(cases[1], opts->quick);
+    FileFigures files = file_bench(opts->firmware_dir, opts->repeats);
     if (*json) {
-      std::cout << to_json(cases, reverse, opts->quick, opts->repeats).dump(2)
-                << "\n";
+      std::cout
+          << to_json(cases, reverse, files, opts->quick, opts->repeats).dump(2)
+          << "\n";
     } else {
       print_table(cases, opts->quick, opts->repeats);
       print_reverse(reverse, cases[1]);
+      print_files(files);
     }
-    bool identical =
-        std::all_of(cases.begin(), cases.end(),
-                    [](const ReplayCase &c) { return c.identical; });
+    bool identical = files.identical && std::all_of(cases.begin(), cases.end(),
+                                                    [](const ReplayCase &c) {
+                                                      return c.identical;
+                                                    });
     if (!identical)
       throw Error("bench replay: a replay's summary differs from its "
                   "recorded run's");

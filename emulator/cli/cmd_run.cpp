@@ -1,4 +1,5 @@
 // nicemu run --model M (--flash F | --firmware IMG) [--max-time T]
+#include "cli/checkpoint_file.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "cli/run_setup.hpp"
@@ -17,12 +18,14 @@
 #include "observe/run_observers.hpp"
 #include "observe/trace_writer.hpp"
 #include "profile/cycle_report.hpp"
+#include "sim/state_archive.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -47,6 +50,9 @@ struct RunOptions : ClusterOptions {
   // With --gdb on a run without host processes: reverse execution's
   // checkpoints (docs/replay.md, "Reverse debugging"); "0": none.
   std::string checkpoint_every = "1ms";
+  // Checkpoint files every checkpoint_every into this folder (docs/replay.md,
+  // "Checkpoint files"), and the one a replay starts from.
+  std::string checkpoint_dir, from;
   std::string tap; // docs/fm.md, "Bridging to Linux (--tap)"
   std::vector<std::string> node_firmware; // --node-firmware NODE=IMAGE
   std::string record;                     // --record FILE (docs/replay.md)
@@ -215,7 +221,60 @@ void play_outside(HostTape &tape, Fabric &fabric) {
   }
 }
 
-int run(const RunOptions &o, RunInputs in, HostTape *tape) {
+// --checkpoint-dir: a file every interval of virtual time, each named by
+// the time it was taken at (the first round boundary at or after its due
+// time).
+class CheckpointWriter final : public RunCheckpoints {
+public:
+  CheckpointWriter(std::string dir, Time every, HostTape::Contents run)
+      : dir_(std::move(dir)), every_(every), next_(every),
+        run_(std::move(run)) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec)
+      throw Error("--checkpoint-dir " + dir_ + ": " + ec.message());
+  }
+  Time next_due() const override { return next_; }
+  void take(const Simulation &sim) override {
+    auto start = std::chrono::steady_clock::now();
+    StateWriter out;
+    sim.save_state(out);
+    CheckpointFile c{run_, sim.scheduler().now(), out.take()};
+    const std::string path =
+        (std::filesystem::path(dir_) / checkpoint_name(c.time)).string();
+    write_checkpoint(path, c);
+    seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    std::error_code ec;
+    bytes_ += std::filesystem::file_size(path, ec);
+    ++taken_;
+    while (next_ <= c.time)
+      next_ = next_ > kTimeNever - every_ ? kTimeNever : next_ + every_;
+  }
+  // For the summary: what they cost (nicemu bench replay reads it).
+  void report(std::ostream &os) const {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "checkpoints: %zu in %s (%.1f KiB, %.2f ms to take, each "
+                  "on average)\n",
+                  taken_, dir_.c_str(),
+                  taken_ ? double(bytes_) / 1024 / double(taken_) : 0.0,
+                  taken_ ? seconds_ * 1e3 / double(taken_) : 0.0);
+    os << line;
+  }
+
+private:
+  std::string dir_;
+  Time every_, next_;
+  HostTape::Contents run_;
+  size_t taken_ = 0;
+  uint64_t bytes_ = 0;
+  double seconds_ = 0;
+};
+
+int run(const RunOptions &o, RunInputs in, HostTape *tape,
+        const CheckpointFile *from) {
   // SIGINT, SIGTERM: a clean stop from here on (cli/stop_signals.hpp).
   StopSignals signals;
   const Model &model = in.model;
@@ -297,6 +356,17 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
   };
   spec.stop = &signals.request();
   spec.monitor = progress.enabled() ? &run_progress : nullptr;
+  if (!o.checkpoint_dir.empty()) {
+    if (!checkpoint_every)
+      throw Error("run: --checkpoint-dir needs --checkpoint-every above 0");
+    if (!o.program.empty())
+      throw Error("run: checkpoint files of runs with host programs are not "
+                  "supported yet (--checkpoint-dir); nicemu run --record and "
+                  "nicemu replay --gdb go back in such a run");
+    if (tap || outside || gdb)
+      throw Error("run: --checkpoint-dir does not combine with --tap or "
+                  "--gdb");
+  }
   auto shared_flash =
       std::make_shared<const std::vector<uint8_t>>(std::move(flash));
   // The recording starts with the run's description (a file that cannot
@@ -305,6 +375,32 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
     tape->begin(o.record, recording_contents(o, in, shared_flash));
   std::unique_ptr<Cluster> cluster = start_cluster(model, shared_flash, spec);
   Simulation &sim = cluster->sim;
+  // A checkpoint file's state replaces the booted cluster's.
+  if (from) {
+    auto start = std::chrono::steady_clock::now();
+    StateReader r(from->state, o.from + ": a damaged checkpoint");
+    sim.load_state(r);
+    if (!o.quiet)
+      std::fprintf(stderr,
+                   "nicemu: resumed at %s of virtual time from %s (its state "
+                   "put in place in %.2f ms)\n",
+                   format_time_us(from->time).c_str(), o.from.c_str(),
+                   std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                           .count() *
+                       1e3);
+  }
+  std::unique_ptr<CheckpointWriter> checkpoints;
+  if (!o.checkpoint_dir.empty()) {
+    // A card with a part that cannot be saved is refused now, not at the
+    // first checkpoint.
+    StateWriter probe;
+    sim.save_state(probe);
+    checkpoints = std::make_unique<CheckpointWriter>(
+        o.checkpoint_dir, checkpoint_every,
+        recording_contents(o, in, shared_flash));
+    sim.set_checkpoints(checkpoints.get());
+  }
   if (tap) {
     tap->attach(sim.fabric());
     sim.set_wall_clock_input(tap.get());
@@ -392,6 +488,8 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape) {
     say_why_stopped(r, o);
   if (!o.quiet)
     print_summary(sim, r, model, o.per_node);
+  if (checkpoints && !o.quiet)
+    checkpoints->report(std::cerr);
   if ((tap || outside) && !o.quiet) {
     const TapStats &t = tap ? tap->stats() : o.recorded_tap_stats;
     std::fprintf(
@@ -503,17 +601,22 @@ void add_observe_options(CLI::App *cmd,
   cmd->add_option("--checkpoint-every", opts->checkpoint_every,
                   "with --gdb on a replay or a run without host programs: "
                   "keep a checkpoint in memory every TIME of virtual time, "
-                  "for GDB's reverse execution (0: none)")
+                  "for GDB's reverse execution (0: none); with "
+                  "--checkpoint-dir: write one there as often")
       ->capture_default_str();
+  cmd->add_option("--checkpoint-dir", opts->checkpoint_dir,
+                  "write a checkpoint file into this folder every "
+                  "--checkpoint-every of virtual time (a run without host "
+                  "programs on cards made of shared parts: lanai4, comet), "
+                  "for nicemu replay --from (docs/replay.md)");
   add_progress_options(*cmd, opts->progress);
 }
 
 // nicemu replay: the recorded run's options and inputs, this command's
 // ways of showing it.
-RunInputs replay_inputs(const std::string &path, RunOptions &o,
-                        HostTape &tape) {
-  HostTape::Contents c;
-  tape = HostTape::load(path, c);
+// The run a recording (or a checkpoint file) describes, into `o`.
+RunInputs recorded_inputs(const std::string &path, const HostTape::Contents &c,
+                          RunOptions &o) {
   nlohmann::json m;
   try {
     m = nlohmann::json::parse(c.manifest);
@@ -601,6 +704,14 @@ RunInputs replay_inputs(const std::string &path, RunOptions &o,
   }
   if (const auto *topology = blob("topology"))
     in.topology_text = text(*topology);
+  return in;
+}
+
+RunInputs replay_inputs(const std::string &path, RunOptions &o,
+                        HostTape &tape) {
+  HostTape::Contents c;
+  tape = HostTape::load(path, c);
+  RunInputs in = recorded_inputs(path, c, o);
   const uint32_t ranks = o.program.empty() ? 0 : o.nodes * o.procs_per_node;
   if (tape.ranks() != ranks)
     throw Error(path + ": a damaged recording (" +
@@ -634,7 +745,8 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
     std::optional<HostTape> tape;
     if (!opts->record.empty())
       tape.emplace(HostTape::Mode::Record);
-    status.code = run(*opts, read_inputs(*opts), tape ? &*tape : nullptr);
+    status.code =
+        run(*opts, read_inputs(*opts), tape ? &*tape : nullptr, nullptr);
   });
 }
 
@@ -645,17 +757,35 @@ void add_replay_command(CLI::App &app, ExitStatus &status) {
       "replay", "Run a recorded run again (nicemu run --record), without its "
                 "host programs: the same console, reports, traces and "
                 "captures, or the first point where it differs");
-  cmd->add_option("recording", *path, "the file nicemu run --record wrote")
-      ->required();
+  cmd->add_option("recording", *path, "the file nicemu run --record wrote");
+  cmd->add_option("--from", opts->from,
+                  "start from this checkpoint file (nicemu run "
+                  "--checkpoint-dir) instead of the beginning; it holds the "
+                  "run's description, so no recording is needed");
   add_observe_options(cmd, opts);
   cmd->add_option("--threads", opts->threads,
                   "threads for the NIC cores' slices (as nicemu run)")
       ->capture_default_str()
       ->check(CLI::Range(0u, 256u));
   cmd->callback([opts, path, &status] {
+    if (!opts->from.empty()) {
+      if (!path->empty())
+        throw Error("replay: --from starts a run without host programs from "
+                    "its checkpoint; checkpoints of recordings with host "
+                    "programs are not supported yet");
+      CheckpointFile from = read_checkpoint(opts->from);
+      from.run.trailer = R"({"stopped_by": "", "end_time_ps": 0})";
+      RunInputs in = recorded_inputs(opts->from, from.run, *opts);
+      if (!opts->program.empty())
+        throw Error(opts->from + ": a checkpoint of a run with host programs");
+      status.code = run(*opts, std::move(in), nullptr, &from);
+      return;
+    }
+    if (path->empty())
+      throw Error("replay: which recording? (or --from CHECKPOINT)");
     HostTape tape(HostTape::Mode::Play);
     RunInputs in = replay_inputs(*path, *opts, tape);
-    status.code = run(*opts, std::move(in), &tape);
+    status.code = run(*opts, std::move(in), &tape, nullptr);
   });
 }
 

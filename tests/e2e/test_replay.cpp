@@ -319,4 +319,9 @@ TEST_CASE("replay: bench replay --quick --json runs, records and replays "
   CHECK(reverse[2].at("checkpoints").get<int>() >= 1);
   for (const nlohmann::json &r : reverse)
     CHECK(r.at("reverse_stepi_seconds").size() == 3);
+  // Checkpoint files: the run resumed from one ends as the full run did.
+  const nlohmann::json &files = j.at("checkpoint_files");
+  CHECK(files.at("identical") == true);
+  CHECK(files.at("files").get<int>() >= 2);
+  CHECK(files.at("restore_ms").size() == 1);
 }

@@ -1,0 +1,204 @@
+// End-to-end: checkpoint files (nicemu run --checkpoint-dir, nicemu replay
+// --from; docs/replay.md, "Checkpoint files"). A run resumed from any of
+// its checkpoints must end exactly as the uninterrupted run did: the same
+// summary (every node's state, exit code, instructions, cycles and slept
+// cycles, the virtual time), the same exit status, and the console lines
+// that came after the checkpoint. Taking checkpoints changes nothing, and
+// the same run makes the same files. Damaged files and runs that cannot be
+// saved yet are refused with a message, not a crash.
+#include "cli_helpers.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+using namespace e2e;
+
+namespace {
+
+struct Scenario {
+  const char *name;
+  std::vector<std::string> run; // nicemu run's options
+  const char *every;            // --checkpoint-every
+};
+
+std::vector<Scenario> scenarios() {
+  return {
+      // lanai4: packets between two NICs, polling loops fast-forwarded.
+      {"net_pingpong",
+       {"-n", "2", "--firmware", firmware("net_pingpong.img")},
+       "40us"},
+      // lanai4: three nodes through one switch, packets in flight and heads
+      // waiting at every checkpoint.
+      {"link_check",
+       {"-n", "3", "--firmware", firmware("link_check.img")},
+       "100us"},
+      // lanai4: timer interrupts and a sleeping core.
+      {"timer_irq",
+       {"-n", "2", "--firmware", firmware("timer_irq.img")},
+       "30us"},
+      // lanai4: the demo's DMA, timers and sleeps.
+      {"demo", {"-n", "2", "--firmware", firmware("demo.img")}, "200us"},
+      // comet: the VIA firmware's doorbells, host DMA and Ethernet engines,
+      // polling with no host, cut by --max-time.
+      {"comet via",
+       {"-n", "2", "--model", "comet", "--firmware", NICEMU_VIA_IMAGE,
+        "--max-time", "1ms"},
+       "150us"},
+  };
+}
+
+std::vector<std::string> with(std::vector<std::string> args,
+                              const std::vector<std::string> &more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+std::vector<fs::path> checkpoints_in(const fs::path &dir) {
+  std::vector<fs::path> files;
+  for (const auto &e : fs::directory_iterator(dir))
+    files.push_back(e.path());
+  std::sort(files.begin(), files.end()); // the names sort by time
+  return files;
+}
+
+bool ends_with(const std::string &text, const std::string &end) {
+  return text.size() >= end.size() &&
+         text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+} // namespace
+
+TEST_CASE("checkpoint files: a run resumed from any of its checkpoints ends "
+          "as the uninterrupted run did, on lanai4 and comet") {
+  for (const Scenario &s : scenarios()) {
+    const std::string name = s.name;
+    CAPTURE(name);
+    TempDir dir;
+    CommandResult full = nicemu(with({"run"}, s.run));
+    REQUIRE_MESSAGE(contains(full.err, "--- nicemu:"), full);
+    CommandResult taking =
+        nicemu(with(with({"run"}, s.run), {"--checkpoint-dir", dir.file("ck"),
+                                           "--checkpoint-every", s.every}));
+    INFO(taking);
+    // Taking checkpoints changes nothing.
+    CHECK(taking.status == full.status);
+    CHECK(taking.out == full.out);
+    CHECK(run_summary(taking.err) == run_summary(full.err));
+    std::vector<fs::path> files = checkpoints_in(dir.path() / "ck");
+    REQUIRE(files.size() >= 3);
+    for (const fs::path &file : files) {
+      CAPTURE(file.filename().string());
+      CommandResult resumed = nicemu({"replay", "--from", file.string()});
+      INFO(resumed);
+      CHECK(resumed.status == full.status);
+      CHECK(run_summary(resumed.err) == run_summary(full.err));
+      // The console lines after the checkpoint, and only those.
+      CHECK(ends_with(full.out, resumed.out));
+      CHECK(resumed.out.size() < full.out.size() + 1);
+    }
+    // The last one came after every line but the last node's last ones:
+    // a resumed run that printed everything again would fail above.
+    CommandResult first = nicemu({"replay", "--from", files.front().string()});
+    CommandResult last = nicemu({"replay", "--from", files.back().string()});
+    CHECK(last.out.size() <= first.out.size());
+  }
+}
+
+TEST_CASE("checkpoint files: the same run makes the same files") {
+  TempDir dir;
+  const std::vector<std::string> run = {"run",
+                                        "-n",
+                                        "2",
+                                        "--firmware",
+                                        firmware("net_pingpong.img"),
+                                        "--checkpoint-every",
+                                        "50us"};
+  REQUIRE(nicemu(with(run, {"--checkpoint-dir", dir.file("a")})).status == 0);
+  REQUIRE(nicemu(with(run, {"--checkpoint-dir", dir.file("b")})).status == 0);
+  std::vector<fs::path> a = checkpoints_in(dir.path() / "a"),
+                        b = checkpoints_in(dir.path() / "b");
+  REQUIRE(a.size() >= 3);
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].filename() == b[i].filename());
+    CHECK(read_bytes(a[i]) == read_bytes(b[i]));
+  }
+  // Checkpoints are apart: each holds another moment of the run.
+  CHECK(read_bytes(a[0]) != read_bytes(a[1]));
+}
+
+TEST_CASE("checkpoint files: a damaged file, or one that is none, is refused "
+          "with a clear message") {
+  TempDir dir;
+  REQUIRE(nicemu({"run", "-n", "2", "--firmware", firmware("net_pingpong.img"),
+                  "--checkpoint-dir", dir.file("ck"), "--checkpoint-every",
+                  "100us"})
+              .status == 0);
+  const fs::path file = checkpoints_in(dir.path() / "ck").front();
+  std::vector<uint8_t> bytes = read_bytes(file);
+  const std::string bad = dir.file("bad.nck");
+  std::string expected = "not a nicemu checkpoint, or a damaged one";
+  SUBCASE("a flipped bit") {
+    bytes[bytes.size() / 2] ^= 0x10;
+    write_bytes(bad, bytes);
+  }
+  SUBCASE("cut short") {
+    bytes.resize(bytes.size() / 2);
+    write_bytes(bad, bytes);
+  }
+  SUBCASE("a firmware image") {
+    fs::copy_file(firmware("hello.img"), bad);
+  }
+  SUBCASE("a recording") {
+    REQUIRE(
+        nicemu({"run", "--firmware", firmware("hello.img"), "--record", bad})
+            .status == 0);
+  }
+  SUBCASE("no such file") {
+    expected = "cannot read";
+  }
+  CommandResult r = nicemu({"replay", "--from", bad});
+  INFO(r);
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "nicemu: error: " + bad + ": "));
+  CHECK(contains(r.err, expected));
+  CHECK(!contains(r.err, "--- nicemu:")); // nothing ran
+}
+
+TEST_CASE("checkpoint files: what cannot be saved yet is refused before the "
+          "run, naming it") {
+  TempDir dir;
+  SUBCASE("a DIMMnet-1 card") {
+    CommandResult r =
+        nicemu({"run", "-n", "2", "--model", "martini", "--firmware",
+                NICEMU_DIMMNET_IMAGE, "--checkpoint-dir", dir.file("ck")});
+    INFO(r);
+    CHECK(r.status == 1);
+    CHECK(contains(r.err, "the OTF device cannot be saved in a checkpoint "
+                          "file yet"));
+  }
+  SUBCASE("host programs") {
+    CommandResult r =
+        nicemu({"run", "-n", "2", "--firmware", NICEMU_NIAM_IMAGE,
+                "--checkpoint-dir", dir.file("ck"), "--", NICEMU_GAM_PINGPONG});
+    INFO(r);
+    CHECK(r.status == 1);
+    CHECK(contains(r.err, "checkpoint files of runs with host programs are "
+                          "not supported yet"));
+  }
+  SUBCASE("no interval") {
+    CommandResult r =
+        nicemu({"run", "--firmware", firmware("hello.img"), "--checkpoint-dir",
+                dir.file("ck"), "--checkpoint-every", "0"});
+    CHECK(r.status == 1);
+    CHECK(contains(r.err, "--checkpoint-dir needs --checkpoint-every"));
+  }
+  CHECK(!fs::exists(dir.path() / "ck"));
+  SUBCASE("a recording beside --from") {
+    CommandResult r = nicemu({"replay", "run.nrec", "--from", "x.nck"});
+    CHECK(r.status == 1);
+    CHECK(contains(r.err, "checkpoints of recordings with host programs are "
+                          "not supported yet"));
+  }
+}
