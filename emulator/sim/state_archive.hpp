@@ -52,6 +52,8 @@ public:
   // that both saves and loads them (StateReader::fields takes the same).
   template <class... T> void fields(const T &...v) { (field(v), ...); }
   void raw(const void *p, size_t n) {
+    if (n == 0)
+      return; // p may be an empty vector's null data()
     auto b = static_cast<const uint8_t *>(p);
     data_.insert(data_.end(), b, b + n);
   }
@@ -136,6 +138,8 @@ public:
   void raw(void *out, size_t n) {
     if (n > left())
       fail("cut short");
+    if (n == 0)
+      return; // memcpy may not be given null, even for nothing
     std::memcpy(out, data_.data() + pos_, n);
     pos_ += n;
   }
