@@ -7,6 +7,7 @@
 // the same run makes the same files. Damaged files and runs that cannot be
 // saved yet are refused with a message, not a crash.
 #include "cli_helpers.hpp"
+#include "gzip_helpers.hpp"
 
 #include <doctest/doctest.h>
 
@@ -140,7 +141,7 @@ TEST_CASE("checkpoint files: a damaged file, or one that is none, is refused "
   const std::string bad = dir.file("bad.nck");
   std::string expected = "not a nicemu checkpoint, or a damaged one";
   SUBCASE("a flipped bit") {
-    bytes[bytes.size() / 2] ^= 0x10;
+    flip_a_bit_that_matters(bytes);
     write_bytes(bad, bytes);
   }
   SUBCASE("cut short") {
