@@ -221,14 +221,38 @@ void play_outside(HostTape &tape, Fabric &fabric) {
   }
 }
 
+// A checkpoint taken in a replay of host programs names the recording it
+// resumes with ("replay_of" in its manifest).
+std::string replay_of(const std::string &manifest, uint64_t identity) {
+  nlohmann::json m = nlohmann::json::parse(manifest);
+  m["replay_of"] = identity;
+  return m.dump(1);
+}
+
+void check_replay_of(const CheckpointFile &c, const std::string &file,
+                     const HostTape &tape, const std::string &recording) {
+  nlohmann::json m = nlohmann::json::parse(c.run.manifest, nullptr, false);
+  if (m.is_discarded() || !m.contains("replay_of"))
+    throw Error(file +
+                ": not a checkpoint of a replay of host programs "
+                "(resume it alone: nicemu replay --from " +
+                file + ")");
+  if (m["replay_of"] != tape.identity())
+    throw Error(file + ": was not taken in a replay of " + recording);
+}
+
 // --checkpoint-dir: a file every interval of virtual time, each named by
 // the time it was taken at (the first round boundary at or after its due
 // time).
 class CheckpointWriter final : public RunCheckpoints {
 public:
-  CheckpointWriter(std::string dir, Time every, HostTape::Contents run)
+  // `resumed_at`: the run resumed from a checkpoint taken then (0: none),
+  // whose successors come next, not that one again.
+  CheckpointWriter(std::string dir, Time every, HostTape::Contents run,
+                   Time resumed_at)
       : dir_(std::move(dir)), every_(every), next_(every),
         run_(std::move(run)) {
+    skip_past(resumed_at);
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec)
@@ -238,7 +262,15 @@ public:
   void take(const Simulation &sim) override {
     auto start = std::chrono::steady_clock::now();
     StateWriter out;
-    sim.save_state(out);
+    try {
+      sim.save_state(out);
+    } catch (const Error &e) {
+      // A moment that cannot be saved (a host's doorbell write waiting for
+      // room): the next round boundary is tried instead.
+      if (!postponed_++)
+        first_postponed_ = e.what();
+      return;
+    }
     CheckpointFile c{run_, sim.scheduler().now(), out.take()};
     const std::string path =
         (std::filesystem::path(dir_) / checkpoint_name(c.time)).string();
@@ -249,8 +281,7 @@ public:
     std::error_code ec;
     bytes_ += std::filesystem::file_size(path, ec);
     ++taken_;
-    while (next_ <= c.time)
-      next_ = next_ > kTimeNever - every_ ? kTimeNever : next_ + every_;
+    skip_past(c.time);
   }
   // For the summary: what they cost (nicemu bench replay reads it).
   void report(std::ostream &os) const {
@@ -262,13 +293,23 @@ public:
                   taken_ ? double(bytes_) / 1024 / double(taken_) : 0.0,
                   taken_ ? seconds_ * 1e3 / double(taken_) : 0.0);
     os << line;
+    if (postponed_)
+      os << "checkpoints: put off " << postponed_
+         << " time(s) to a later moment, first because " << first_postponed_
+         << "\n";
   }
 
 private:
+  void skip_past(Time t) {
+    while (next_ <= t)
+      next_ = next_ > kTimeNever - every_ ? kTimeNever : next_ + every_;
+  }
+
   std::string dir_;
   Time every_, next_;
   HostTape::Contents run_;
-  size_t taken_ = 0;
+  size_t taken_ = 0, postponed_ = 0;
+  std::string first_postponed_;
   uint64_t bytes_ = 0;
   double seconds_ = 0;
 };
@@ -359,10 +400,11 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape,
   if (!o.checkpoint_dir.empty()) {
     if (!checkpoint_every)
       throw Error("run: --checkpoint-dir needs --checkpoint-every above 0");
-    if (!o.program.empty())
-      throw Error("run: checkpoint files of runs with host programs are not "
-                  "supported yet (--checkpoint-dir); nicemu run --record and "
-                  "nicemu replay --gdb go back in such a run");
+    if (!o.program.empty() && !replaying)
+      throw Error("run: a run with host programs cannot be saved in "
+                  "checkpoint files (--checkpoint-dir): its processes are not "
+                  "the emulator's; record it (--record) and take them from "
+                  "its replay (nicemu replay REC --checkpoint-dir DIR)");
     if (tap || outside || gdb)
       throw Error("run: --checkpoint-dir does not combine with --tap or "
                   "--gdb");
@@ -396,9 +438,12 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape,
     // first checkpoint.
     StateWriter probe;
     sim.save_state(probe);
+    HostTape::Contents run = recording_contents(o, in, shared_flash);
+    if (replaying && !o.program.empty()) // resumes with this recording only
+      run.manifest = replay_of(run.manifest, tape->identity());
     checkpoints = std::make_unique<CheckpointWriter>(
-        o.checkpoint_dir, checkpoint_every,
-        recording_contents(o, in, shared_flash));
+        o.checkpoint_dir, checkpoint_every, std::move(run),
+        from ? from->time : 0);
     sim.set_checkpoints(checkpoints.get());
   }
   if (tap) {
@@ -759,25 +804,35 @@ void add_replay_command(CLI::App &app, ExitStatus &status) {
                 "captures, or the first point where it differs");
   cmd->add_option("recording", *path, "the file nicemu run --record wrote");
   cmd->add_option("--from", opts->from,
-                  "start from this checkpoint file (nicemu run "
-                  "--checkpoint-dir) instead of the beginning; it holds the "
-                  "run's description, so no recording is needed");
+                  "start from this checkpoint file (--checkpoint-dir) instead "
+                  "of the beginning: it holds the run's description; one "
+                  "taken in a replay of host programs needs their recording "
+                  "too");
   add_observe_options(cmd, opts);
   cmd->add_option("--threads", opts->threads,
                   "threads for the NIC cores' slices (as nicemu run)")
       ->capture_default_str()
       ->check(CLI::Range(0u, 256u));
   cmd->callback([opts, path, &status] {
+    if (!opts->from.empty() && !path->empty()) {
+      // A replay of host programs resumed: the recording has what they do
+      // after the checkpoint (which checks it is the same recording).
+      CheckpointFile from = read_checkpoint(opts->from);
+      HostTape tape(HostTape::Mode::Play);
+      RunInputs in = replay_inputs(*path, *opts, tape);
+      check_replay_of(from, opts->from, tape, *path);
+      status.code = run(*opts, std::move(in), &tape, &from);
+      return;
+    }
     if (!opts->from.empty()) {
-      if (!path->empty())
-        throw Error("replay: --from starts a run without host programs from "
-                    "its checkpoint; checkpoints of recordings with host "
-                    "programs are not supported yet");
       CheckpointFile from = read_checkpoint(opts->from);
       from.run.trailer = R"({"stopped_by": "", "end_time_ps": 0})";
       RunInputs in = recorded_inputs(opts->from, from.run, *opts);
       if (!opts->program.empty())
-        throw Error(opts->from + ": a checkpoint of a run with host programs");
+        throw Error(opts->from +
+                    ": a checkpoint of a replay of host programs resumes "
+                    "with their recording: nicemu replay RECORDING --from " +
+                    opts->from);
       status.code = run(*opts, std::move(in), nullptr, &from);
       return;
     }

@@ -75,7 +75,9 @@ HostAgent::HostAgent(uint32_t rank, uint32_t size, uint64_t arena_bytes,
       costs_(HostCosts::from(model)),
       channel_(std::make_unique<channel::EmulatorEnd>(rank, size, arena_bytes,
                                                       per_node)),
-      per_node_(per_node) {}
+      per_node_(per_node) {
+  scheduler_.add_owner(host_event_owner(rank_), this);
+}
 
 // The host charges itself a posted write's cost: the board's figure for
 // the writes its host library posts (PCI: a PIO write; DIMMnet: a store).
@@ -84,7 +86,9 @@ void HostAgent::attach(Node *node) {
   channel_->set_posted_write_cost(node->host_port().posted_write_cost());
 }
 
-HostAgent::~HostAgent() = default;
+HostAgent::~HostAgent() {
+  scheduler_.remove_owner(host_event_owner(rank_), this);
+}
 
 Time HostAgent::earliest_action() const {
   switch (phase_) {
@@ -140,14 +144,20 @@ void HostAgent::poll() {
   }
   // Ordered by rank, not by when the request happened to be taken in.
   EventOrigin was = scheduler_.set_origin(EventOrigin::host(rank_));
-  scheduler_.schedule(at, "host: request", [this, r, at, clock_ok] {
-    Request stamped = r;
-    stamped.time = at;
-    if (!clock_ok)
-      return refuse(stamped);
-    handle(stamped);
-  });
+  requests_.push_back({r, at, clock_ok});
+  scheduler_.schedule(at, "host: request", [this] { run_request(); }, 0,
+                      {host_event_owner(rank_), kRequestEvent});
   scheduler_.set_origin(was);
+}
+
+void HostAgent::run_request() {
+  ScheduledRequest s = requests_.front();
+  requests_.pop_front();
+  Request stamped = s.request;
+  stamped.time = s.at;
+  if (!s.clock_ok)
+    return refuse(stamped);
+  handle(stamped);
 }
 
 bool HostAgent::request_waiting() const {
@@ -203,28 +213,36 @@ void HostAgent::take_posted_write() {
     return;
   }
   Time cost = node_ ? node_->host_port().posted_write_cost(w.a) : 0;
-  const char *name =
-      node_ ? node_->host_port().call_name(w.a, true) : op_name(Op::Write);
   clock_ = std::max(clock_, at + cost);
   EventOrigin was = scheduler_.set_origin(EventOrigin::host(rank_));
-  scheduler_.schedule(at, "host: posted write", [this, w, at, cost, name] {
-    if (RunEvents *events = node_ ? node_->events() : nullptr)
-      events->host_call(node_ ? node_->node_id() : rank_, name, at, at + cost);
-    auto refused = [this, &w](const HostBusResult &result) {
-      if (!result.ok)
-        fail("host rank " + std::to_string(rank_) +
-             ": a posted PIO write to card address " + std::to_string(w.a) +
-             " was refused (" + result.why + ")");
-      return true;
-    };
-    if (!node_) {
-      refused({false, 0, at, "no card"});
-      return;
-    }
-    HostPort::Serving serving(node_->host_port(), rank_);
-    node_->host_port().write(w.a, w.b, w.arg64, at, refused);
-  });
+  posted_writes_.push_back({w, at, cost});
+  scheduler_.schedule(at, "host: posted write", [this] { run_posted_write(); },
+                      0, {host_event_owner(rank_), kPostedWriteEvent});
   scheduler_.set_origin(was);
+}
+
+void HostAgent::run_posted_write() {
+  const ScheduledWrite s = posted_writes_.front();
+  posted_writes_.pop_front();
+  const Request &w = s.write;
+  const char *name =
+      node_ ? node_->host_port().call_name(w.a, true) : op_name(Op::Write);
+  if (RunEvents *events = node_ ? node_->events() : nullptr)
+    events->host_call(node_ ? node_->node_id() : rank_, name, s.at,
+                      s.at + s.cost);
+  auto refused = [this, &w](const HostBusResult &result) {
+    if (!result.ok)
+      fail("host rank " + std::to_string(rank_) +
+           ": a posted PIO write to card address " + std::to_string(w.a) +
+           " was refused (" + result.why + ")");
+    return true;
+  };
+  if (!node_) {
+    refused({false, 0, s.at, "no card"});
+    return;
+  }
+  HostPort::Serving serving(node_->host_port(), rank_);
+  node_->host_port().write(w.a, w.b, w.arg64, s.at, refused);
 }
 
 void HostAgent::reply_at(Time t, Reply reply, Time lease_poll) {
@@ -233,29 +251,35 @@ void HostAgent::reply_at(Time t, Reply reply, Time lease_poll) {
                       t);
   reply.time = t;
   reply_due_ = t;
-  scheduler_.schedule(t, "host: reply", [this, reply, lease_poll]() mutable {
-    // The lease is taken when the reply is due: every event before it has
-    // run, and a transfer a core started since the request is in flight.
-    if (lease_poll) {
-      Time stable = node_->earliest_host_write(reply.time);
-      if (stable > reply.time + lease_poll) {
-        reply.stable_until = stable;
-        reply.data = lease_poll;
-        promised_until_ = std::max(promised_until_, stable);
-      }
+  replies_.push_back({reply, lease_poll});
+  scheduler_.schedule(t, "host: reply", [this] { deliver_reply(); }, 0,
+                      {host_event_owner(rank_), kReplyEvent});
+}
+
+void HostAgent::deliver_reply() {
+  auto [reply, lease_poll] = replies_.front();
+  replies_.pop_front();
+  // The lease is taken when the reply is due: every event before it has
+  // run, and a transfer a core started since the request is in flight.
+  if (lease_poll) {
+    Time stable = node_->earliest_host_write(reply.time);
+    if (stable > reply.time + lease_poll) {
+      reply.stable_until = stable;
+      reply.data = lease_poll;
+      promised_until_ = std::max(promised_until_, stable);
     }
-    reply_due_.reset();
-    // A host whose process has ended (in the middle of this call) gets no
-    // reply: it must not come back to life as a computing host that the
-    // simulation would then wait for.
-    if (phase_ == Phase::Exited)
-      return;
-    clock_ = reply.time;
-    set_phase(Phase::Computing);
-    if (tape_)
-      tape_->replied(rank_, reply);
-    channel_->reply(reply);
-  });
+  }
+  reply_due_.reset();
+  // A host whose process has ended (in the middle of this call) gets no
+  // reply: it must not come back to life as a computing host that the
+  // simulation would then wait for.
+  if (phase_ == Phase::Exited)
+    return;
+  clock_ = reply.time;
+  set_phase(Phase::Computing);
+  if (tape_)
+    tape_->replied(rank_, reply);
+  channel_->reply(reply);
 }
 
 Reply HostAgent::immediate(const Request &r) {
@@ -418,17 +442,19 @@ void HostAgent::check_watch(bool at_request) {
 // up then. After any write landing at the deadline itself (priority 1: the
 // other events at that time run first), so a match at the deadline counts.
 void HostAgent::watch_deadline(Time deadline) {
-  deadline_ = scheduler_.schedule(
-      deadline, "host: wait deadline",
-      [this, deadline] {
-        deadline_.reset();
-        if (!watch_ || phase_ == Phase::Exited)
-          return;
-        uint32_t word = arena_word(watch_->offset);
-        watch_.reset();
-        reply_at(deadline, Reply{Status::Ok, 1, 0, word});
-      },
-      1);
+  deadline_ =
+      scheduler_.schedule(deadline, "host: wait deadline",
+                          [this, deadline] { deadline_passed(deadline); }, 1,
+                          {host_event_owner(rank_), kDeadlineEvent, deadline});
+}
+
+void HostAgent::deadline_passed(Time deadline) {
+  deadline_.reset();
+  if (!watch_ || phase_ == Phase::Exited)
+    return;
+  uint32_t word = arena_word(watch_->offset);
+  watch_.reset();
+  reply_at(deadline, Reply{Status::Ok, 1, 0, word});
 }
 
 bool HostAgent::registered(uint64_t addr, size_t len) const {

@@ -8,6 +8,7 @@
 #include "nicemu/model.hpp"
 #include "sim/scheduler.hpp"
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -30,7 +31,7 @@ struct HostCosts {
   static HostCosts from(const Model &model);
 };
 
-class HostAgent final : public HostMemory {
+class HostAgent final : public HostMemory, public EventOwner {
 public:
   HostAgent(uint32_t rank, uint32_t size, uint64_t arena_bytes,
             Scheduler &scheduler, const Model &model, uint32_t per_node = 1);
@@ -84,6 +85,13 @@ public:
   // is not waiting for the emulator.
   std::string waiting_in() const;
 
+  // Checkpoints (a replay's: no process shares the channel): the agent's
+  // place in its calls, what it has scheduled, its channel and memory
+  // (host/host_state.cpp).
+  void save_state(StateWriter &out) const;
+  void load_state(StateReader &in);
+  void restore_event(Scheduler &scheduler, const SavedEvent &e) override;
+
   // HostMemory (bus addresses)
   bool registered(uint64_t addr, size_t len) const override;
   bool read(uint64_t addr, void *out, size_t len) const override;
@@ -91,6 +99,19 @@ public:
 
 private:
   enum class Phase { Starting, Computing, Busy, Exited };
+  // What the agent's events do; each takes its operands from the queue
+  // of its kind (the events of one kind run in the order they were
+  // scheduled), so that a checkpoint can save them as plain values.
+  enum EventKind : uint32_t {
+    kRequestEvent = 1,
+    kPostedWriteEvent = 2,
+    kReplyEvent = 3,
+    kDeadlineEvent = 4,
+  };
+  void run_request();
+  void run_posted_write();
+  void deliver_reply();
+  void deadline_passed(Time deadline);
   void handle(const channel::Request &r);
   // A request stamped past the end of virtual time: BadArgument at once.
   void refuse(const channel::Request &r);
@@ -145,6 +166,23 @@ private:
   };
   std::optional<Watch> watch_;
   std::optional<EventId> deadline_; // WaitWordUntil's timeout event
+  // The operands of the scheduled events, by kind, oldest first.
+  struct ScheduledRequest {
+    channel::Request request;
+    Time at = 0;
+    bool clock_ok = true;
+  };
+  struct ScheduledWrite {
+    channel::Request write;
+    Time at = 0, cost = 0;
+  };
+  struct ScheduledReply {
+    channel::Reply reply;
+    Time lease_poll = 0;
+  };
+  std::deque<ScheduledRequest> requests_;
+  std::deque<ScheduledWrite> posted_writes_;
+  std::deque<ScheduledReply> replies_;
   // The request being served, for observers.
   const char *call_name_ = "None";
   Time call_start_ = 0;

@@ -8,6 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 
+namespace nicemu {
+class StateReader;
+class StateWriter;
+} // namespace nicemu
+
 namespace nicemu::channel {
 
 // The emulator's end: creates the object, keeps it mapped.
@@ -60,6 +65,12 @@ public:
   // The cluster stops: the host's call in progress and all later ones throw
   // nicemu::Error. Also done by the destructor.
   void shutdown();
+
+  // Checkpoints of a replay (after make_private): what the control block
+  // holds that changes, and the arena's pages that are not all zero
+  // (host/host_state.cpp).
+  void save_state(StateWriter &out) const;
+  void load_state(StateReader &in);
 
   // Registration table, for the NIC's view of host memory (bus addresses).
   bool registered(uint64_t bus_addr, size_t len) const;

@@ -602,6 +602,9 @@ HostTape HostTape::parse(const std::string &data, const std::string &path,
   uint32_t ranks = 0;
   read_records(first, nullptr, ranks);
   HostTape tape(Mode::Play);
+  tape.identity_ =
+      uint64_t(data.size()) << 32 ^
+      crc32_z(0, reinterpret_cast<const Bytef *>(data.data()), data.size());
   read_records(r, &tape, ranks);
   contents.trailer = r.text();
   if (!r.at_end())

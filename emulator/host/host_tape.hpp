@@ -25,6 +25,9 @@
 
 namespace nicemu {
 
+class StateReader;
+class StateWriter;
+
 namespace tape_io { // the file's fields (host_tape.cpp)
 class Reader;
 class Writer;
@@ -120,6 +123,14 @@ public:
   static HostTape parse(const std::string &data, const std::string &path,
                         Contents &contents);
 
+  // Checkpoints of a replay: how far each rank's recording has been
+  // played, and which recording it is (a checkpoint resumes only on the
+  // recording it was taken from; host/host_state.cpp).
+  void save_state(StateWriter &out) const;
+  void load_state(StateReader &in);
+  // Playing: names the recording's bytes (its size and CRC-32).
+  uint64_t identity() const { return identity_; }
+
   uint32_t ranks() const { return uint32_t(tapes_.size()); }
   // Sets the rank count (recording: the run's; playing: must match).
   // With `per_node` ranks on each node (messages name the node).
@@ -167,6 +178,8 @@ private:
   std::vector<Frame> frames_in_, frames_out_;
   size_t next_frame_out_ = 0; // playing
   std::string divergence_;
+  // Playing: the recording's size and CRC-32 (of its uncompressed bytes).
+  uint64_t identity_ = 0;
 };
 
 } // namespace nicemu

@@ -76,6 +76,9 @@ public:
   bool finished() const override;
   std::string failure() const override { return failure_; }
   std::string describe_stall() const override;
+  // Checkpoints: only of a replay (no process runs; host/host_state.cpp).
+  void save_state(StateWriter &out) const override;
+  void load_state(StateReader &in) override;
 
 private:
   void reap(bool block);

@@ -502,10 +502,16 @@ std::string Simulation::deadlock_message() const {
 
 // The run loop keeps nothing between rounds but the cores due for an
 // interrupt; the core queue is made again from the nodes' times.
+void ExternalActor::save_state(StateWriter &) const {
+  throw Error("checkpoint: a run with host programs cannot be saved in a "
+              "checkpoint file yet");
+}
+
+void ExternalActor::load_state(StateReader &in) {
+  in.fail("this run cannot be restored from a checkpoint");
+}
+
 void Simulation::save_state(StateWriter &out) const {
-  if (external_)
-    throw Error("checkpoint: a run with host programs cannot be saved in a "
-                "checkpoint file yet");
   out.section("run");
   out.u64(nodes_.size());
   out.fields(force_bits_, forced_);
@@ -514,6 +520,9 @@ void Simulation::save_state(StateWriter &out) const {
   out.flag(fabric_ != nullptr);
   if (fabric_)
     fabric_->save_state(out);
+  out.flag(external_ != nullptr);
+  if (external_)
+    external_->save_state(out);
   scheduler_.save(out); // last: the events' owners are restored by then
 }
 
@@ -532,6 +541,10 @@ void Simulation::load_state(StateReader &in) {
     in.fail(fabric_ ? "it has no network" : "it has a network");
   if (fabric_)
     fabric_->load_state(in);
+  if (in.flag() != (external_ != nullptr))
+    in.fail(external_ ? "it has no host programs" : "it has host programs");
+  if (external_)
+    external_->load_state(in);
   scheduler_.load(in);
   queue_stale_ = true; // the nodes' times are the checkpoint's
 }

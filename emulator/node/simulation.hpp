@@ -37,6 +37,10 @@ public:
   // When nothing can move any more: who waits and who is gone, for the
   // message that ends the run.
   virtual std::string describe_stall() const { return ""; }
+  // Checkpoints (Simulation::save_state): its state, before the pending
+  // events (whose owners it may hold). By default it cannot be saved.
+  virtual void save_state(StateWriter &out) const;
+  virtual void load_state(StateReader &in);
 };
 
 // A debugger of the whole run (debug/gdb_target.hpp). It sees the run

@@ -46,6 +46,9 @@ inline constexpr uint64_t kFabricEventOwner = 1;
 inline uint64_t device_event_owner(uint32_t node, uint32_t device) {
   return (uint64_t(node) + 1) << 32 | device;
 }
+inline uint64_t host_event_owner(uint32_t rank) {
+  return uint64_t(1) << 63 | rank;
+}
 
 // A pending event as a checkpoint holds it.
 struct SavedEvent {

@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <sstream>
 
 using namespace e2e;
 
@@ -66,6 +67,51 @@ std::vector<fs::path> checkpoints_in(const fs::path &dir) {
 bool ends_with(const std::string &text, const std::string &end) {
   return text.size() >= end.size() &&
          text.compare(text.size() - end.size(), end.size(), end) == 0;
+}
+
+// A replay's stderr less what may differ between a replay and the same
+// replay resumed: the wall time, the resume line, the checkpoints taken.
+std::string replay_ending(const std::string &err) {
+  std::istringstream in(err);
+  std::string line, out;
+  while (std::getline(in, line))
+    if (!contains(line, "wall time") && !contains(line, "nicemu: resumed at") &&
+        line.rfind("checkpoints: ", 0) != 0)
+      out += line + "\n";
+  return out;
+}
+
+// Replays of host programs: the recorded run, and how often to save it.
+struct Recorded {
+  const char *name;
+  std::vector<std::string> run; // nicemu run's options and program
+  const char *every;
+};
+
+std::vector<Recorded> recorded_scenarios() {
+  return {
+      // NI-AM (lanai4): GAM requests and replies, host leases.
+      {"gam_pingpong",
+       {"-n", "2", "--firmware", NICEMU_NIAM_IMAGE, "--", NICEMU_GAM_PINGPONG},
+       "1500us"},
+      // NI-AM collectives on four nodes.
+      {"niam_barrier",
+       {"-n", "4", "--firmware", NICEMU_NIAM_IMAGE, "--", NICEMU_NIAM_BARRIER,
+        "3"},
+       "1ms"},
+      // VIA/FM (comet): doorbells, descriptors, host DMA.
+      {"fm_pingpong",
+       {"-n", "2", "--model", "comet", "--firmware", NICEMU_VIA_IMAGE, "--",
+        NICEMU_FM_PINGPONG, "--quick"},
+       "3ms"},
+      // VIPL over a lossy network: waits with deadlines (VipRecvWait with a
+      // timeout) pending at the checkpoints, fault injection's generators.
+      {"vipl_loss",
+       {"-n", "2", "--model", "comet", "--firmware", NICEMU_VIA_IMAGE,
+        "--link-loss", "0.05", "--link-corrupt", "0.05", "--", NICEMU_VIPL_LOSS,
+        "unreliable"},
+       "12ms"},
+  };
 }
 
 } // namespace
@@ -129,6 +175,120 @@ TEST_CASE("checkpoint files: the same run makes the same files") {
   CHECK(read_bytes(a[0]) != read_bytes(a[1]));
 }
 
+TEST_CASE("checkpoint files: a replay of host programs resumed from any of "
+          "its checkpoints ends as the whole replay did") {
+  bool deadline_saved = false, reply_saved = false;
+  for (const Recorded &s : recorded_scenarios()) {
+    const std::string name = s.name;
+    CAPTURE(name);
+    TempDir dir;
+    const std::string rec = dir.file("run.nrec");
+    CommandResult recorded = nicemu(with({"run", "--record", rec}, s.run));
+    REQUIRE_MESSAGE(recorded.status == 0, recorded);
+    CommandResult whole = nicemu({"replay", rec});
+    REQUIRE_MESSAGE(whole.status == 0, whole);
+    CommandResult taking =
+        nicemu({"replay", rec, "--checkpoint-dir", dir.file("ck"),
+                "--checkpoint-every", s.every});
+    INFO(taking);
+    // Taking checkpoints changes nothing.
+    CHECK(taking.status == 0);
+    CHECK(replay_ending(taking.err) == replay_ending(whole.err));
+    CHECK(contains(taking.err, "checkpoints: "));
+    std::vector<fs::path> files = checkpoints_in(dir.path() / "ck");
+    REQUIRE(files.size() >= 3);
+    for (const fs::path &file : files) {
+      CAPTURE(file.filename().string());
+      CommandResult resumed = nicemu({"replay", rec, "--from", file.string()});
+      INFO(resumed);
+      CHECK(resumed.status == 0);
+      CHECK(contains(resumed.err, "nicemu: resumed at "));
+      // Every node's counts, the virtual time, each host's end and the
+      // leases' counts: as the whole replay's.
+      CHECK(replay_ending(resumed.err) == replay_ending(whole.err));
+      const std::string state = gunzip(file.string());
+      deadline_saved |= contains(state, "host: wait deadline");
+      reply_saved |= contains(state, "host: reply");
+    }
+  }
+  // The hosts' pending events were among what the files saved.
+  CHECK(deadline_saved);
+  CHECK(reply_saved);
+}
+
+TEST_CASE("checkpoint files: a resumed replay takes the same later "
+          "checkpoints as the whole replay") {
+  TempDir dir;
+  const std::string rec = dir.file("run.nrec");
+  REQUIRE(nicemu({"run", "-n", "2", "--firmware", NICEMU_NIAM_IMAGE, "--record",
+                  rec, "--", NICEMU_GAM_PINGPONG})
+              .status == 0);
+  const std::vector<std::string> every = {"--checkpoint-every", "1ms"};
+  REQUIRE(
+      nicemu(with({"replay", rec, "--checkpoint-dir", dir.file("a")}, every))
+          .status == 0);
+  REQUIRE(
+      nicemu(with({"replay", rec, "--checkpoint-dir", dir.file("b")}, every))
+          .status == 0);
+  std::vector<fs::path> a = checkpoints_in(dir.path() / "a"),
+                        b = checkpoints_in(dir.path() / "b");
+  REQUIRE(a.size() >= 5);
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    CHECK(read_bytes(a[i]) == read_bytes(b[i]));
+  // Resumed from the third, it writes the fourth and later ones again.
+  REQUIRE(nicemu(with({"replay", rec, "--from", a[2].string(),
+                       "--checkpoint-dir", dir.file("c")},
+                      every))
+              .status == 0);
+  std::vector<fs::path> c = checkpoints_in(dir.path() / "c");
+  REQUIRE(c.size() == a.size() - 3);
+  for (size_t i = 0; i < c.size(); ++i) {
+    CHECK(c[i].filename() == a[i + 3].filename());
+    CHECK(read_bytes(c[i]) == read_bytes(a[i + 3]));
+  }
+}
+
+TEST_CASE("checkpoint files: a replay's checkpoint resumes with its own "
+          "recording only") {
+  TempDir dir;
+  const std::string gam = dir.file("gam.nrec"), fm = dir.file("fm.nrec");
+  REQUIRE(nicemu({"run", "-n", "2", "--firmware", NICEMU_NIAM_IMAGE, "--record",
+                  gam, "--", NICEMU_GAM_PINGPONG})
+              .status == 0);
+  REQUIRE(nicemu({"run", "-n", "2", "--model", "comet", "--firmware",
+                  NICEMU_VIA_IMAGE, "--record", fm, "--", NICEMU_FM_PINGPONG,
+                  "--quick"})
+              .status == 0);
+  REQUIRE(nicemu({"replay", gam, "--checkpoint-dir", dir.file("ck"),
+                  "--checkpoint-every", "2ms"})
+              .status == 0);
+  const std::string file = checkpoints_in(dir.path() / "ck").front().string();
+  CommandResult r;
+  std::string expected;
+  SUBCASE("without it") {
+    r = nicemu({"replay", "--from", file});
+    expected = "resumes with their recording: nicemu replay RECORDING --from";
+  }
+  SUBCASE("with another") {
+    r = nicemu({"replay", fm, "--from", file});
+    expected = "was not taken in a replay of " + fm;
+  }
+  SUBCASE("a checkpoint of firmware alone, with a recording") {
+    REQUIRE(nicemu({"run", "--firmware", firmware("timer_irq.img"),
+                    "--checkpoint-dir", dir.file("fw"), "--checkpoint-every",
+                    "10us"})
+                .status == 0);
+    r = nicemu({"replay", gam, "--from",
+                checkpoints_in(dir.path() / "fw").front().string()});
+    expected = "not a checkpoint of a replay of host programs";
+  }
+  INFO(r);
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, expected));
+  CHECK(!contains(r.err, "--- nicemu:")); // nothing ran
+}
+
 TEST_CASE("checkpoint files: a damaged file, or one that is none, is refused "
           "with a clear message") {
   TempDir dir;
@@ -185,8 +345,9 @@ TEST_CASE("checkpoint files: what cannot be saved yet is refused before the "
                 "--checkpoint-dir", dir.file("ck"), "--", NICEMU_GAM_PINGPONG});
     INFO(r);
     CHECK(r.status == 1);
-    CHECK(contains(r.err, "checkpoint files of runs with host programs are "
-                          "not supported yet"));
+    CHECK(contains(r.err, "a run with host programs cannot be saved in "
+                          "checkpoint files"));
+    CHECK(contains(r.err, "nicemu replay REC --checkpoint-dir DIR"));
   }
   SUBCASE("no interval") {
     CommandResult r =
@@ -196,10 +357,4 @@ TEST_CASE("checkpoint files: what cannot be saved yet is refused before the "
     CHECK(contains(r.err, "--checkpoint-dir needs --checkpoint-every"));
   }
   CHECK(!fs::exists(dir.path() / "ck"));
-  SUBCASE("a recording beside --from") {
-    CommandResult r = nicemu({"replay", "run.nrec", "--from", "x.nck"});
-    CHECK(r.status == 1);
-    CHECK(contains(r.err, "checkpoints of recordings with host programs are "
-                          "not supported yet"));
-  }
 }
