@@ -212,6 +212,11 @@ void HostAgent::load_state(StateReader &in) {
   if (in.flag()) {
     Watch w{};
     watch_fields(w, in);
+    // The words it watches are read from the arena at every change.
+    if (!word_in_arena(w.offset) ||
+        (w.other_offset && !word_in_arena(*w.other_offset)))
+      in.fail("host " + std::to_string(rank_) +
+              " watches a word outside its memory");
     watch_ = w;
   }
   // The events are made again after this (Scheduler::load): the deadline's
@@ -302,10 +307,19 @@ void HostGroup::load_state(StateReader &in) {
   if (statuses.size() != agents_.size())
     in.fail("it holds another number of host ranks");
   statuses_ = std::move(statuses);
+  if (failed_status_ < -1 || failed_status_ > 0xffff ||
+      (failed_status_ != -1 && failure_.empty()))
+    in.fail("a host's failure without its reason");
   for (std::string &call : ended_in_)
     call = in.str();
   for (auto &a : agents_)
     a->load_state(in);
+  // A host the group saw end has an agent that knows it (note_end).
+  for (uint32_t r = 0; r < agents_.size(); ++r)
+    if (statuses_[r] != -1 &&
+        (statuses_[r] < 0 || statuses_[r] > 0xffff || !agents_[r]->exited()))
+      in.fail("host rank " + std::to_string(r) +
+              " ended with a status its agent does not agree with");
   agent_failed_ = false;
   for (uint32_t r = 0; r < agents_.size(); ++r)
     agent_changed(r);
