@@ -168,6 +168,37 @@ template <class W, class A> void watch_fields(W &w, A &a) {
            w.until, w.interrupt);
 }
 
+// The agent's scheduled operands, queue by queue: `fields(item, archive)`
+// lists an item's fields for both directions.
+constexpr auto request_item = [](auto &s, auto &a) {
+  request_fields(s.request, a);
+  a.fields(s.at, s.clock_ok);
+};
+constexpr auto write_item = [](auto &s, auto &a) {
+  request_fields(s.write, a);
+  a.fields(s.at, s.cost);
+};
+constexpr auto reply_item = [](auto &s, auto &a) {
+  reply_fields(s.reply, a);
+  a.fields(s.lease_poll);
+};
+
+template <class Q, class F>
+void save_queue(StateWriter &out, const Q &q, F fields) {
+  out.u64(q.size());
+  for (const auto &item : q)
+    fields(item, out);
+}
+
+template <class Q, class F> void load_queue(StateReader &in, Q &q, F fields) {
+  q.clear();
+  for (uint64_t n = in.count(in.left()); n--;) {
+    typename Q::value_type item{};
+    fields(item, in);
+    q.push_back(item);
+  }
+}
+
 } // namespace
 
 void HostAgent::save_state(StateWriter &out) const {
@@ -178,21 +209,9 @@ void HostAgent::save_state(StateWriter &out) const {
   out.flag(watch_.has_value());
   if (watch_)
     watch_fields(*watch_, out);
-  out.u64(requests_.size());
-  for (const ScheduledRequest &s : requests_) {
-    request_fields(s.request, out);
-    out.fields(s.at, s.clock_ok);
-  }
-  out.u64(posted_writes_.size());
-  for (const ScheduledWrite &s : posted_writes_) {
-    request_fields(s.write, out);
-    out.fields(s.at, s.cost);
-  }
-  out.u64(replies_.size());
-  for (const ScheduledReply &s : replies_) {
-    reply_fields(s.reply, out);
-    out.u64(s.lease_poll);
-  }
+  save_queue(out, requests_, request_item);
+  save_queue(out, posted_writes_, write_item);
+  save_queue(out, replies_, reply_item);
   channel_->save_state(out);
 }
 
@@ -222,27 +241,9 @@ void HostAgent::load_state(StateReader &in) {
   // The events are made again after this (Scheduler::load): the deadline's
   // sets deadline_.
   deadline_.reset();
-  requests_.clear();
-  for (uint64_t n = in.count(in.left()); n--;) {
-    ScheduledRequest s;
-    request_fields(s.request, in);
-    in.fields(s.at, s.clock_ok);
-    requests_.push_back(s);
-  }
-  posted_writes_.clear();
-  for (uint64_t n = in.count(in.left()); n--;) {
-    ScheduledWrite s;
-    request_fields(s.write, in);
-    in.fields(s.at, s.cost);
-    posted_writes_.push_back(s);
-  }
-  replies_.clear();
-  for (uint64_t n = in.count(in.left()); n--;) {
-    ScheduledReply s;
-    reply_fields(s.reply, in);
-    s.lease_poll = in.u64();
-    replies_.push_back(s);
-  }
+  load_queue(in, requests_, request_item);
+  load_queue(in, posted_writes_, write_item);
+  load_queue(in, replies_, reply_item);
   channel_->load_state(in);
 }
 
