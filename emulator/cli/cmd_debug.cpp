@@ -1,12 +1,15 @@
 // nicemu debug [run options] [-x SCRIPT]: the run under the built-in
 // debugger (debug/debugger_cli.hpp; docs/debugging.md).
 #include "cli/commands.hpp"
+#include "cli/recorded_run.hpp"
 #include "cli/run_setup.hpp"
 #include "cli/run_summary.hpp"
 #include "debug/debugger_cli.hpp"
 #include "debug/dwarf_variables.hpp"
 #include "debug/fault_report.hpp"
 #include "debug/gdb_target.hpp"
+#include "fabric/fabric.hpp"
+#include "host/host_tape.hpp"
 #include "nicemu/error.hpp"
 #include "nicemu/image.hpp"
 #include "profile/line_table.hpp"
@@ -25,6 +28,7 @@ namespace {
 
 struct DebugOptions : ClusterOptions {
   std::string script, elf;
+  std::string replay; // --replay REC: the recorded run instead of options
   std::string checkpoint_every = "1ms";
   bool quiet = false;
 };
@@ -155,10 +159,64 @@ DebugInfo read_dwarf(const std::string &elf) {
   return d;
 }
 
-int debug(const DebugOptions &o) {
-  Model model = run_model(o);
-  std::vector<uint8_t> flash = boot_flash(o, model);
-  Image image = decode_image(flash);
+// --replay: the options that describe a run come from the recording.
+void refuse_run_options(const CLI::App &cmd) {
+  for (const char *name :
+       {"--model", "--flash", "--firmware", "--nodes", "--procs-per-node",
+        "--topology", "--max-time", "--watchdog", "--no-leases",
+        "--no-fast-forward", "--no-core-queue", "--link-corrupt", "--link-loss",
+        "--link-dup", "--fault-seed", "program"})
+    if (cmd.count(name))
+      throw Error(std::string("debug --replay: ") +
+                  (std::string(name) == "program" ? "a host program" : name) +
+                  " is the recording's: the replay runs as it was recorded");
+}
+
+// A replay that did not go as recorded says where (a divergence met on
+// the way has stopped it, and said so): true if it did not.
+bool replay_diverged(const HostTape &tape, const RunResult &r,
+                     const RecordedEnd &recorded) {
+  if (!tape.divergence().empty()) {
+    if (r.outcome != RunOutcome::HostFailed) // not said yet
+      std::cerr << "nicemu: " << tape.divergence() << "\n";
+    return true;
+  }
+  if (r.outcome == RunOutcome::Killed)
+    return false;
+  const std::string unplayed = tape.unplayed();
+  if (!unplayed.empty()) {
+    std::cerr << "nicemu: replay diverged from the recording: " << unplayed
+              << "\n";
+    return true;
+  }
+  if (!recorded.stopped_by.empty())
+    std::cerr << "nicemu: the recorded run was stopped by "
+              << recorded.stopped_by << " at " << format_time_us(recorded.end)
+              << " of virtual time: its recording ends there\n";
+  return false;
+}
+
+int debug(DebugOptions o) {
+  // A replay (--replay): the recorded run, its hosts played from the
+  // recording, so that going back works with host programs too.
+  std::optional<HostTape> tape;
+  RecordedEnd recorded;
+  RunInputs in;
+  if (!o.replay.empty()) {
+    tape.emplace(HostTape::Mode::Play);
+    in = replay_inputs(o.replay, o, recorded, *tape);
+    if (!in.node_flash.empty())
+      throw Error("debug --replay: " + o.replay +
+                  " is a run with --node-firmware: the debugger reads one "
+                  "image's symbols");
+  } else {
+    in.model = run_model(o);
+    in.flash = boot_flash(o, in.model);
+  }
+  const bool replaying = tape.has_value();
+  const bool outside = replaying && !recorded.tap.empty(); // of a --tap run
+  const Model &model = in.model;
+  Image image = decode_image(in.flash);
   DebugInfo dwarf = read_dwarf(elf_file(o, image));
   bool terminal = o.script.empty() && ::isatty(0);
   std::unique_ptr<DebugInput> input =
@@ -169,10 +227,14 @@ int debug(const DebugOptions &o) {
       checkpoint_interval(o.checkpoint_every, "debug");
   GdbTarget *debugger = nullptr;
   std::unique_ptr<Cluster> cluster = start_run_cluster(
-      o, model, std::move(flash), nullptr, [&debugger](uint32_t node) {
+      o, in, nullptr,
+      [&debugger](uint32_t node) {
         return debugger && debugger->muted(node); // shown the first time
-      });
+      },
+      tape ? &*tape : nullptr, outside);
   Simulation &sim = cluster->sim;
+  if (outside)
+    play_outside(*tape, *sim.fabric());
   DebuggerCli::LineReader reader = [&input](std::string &l) {
     return input->read(l);
   };
@@ -187,7 +249,7 @@ int debug(const DebugOptions &o) {
   GdbTarget target(sim);
   debugger = &target;
   // Going back needs a run that is a function of its inputs.
-  if (o.program.empty() && checkpoint_every)
+  if ((o.program.empty() || replaying) && checkpoint_every)
     target.enable_reverse(checkpoint_every, "");
   options.go_to_time = [&target](Time t, const gdb::StopEvent &e,
                                  std::string &why) {
@@ -215,12 +277,17 @@ int debug(const DebugOptions &o) {
     std::cerr << "nicemu: stopped: " << r.message << "\n";
   if (r.outcome == RunOutcome::MaxTime)
     std::cerr << "nicemu: stopped at --max-time " << o.max_time << "\n";
-  if (!o.quiet)
+  if (!o.quiet) {
     print_summary(sim, r, model, false);
+    if (cluster->hosts)
+      print_host_outcomes(*cluster->hosts, false);
+  }
   if (cli.killed_run())
     code = 0; // the user ended the run: not a failure
   else if (cluster->hosts && code == 0)
     code = cluster->hosts->exit_code();
+  if (replaying && !cli.killed_run() && replay_diverged(*tape, r, recorded))
+    code = code ? code : 1;
   if (code == 0 && !o.script.empty() && cli.errors() > 0) {
     std::cerr << "nicemu: " << cli.errors() << " debugger command"
               << (cli.errors() == 1 ? "" : "s") << " failed\n";
@@ -245,12 +312,20 @@ void add_debug_command(CLI::App &app, ExitStatus &status) {
                   "FW.elf next to --firmware FW.img, if its build id matches)");
   cmd->add_flag("-q,--quiet", opts->quiet, "no summary");
   cmd->add_option("--checkpoint-every", opts->checkpoint_every,
-                  "without host programs: keep a checkpoint in memory every "
-                  "TIME of virtual time, for going back (rstepi, rstep, "
-                  "rcontinue, goto; 0: none)")
+                  "without host programs, or on a --replay: keep a checkpoint "
+                  "in memory every TIME of virtual time, for going back "
+                  "(rstepi, rstep, rcontinue, goto; 0: none)")
       ->capture_default_str();
+  cmd->add_option("--replay", opts->replay,
+                  "debug the run this recording holds (nicemu run --record), "
+                  "its host programs played from it: going back works there "
+                  "too (docs/replay.md)");
   add_program_option(*cmd, *opts);
-  cmd->callback([opts, &status] { status.code = debug(*opts); });
+  cmd->callback([opts, cmd, &status] {
+    if (!opts->replay.empty())
+      refuse_run_options(*cmd);
+    status.code = debug(*opts);
+  });
 }
 
 } // namespace nicemu::cli

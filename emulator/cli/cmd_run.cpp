@@ -2,6 +2,7 @@
 #include "cli/checkpoint_file.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
+#include "cli/recorded_run.hpp"
 #include "cli/run_setup.hpp"
 #include "cli/run_summary.hpp"
 #include "cli/stop_signals.hpp"
@@ -56,14 +57,7 @@ struct RunOptions : ClusterOptions {
   std::string tap; // docs/fm.md, "Bridging to Linux (--tap)"
   std::vector<std::string> node_firmware; // --node-firmware NODE=IMAGE
   std::string record;                     // --record FILE (docs/replay.md)
-  // A replay: the signal that stopped the recorded run (empty: none), and
-  // where that run ended.
-  std::string recorded_stop;
-  Time recorded_end = 0;
-  // A replay of a run with --tap: its TAP device's name, and the bridge's
-  // figures as the summary showed them.
-  std::string recorded_tap;
-  TapStats recorded_tap_stats;
+  RecordedEnd recorded; // a replay: how the recorded run ended
   ProgressMode progress = ProgressMode::Auto;
   bool profiling() const {
     return !report.empty() || !report_json.empty() || !measure.empty() ||
@@ -115,23 +109,6 @@ void say_why_stopped(const RunResult &r, const RunOptions &o) {
   else if (r.outcome == RunOutcome::MaxTime)
     std::cerr << "nicemu: stopped at --max-time " << o.max_time << "\n";
 }
-
-// "3291.498 us".
-std::string format_time_us(Time t) {
-  char text[48];
-  std::snprintf(text, sizeof text, "%.3f us", double(t) / 1e6);
-  return text;
-}
-
-// What a run reads before it starts: from the files the options name, or
-// from a recording (nicemu replay).
-struct RunInputs {
-  Model model;
-  std::vector<uint8_t> flash;
-  std::map<uint32_t, std::shared_ptr<const std::vector<uint8_t>>> node_flash;
-  std::optional<std::string> model_text, topology_text; // files' texts
-  std::string model_file; // where model_text came from
-};
 
 RunInputs read_inputs(const RunOptions &o) {
   RunInputs in;
@@ -200,25 +177,6 @@ HostTape::Contents recording_contents(const RunOptions &o, const RunInputs &in,
   if (in.topology_text)
     c.blobs["topology"] = text(*in.topology_text);
   return c;
-}
-
-// A replay of a run with --tap: the frames Linux sent enter the network at
-// the recorded times (put in at the start: their events run as in the
-// recorded run, EventOrigin::outside), and every frame the cluster offers
-// to Linux is compared with the recorded one.
-void play_outside(HostTape &tape, Fabric &fabric) {
-  const uint32_t nodes = fabric.topology().nodes;
-  fabric.set_outside([&tape, nodes](const Packet &p, Time now) {
-    return TapBridge::for_outside(p, nodes) &&
-           tape.frame_out(now, p.payload, true);
-  });
-  for (const HostTape::Frame &f : tape.frames_in()) {
-    if (f.node >= nodes)
-      throw Error("replay: a damaged recording (a frame from Linux for node " +
-                  std::to_string(f.node) + " of " + std::to_string(nodes) +
-                  ")");
-    fabric.deliver_from_outside(f.node, f.bytes, f.at);
-  }
 }
 
 // A checkpoint taken in a replay of host programs names the recording it
@@ -327,7 +285,7 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape,
                 "from --tap");
   // A replay of a run with --tap plays its frames: the same network, with
   // its way out to Linux.
-  const bool outside = tape && !o.recorded_tap.empty();
+  const bool outside = tape && !o.recorded.tap.empty();
   // Traces and captures: their files are opened before anything starts.
   RunObservers observers(o.observe);
   // Report options are checked before anything starts.
@@ -536,10 +494,10 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape,
   if (checkpoints && !o.quiet)
     checkpoints->report(std::cerr);
   if ((tap || outside) && !o.quiet) {
-    const TapStats &t = tap ? tap->stats() : o.recorded_tap_stats;
+    const TapStats &t = tap ? tap->stats() : o.recorded.tap_stats;
     std::fprintf(
         stderr, "tap %s: %llu frames out, %llu in, %llu ignored, %llu lost\n",
-        tap ? tap->name().c_str() : o.recorded_tap.c_str(),
+        tap ? tap->name().c_str() : o.recorded.tap.c_str(),
         (unsigned long long)t.frames_out, (unsigned long long)t.frames_in,
         (unsigned long long)t.frames_ignored,
         (unsigned long long)t.write_errors);
@@ -583,9 +541,10 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape,
   }
   // The recording of a run stopped from outside ends where that run
   // stopped, which depended on wall time: the replay goes that far.
-  if (replaying && !o.recorded_stop.empty() && !stopped)
-    std::cerr << "nicemu: the recorded run was stopped by " << o.recorded_stop
-              << " at " << format_time_us(o.recorded_end)
+  if (replaying && !o.recorded.stopped_by.empty() && !stopped)
+    std::cerr << "nicemu: the recorded run was stopped by "
+              << o.recorded.stopped_by << " at "
+              << format_time_us(o.recorded.end)
               << " of virtual time: its recording ends there\n";
   // Asked to stop: 128 + the signal, whatever the run had come to.
   if (signals.requested())
@@ -657,114 +616,6 @@ void add_observe_options(CLI::App *cmd,
   add_progress_options(*cmd, opts->progress);
 }
 
-// nicemu replay: the recorded run's options and inputs, this command's
-// ways of showing it.
-// The run a recording (or a checkpoint file) describes, into `o`.
-RunInputs recorded_inputs(const std::string &path, const HostTape::Contents &c,
-                          RunOptions &o) {
-  nlohmann::json m;
-  try {
-    m = nlohmann::json::parse(c.manifest);
-    o.nodes = m.at("nodes").get<uint32_t>();
-    o.procs_per_node = m.at("procs_per_node").get<uint32_t>();
-    o.topology = m.at("topology").get<std::string>();
-    o.max_time = m.at("max_time").get<std::string>();
-    o.watchdog = m.at("watchdog").get<int64_t>();
-    o.no_leases = m.at("no_leases").get<bool>();
-    o.no_fast_forward = m.at("no_fast_forward").get<bool>();
-    o.no_core_queue = m.at("no_core_queue").get<bool>();
-    o.link_faults.corrupt = m.at("link_corrupt").get<double>();
-    o.link_faults.lose = m.at("link_loss").get<double>();
-    o.link_faults.dup = m.at("link_dup").get<double>();
-    o.link_faults.seed = m.at("fault_seed").get<uint64_t>();
-    o.firmware = m.at("firmware").get<std::string>(); // for --elf's default
-    o.program = m.at("program").get<std::vector<std::string>>();
-    nlohmann::json end = nlohmann::json::parse(c.trailer);
-    o.recorded_stop = end.at("stopped_by").get<std::string>();
-    o.recorded_end = end.at("end_time_ps").get<Time>();
-    o.recorded_tap = m.value("tap", "");
-    if (end.contains("tap")) {
-      const nlohmann::json &t = end.at("tap");
-      o.recorded_tap_stats = {
-          t.at("out").get<uint64_t>(), t.at("in").get<uint64_t>(),
-          t.at("ignored").get<uint64_t>(), t.at("lost").get<uint64_t>()};
-    }
-  } catch (const nlohmann::json::exception &e) {
-    throw Error(path + ": a damaged recording (its manifest: " +
-                std::string(e.what()) + ")");
-  }
-  // What nicemu run's own checks would have refused.
-  auto probability = [](double p) { return p >= 0 && p <= 1; };
-  if (o.watchdog < -1 || o.watchdog > (int64_t(1) << 62) ||
-      !probability(o.link_faults.corrupt) || !probability(o.link_faults.lose) ||
-      !probability(o.link_faults.dup))
-    throw Error(path + ": a damaged recording (its manifest has a watchdog "
-                       "or a fault probability out of range)");
-  auto blob = [&c](const std::string &name) -> const std::vector<uint8_t> * {
-    auto it = c.blobs.find(name);
-    return it == c.blobs.end() ? nullptr : it->second.get();
-  };
-  auto text = [](const std::vector<uint8_t> &b) {
-    return std::string(b.begin(), b.end());
-  };
-  RunInputs in;
-  const std::string model_file = m.value("model_file", "");
-  if (const auto *model = blob("model"))
-    in.model_text = text(*model);
-  const std::string variant = m.value("variant", "");
-  if (in.model_text) {
-    in.model = parse_model(*in.model_text, model_file);
-    if (!variant.empty())
-      in.model = with_variant(in.model, variant);
-  } else {
-    in.model = load_model(m.value("model", ""));
-  }
-  // The flash as the nodes booted it: its erased end is not recorded.
-  const uint64_t flash_bytes = m.value("flash_bytes", uint64_t(0));
-  auto booted = [&](const std::vector<uint8_t> &written) {
-    if (written.size() > flash_bytes || flash_bytes > in.model.flash_size)
-      throw Error(path + ": a damaged recording (a flash larger than the "
-                         "model's)");
-    std::vector<uint8_t> f(flash_bytes, 0xFF);
-    std::copy(written.begin(), written.end(), f.begin());
-    return f;
-  };
-  const auto *flash = blob("flash");
-  if (!flash)
-    throw Error(path + ": a damaged recording (no flash)");
-  in.flash = booted(*flash);
-  const std::string own = "node-flash/";
-  for (const auto &[name, bytes] : c.blobs) {
-    if (name.rfind(own, 0) != 0)
-      continue;
-    uint32_t node = 0;
-    const char *first = name.data() + own.size(),
-               *last = name.data() + name.size();
-    auto [end, ec] = std::from_chars(first, last, node);
-    if (ec != std::errc() || end != last || first == last)
-      throw Error(path + ": a damaged recording (a flash named '" + name +
-                  "')");
-    in.node_flash[node] =
-        std::make_shared<const std::vector<uint8_t>>(booted(*bytes));
-  }
-  if (const auto *topology = blob("topology"))
-    in.topology_text = text(*topology);
-  return in;
-}
-
-RunInputs replay_inputs(const std::string &path, RunOptions &o,
-                        HostTape &tape) {
-  HostTape::Contents c;
-  tape = HostTape::load(path, c);
-  RunInputs in = recorded_inputs(path, c, o);
-  const uint32_t ranks = o.program.empty() ? 0 : o.nodes * o.procs_per_node;
-  if (tape.ranks() != ranks)
-    throw Error(path + ": a damaged recording (" +
-                std::to_string(tape.ranks()) + " host ranks for " +
-                std::to_string(ranks) + ")");
-  return in;
-}
-
 } // namespace
 
 void add_run_command(CLI::App &app, ExitStatus &status) {
@@ -819,7 +670,7 @@ void add_replay_command(CLI::App &app, ExitStatus &status) {
       // after the checkpoint (which checks it is the same recording).
       CheckpointFile from = read_checkpoint(opts->from);
       HostTape tape(HostTape::Mode::Play);
-      RunInputs in = replay_inputs(*path, *opts, tape);
+      RunInputs in = replay_inputs(*path, *opts, opts->recorded, tape);
       check_replay_of(from, opts->from, tape, *path);
       status.code = run(*opts, std::move(in), &tape, &from);
       return;
@@ -827,7 +678,8 @@ void add_replay_command(CLI::App &app, ExitStatus &status) {
     if (!opts->from.empty()) {
       CheckpointFile from = read_checkpoint(opts->from);
       from.run.trailer = R"({"stopped_by": "", "end_time_ps": 0})";
-      RunInputs in = recorded_inputs(opts->from, from.run, *opts);
+      RunInputs in =
+          recorded_inputs(opts->from, from.run, *opts, opts->recorded);
       if (!opts->program.empty())
         throw Error(opts->from +
                     ": a checkpoint of a replay of host programs resumes "
@@ -839,7 +691,7 @@ void add_replay_command(CLI::App &app, ExitStatus &status) {
     if (path->empty())
       throw Error("replay: which recording? (or --from CHECKPOINT)");
     HostTape tape(HostTape::Mode::Play);
-    RunInputs in = replay_inputs(*path, *opts, tape);
+    RunInputs in = replay_inputs(*path, *opts, opts->recorded, tape);
     status.code = run(*opts, std::move(in), &tape, nullptr);
   });
 }

@@ -222,13 +222,18 @@ unsigned run_threads(const ClusterOptions &o) {
   return default_threads(o.nodes);
 }
 
-std::unique_ptr<Cluster>
-start_run_cluster(const ClusterOptions &o, const Model &model,
-                  std::vector<uint8_t> flash, RunEvents *events,
-                  std::function<bool(uint32_t)> muted) {
+std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
+                                           const RunInputs &in,
+                                           RunEvents *events,
+                                           std::function<bool(uint32_t)> muted,
+                                           HostTape *tape, bool network) {
   ClusterSpec spec;
   spec.nodes = o.nodes;
   spec.topology = o.topology;
+  spec.topology_text = in.topology_text;
+  spec.node_flash = in.node_flash;
+  spec.tape = tape;
+  spec.network = network;
   spec.program = o.program;
   spec.procs_per_node = o.procs_per_node;
   spec.events = events;
@@ -245,8 +250,7 @@ start_run_cluster(const ClusterOptions &o, const Model &model,
     std::cout << "[node" << node << "] " << line << "\n" << std::flush;
   };
   return start_cluster(
-      model, std::make_shared<const std::vector<uint8_t>>(std::move(flash)),
-      spec);
+      in.model, std::make_shared<const std::vector<uint8_t>>(in.flash), spec);
 }
 
 Time checkpoint_interval(const std::string &text, const std::string &command) {

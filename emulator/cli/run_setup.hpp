@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,16 @@ struct ClusterOptions {
   LinkFaults link_faults;       // --link-corrupt, --link-loss, --fault-seed
 };
 
+// What a run reads before it starts: from the files the options name, or
+// from a recording (nicemu replay, nicemu debug --replay).
+struct RunInputs {
+  Model model;
+  std::vector<uint8_t> flash;
+  std::map<uint32_t, std::shared_ptr<const std::vector<uint8_t>>> node_flash;
+  std::optional<std::string> model_text, topology_text; // files' texts
+  std::string model_file; // where model_text came from
+};
+
 // --model, --flash, --firmware, -n, --topology, --max-time, --watchdog,
 // --host-timeout, and the injected link faults.
 void add_cluster_options(CLI::App &cmd, ClusterOptions &o);
@@ -59,12 +70,16 @@ Time max_run_time(const ClusterOptions &o);
 unsigned run_threads(const ClusterOptions &o);
 // What the host processes get from the options (--host-timeout).
 HostOptions host_options(const ClusterOptions &o);
-// Boots the cluster; firmware console lines go to stdout as "[nodeN] ...",
-// except while `muted` says so (a debugger running a stretch again).
+// Boots the cluster of `in` (which must outlive it); firmware console lines go
+// to stdout as
+// "[nodeN] ...", except while `muted` says so (a debugger running a
+// stretch again). `tape`: a replay's recording, played instead of the
+// host programs (null: none); `network`: a network even for one node.
 std::unique_ptr<Cluster>
-start_run_cluster(const ClusterOptions &o, const Model &model,
-                  std::vector<uint8_t> flash, RunEvents *events,
-                  std::function<bool(uint32_t node)> muted = {});
+start_run_cluster(const ClusterOptions &o, const RunInputs &in,
+                  RunEvents *events,
+                  std::function<bool(uint32_t node)> muted = {},
+                  HostTape *tape = nullptr, bool network = false);
 // --checkpoint-every TEXT of `command`: a virtual time, or 0 (none).
 Time checkpoint_interval(const std::string &text, const std::string &command);
 

@@ -3,6 +3,7 @@
 // the core's pc, instructions and cycles, the virtual time), on the demo
 // firmware's timer interrupt handler.
 #include "cli_helpers.hpp"
+#include "gzip_helpers.hpp"
 
 #include <doctest/doctest.h>
 
@@ -18,7 +19,8 @@ namespace {
 
 // Checkpoint intervals no other test uses, one per test case (they run at
 // once): they find a test's copies.
-const std::string kEvery[] = {"991us", "992us", "993us", "994us"};
+const std::string kEvery[] = {"991us", "992us", "993us",
+                              "994us", "995us", "996us"};
 
 struct Answer {
   std::string command, output;
@@ -223,4 +225,124 @@ TEST_CASE("debug going back: commands on standard input, and refusals") {
   CHECK(bad.status != 0);
   CHECK(contains(bad.err, "--checkpoint-every 'soon' is not a duration"));
   CHECK(copies_left(3) == 0);
+}
+
+namespace {
+
+// A GAM ping-pong recorded on two nodes, and its plain replay.
+struct Recorded {
+  TempDir dir;
+  std::string path = dir.file("run.nrec");
+  CommandResult replay;
+};
+
+void record_gam_pingpong(Recorded &r) {
+  REQUIRE(nicemu({"run", "-n", "2", "--firmware", NICEMU_NIAM_IMAGE, "--record",
+                  r.path, "--", NICEMU_GAM_PINGPONG})
+              .status == 0);
+  r.replay = nicemu({"replay", r.path});
+  REQUIRE(r.replay.status == 0);
+}
+
+CommandResult debug_replay(int test, const std::string &recording,
+                           const std::string &script) {
+  TempDir dir;
+  std::string path = dir.file("script.txt");
+  std::ofstream(path) << script;
+  return nicemu({"debug", "--replay", recording, "-x", path,
+                 "--checkpoint-every", kEvery[test]});
+}
+
+// The summary and the hosts' ends, without the wall time.
+std::string ending(const std::string &err) {
+  std::string out;
+  std::istringstream in(err);
+  for (std::string line; std::getline(in, line);)
+    if (!contains(line, "wall time"))
+      out += line + "\n";
+  return out.substr(out.find("--- nicemu:"));
+}
+
+} // namespace
+
+TEST_CASE("debug going back on a replay of host programs: rstepi and "
+          "rcontinue give the forward run's registers and cycles") {
+  Recorded rec;
+  record_gam_pingpong(rec);
+  const int kSteps = 4;
+  std::string forward =
+      "break h_host_send\ncontinue\n" + kState + "continue\n" + kState;
+  std::string back = "break h_host_send\ncontinue\ncontinue\n";
+  for (int i = 0; i < kSteps; ++i) {
+    forward += "stepi\n" + kState;
+    back += "stepi\n";
+  }
+  back += kState;
+  for (int i = 0; i < kSteps; ++i)
+    back += "rstepi\n" + kState;
+  back += "rcontinue\n" + kState + "goto 0us\ntime\ndelete\ncontinue\n";
+  forward += "delete\ncontinue\n";
+  CommandResult f = debug_replay(4, rec.path, forward),
+                b = debug_replay(4, rec.path, back);
+  INFO("forward: " << f.out << f.err);
+  INFO("back: " << b.out << b.err);
+  REQUIRE(f.status == 0);
+  REQUIRE(b.status == 0);
+  std::vector<std::string> fs = states(f.out), bs = states(b.out);
+  REQUIRE(fs.size() == kSteps + 2);
+  REQUIRE(bs.size() == kSteps + 2);
+  CHECK(contains(fs[0], "h_host_send"));
+  CHECK(fs[0] != fs[1]); // the second hit is another moment
+  for (int i = 0; i <= kSteps; ++i) {
+    INFO("forward step " << i);
+    CHECK(bs[kSteps - i] == fs[1 + i]);
+  }
+  CHECK(bs[kSteps + 1] == fs[0]); // rcontinue: back to the first hit
+  bool at_start = false;
+  for (const Answer &x : answers(b.out))
+    at_start |=
+        x.command == "time" && x.output == "virtual time 0 ps (0.000 us)\n";
+  CHECK(at_start);
+  // Both end as the replay does: its summary, each host's end.
+  CHECK(contains(b.out, "the run ended: exit code 0"));
+  CHECK(ending(b.err) == ending(rec.replay.err));
+  CHECK(ending(f.err) == ending(rec.replay.err));
+  CHECK(contains(ending(b.err), "host 1: exited with status 0"));
+  CHECK(copies_left(4) == 0);
+}
+
+TEST_CASE("debug on a replay: a recording that runs another way is named, "
+          "and the run's options are the recording's") {
+  TempDir dir;
+  const std::string recording = dir.file("run.nrec");
+  REQUIRE(nicemu({"run", "-n", "4", "--firmware", NICEMU_NIAM_RELIABLE_IMAGE,
+                  "--link-loss", "0.05", "--fault-seed", "7", "--record",
+                  recording, "--", NICEMU_NIAM_BARRIER, "3"})
+              .status == 0);
+  // Another seed loses other packets: the barriers end at other times.
+  std::string data = gunzip(recording);
+  const std::string seed = "\"fault_seed\": 7";
+  REQUIRE(data.find(seed) != std::string::npos);
+  data.replace(data.find(seed), seed.size(), "\"fault_seed\": 8");
+  gzip_to(recording, data);
+  CommandResult r = debug_replay(5, recording, "continue\n");
+  INFO(r.out << r.err);
+  CHECK(r.status == 1);
+  CHECK(contains(r.err, "replay diverged from the recording at "));
+  CHECK(contains(r.err, "host rank "));
+  CHECK(copies_left(5) == 0);
+  for (const std::vector<std::string> &extra :
+       {std::vector<std::string>{"-n", "2"},
+        {"--firmware", NICEMU_NIAM_IMAGE},
+        {"--link-loss", "0.1"},
+        {"--", NICEMU_GAM_PINGPONG}}) {
+    std::vector<std::string> args = {"debug", "--replay", recording};
+    args.insert(args.end(), extra.begin(), extra.end());
+    CommandResult refused = nicemu(args);
+    INFO(refused.err);
+    CHECK(refused.status == 1);
+    CHECK(contains(refused.err, "is the recording's: the replay runs as it "
+                                "was recorded"));
+    CHECK_FALSE(contains(refused.err, "--- nicemu:")); // nothing ran
+  }
 }
