@@ -970,29 +970,6 @@ EventTag read_tag(StateReader &in) {
 // Route bytes are one per switch; payloads are bounded by the bytes left.
 constexpr uint64_t kMaxRoute = 1 << 20, kMaxBytes = uint64_t(1) << 32;
 
-void write_packet(StateWriter &out, const Packet &p) {
-  out.u32(p.source);
-  out.u64(p.id);
-  out.bytes(p.route);
-  out.bytes(p.payload);
-  out.u64(p.source_ps_per_byte);
-  out.flag(p.filtered);
-  out.flag(p.spoofed);
-  out.flag(p.broadcast);
-}
-Packet read_packet(StateReader &in) {
-  Packet p;
-  p.source = in.u32();
-  p.id = in.u64();
-  p.route = in.bytes(kMaxRoute);
-  p.payload = in.bytes(kMaxBytes);
-  p.source_ps_per_byte = in.u64();
-  p.filtered = in.flag();
-  p.spoofed = in.flag();
-  p.broadcast = in.flag();
-  return p;
-}
-
 void write_crossing(StateWriter &out, const Crossing &c) {
   out.u32(c.source);
   out.u64(c.id);
@@ -1037,6 +1014,29 @@ bool read_rng(const std::vector<uint64_t> &words, std::mt19937_64 &rng) {
 }
 
 } // namespace
+
+void save_packet(StateWriter &out, const Packet &p) {
+  out.u32(p.source);
+  out.u64(p.id);
+  out.bytes(p.route);
+  out.bytes(p.payload);
+  out.u64(p.source_ps_per_byte);
+  out.flag(p.filtered);
+  out.flag(p.spoofed);
+  out.flag(p.broadcast);
+}
+Packet load_packet(StateReader &in) {
+  Packet p;
+  p.source = in.u32();
+  p.id = in.u64();
+  p.route = in.bytes(kMaxRoute);
+  p.payload = in.bytes(kMaxBytes);
+  p.source_ps_per_byte = in.u64();
+  p.filtered = in.flag();
+  p.spoofed = in.flag();
+  p.broadcast = in.flag();
+  return p;
+}
 
 bool Fabric::Impl::valid_event(uint32_t kind, uint64_t a, uint64_t b) const {
   bool flight = a < flights.size() && flights[a]->in_use;
@@ -1111,7 +1111,7 @@ void Fabric::save_state(StateWriter &out) const {
     out.flag(f.in_use);
     if (!f.in_use)
       continue;
-    write_packet(out, f.packet);
+    save_packet(out, f.packet);
     out.flag(bool(f.on_sent));
     if (f.on_sent) {
       if (!f.sent_tag.owner)
@@ -1138,7 +1138,7 @@ void Fabric::save_state(StateWriter &out) const {
     out.flag(f.lost);
     out.u32(f.copies);
     out.flag(f.copy);
-    write_packet(out, f.original);
+    save_packet(out, f.original);
     out.flag(f.finished);
     out.u32(f.in_port);
     out.flag(f.blocking);
@@ -1260,7 +1260,7 @@ void Fabric::load_state(StateReader &in) {
     f.in_use = in.flag();
     if (!f.in_use)
       continue;
-    f.packet = read_packet(in);
+    f.packet = load_packet(in);
     if (in.flag()) {
       f.sent_tag = read_tag(in);
       f.on_sent = m.remake_sent(in, f.sent_tag);
@@ -1286,7 +1286,7 @@ void Fabric::load_state(StateReader &in) {
     f.lost = in.flag();
     f.copies = in.u32();
     f.copy = in.flag();
-    f.original = read_packet(in);
+    f.original = load_packet(in);
     f.finished = in.flag();
     f.in_port = in.u32();
     f.blocking = in.flag();

@@ -62,6 +62,12 @@ struct Packet {
   bool broadcast = false;
 };
 
+// A packet in a checkpoint (docs/replay.md): held by the fabric, or by a
+// card that has it queued. load_packet bounds what it reads and throws
+// nicemu::Error on damaged bytes.
+void save_packet(StateWriter &out, const Packet &p);
+Packet load_packet(StateReader &in);
+
 // CRC-32 of a packet's payload, as the Tx engine appends it (zlib's CRC-32,
 // stored little-endian after the payload).
 uint32_t packet_crc(const uint8_t *data, size_t len);

@@ -2,6 +2,7 @@
 
 #include "boards/martini/le_bytes.hpp"
 #include "nicemu/martini.h"
+#include "sim/state_archive.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -249,10 +250,7 @@ void OtfEngine::schedule_lookup() {
       lookup_free_);
   at = std::max(at, card_.now());
   lookup_scheduled_ = true;
-  card_.scheduler().schedule(at, "otf: htlb lookup", [this] {
-    lookup_scheduled_ = false;
-    lookup();
-  });
+  schedule_event(at, kLookup);
 }
 
 OtfEngine::HtlbEntry *OtfEngine::find(uint32_t page) {
@@ -409,46 +407,39 @@ void OtfEngine::send_next() {
     last_sent_.head = head;
   }
   uint32_t dest = le16(out.packet.payload.data() + NICEMU_MARTINI_HDR_DEST);
-  Outgoing done = out; // what sent() needs (the packet moves on)
-  done.packet.payload.clear();
+  // The packet moves on; sent() needs the rest.
+  Packet packet = std::move(out.packet);
+  sending_ = std::move(out);
   Fabric *fabric = card_.fabric();
   uint32_t nodes = fabric ? fabric->topology().nodes : 1;
   if (dest == NICEMU_MARTINI_DEST_ALL && fabric && nodes > 1)
-    return broadcast(std::move(out.packet), head, done);
+    return broadcast(std::move(packet), head);
   if (dest >= nodes) { // no such node: the packet goes nowhere
     ++rejected_;
-    card_.scheduler().schedule(head, "otf: no such node",
-                               [this, done] { sent(done, false); });
+    schedule_event(head, kNoSuchNode);
     return;
   }
   if (dest == card_.node_id() || !fabric) {
     // To its own node: it turns around in the SWIF, with no cable.
-    inbound_[out.packet.id] = head + receive_floor();
-    card_.scheduler().schedule(
-        head, "otf: loopback",
-        [this, p = std::move(out.packet), done]() mutable {
-          Time now = card_.now();
-          packet_arrived(std::move(p), now);
-          sent(done, true);
-        });
+    inbound_[packet.id] = head + receive_floor();
+    schedule_event(head, kLoopback, park(std::move(packet)));
     return;
   }
-  out.packet.route = fabric->route(card_.node_id(), dest);
+  packet.route = fabric->route(card_.node_id(), dest);
   if (auto *to = dynamic_cast<OtfEngine *>(fabric->receiver(dest))) {
     const FabricParams &net = fabric->params();
-    size_t bytes =
-        std::max<size_t>(out.packet.payload.size(), net.min_frame_bytes);
-    to->inbound_[out.packet.id] = head + fabric->min_path_latency() +
-                                  Time(bytes) * net.link_ps_per_byte +
-                                  to->receive_floor();
+    size_t bytes = std::max<size_t>(packet.payload.size(), net.min_frame_bytes);
+    to->inbound_[packet.id] = head + fabric->min_path_latency() +
+                              Time(bytes) * net.link_ps_per_byte +
+                              to->receive_floor();
   }
-  fabric->send(std::move(out.packet), head,
-               [this, done](Time) { sent(done, true); });
+  fabric->send(
+      std::move(packet), head, [this](Time) { sent(true); }, event_tag(kSent));
 }
 
 // To every other node, copied by the switches: each receiver learns when
 // its copy may arrive at the earliest.
-void OtfEngine::broadcast(Packet p, Time head, const Outgoing &done) {
+void OtfEngine::broadcast(Packet p, Time head) {
   Fabric *fabric = card_.fabric();
   const FabricParams &net = fabric->params();
   size_t bytes = std::max<size_t>(p.payload.size(), net.min_frame_bytes);
@@ -459,10 +450,15 @@ void OtfEngine::broadcast(Packet p, Time head, const Outgoing &done) {
         to && n != card_.node_id())
       to->inbound_[p.id] = earliest + to->receive_floor();
   p.broadcast = true;
-  fabric->send(std::move(p), head, [this, done](Time) { sent(done, true); });
+  fabric->send(
+      std::move(p), head, [this](Time) { sent(true); }, event_tag(kSent));
 }
 
-void OtfEngine::sent(const Outgoing &out, bool went_out) {
+void OtfEngine::sent(bool went_out) {
+  if (!sending_)
+    return; // only a damaged checkpoint's second end of one packet
+  Outgoing out = std::move(*sending_);
+  sending_.reset();
   sent_ += went_out ? 1 : 0;
   swif_busy_ = false;
   if (out.window)
@@ -498,14 +494,8 @@ bool OtfEngine::accept_head(const Packet &p, Time) {
 void OtfEngine::packet_arrived(Packet p, Time now) {
   inbound_.erase(p.id);
   const std::vector<uint8_t> &b = p.payload;
-  bool ok = b.size() >= NICEMU_MARTINI_HEADER_BYTES + kCrcBytes &&
-            le32(b.data() + b.size() - kCrcBytes) ==
-                packet_crc(b.data(), b.size() - kCrcBytes);
-  if (ok) {
-    uint32_t length = le16(b.data() + NICEMU_MARTINI_HDR_LENGTH);
-    ok = header_bytes(b.data()) + length + kCrcBytes == b.size();
-  }
-  if (!ok) {
+  if (!well_formed(b) || le32(b.data() + b.size() - kCrcBytes) !=
+                             packet_crc(b.data(), b.size() - kCrcBytes)) {
     ++dropped_;
     return;
   }
@@ -518,9 +508,7 @@ void OtfEngine::packet_arrived(Packet p, Time now) {
   }
   if (command != NICEMU_MARTINI_CMD_WRITE) {
     ++commands_coming_; // through the SWIF stages, not queued yet
-    card_.scheduler().schedule(
-        through_swif, "otf: command for the core",
-        [this, p = std::move(p)]() mutable { command_arrived(std::move(p)); });
+    schedule_event(through_swif, kCommand, park(std::move(p)));
     return;
   }
   bool aotf = b[NICEMU_MARTINI_HDR_FLAGS] & NICEMU_MARTINI_F_AOTF;
@@ -532,12 +520,15 @@ void OtfEngine::packet_arrived(Packet p, Time now) {
                                true);
   if (aotf)
     last_received_ = {p.id, now, through_swif, written};
-  auto pending = llcm_writes_.insert(written);
-  card_.scheduler().schedule(written, "otf: llcm write",
-                             [this, p = std::move(p), pending] {
-                               llcm_writes_.erase(pending);
-                               write_arrival(p);
-                             });
+  llcm_writes_.insert(written);
+  schedule_event(written, kLlcmWrite, park(std::move(p)));
+}
+
+bool OtfEngine::well_formed(const std::vector<uint8_t> &b) const {
+  return b.size() >= NICEMU_MARTINI_HEADER_BYTES + kCrcBytes &&
+         header_bytes(b.data()) + le16(b.data() + NICEMU_MARTINI_HDR_LENGTH) +
+                 kCrcBytes ==
+             b.size();
 }
 
 void OtfEngine::command_arrived(Packet p) {
@@ -731,6 +722,276 @@ Time OtfEngine::llcm_quiet_until(Time now, const HostPeers *peers,
     t = std::min(t, peers->earliest_action_on(card_.node_id(), process));
   }
   return std::max(t, now);
+}
+
+// ---- Events and checkpoints ----------------------------------------------
+
+const char *OtfEngine::event_name(uint32_t kind) {
+  switch (kind) {
+  case kSent:
+    return "otf: sent";
+  case kLookup:
+    return "otf: htlb lookup";
+  case kNoSuchNode:
+    return "otf: no such node";
+  case kLoopback:
+    return "otf: loopback";
+  case kCommand:
+    return "otf: command for the core";
+  case kLlcmWrite:
+    return "otf: llcm write";
+  case kRdmaWrite:
+    return "otf: rdma write";
+  case kRdmaAck:
+    return "otf: rdma ack";
+  case kPullServed:
+    return "otf: pull served";
+  default:
+    return nullptr;
+  }
+}
+
+std::function<void()> OtfEngine::event_action(uint32_t kind, uint64_t a,
+                                              Time when) {
+  switch (kind) {
+  case kLookup:
+    return [this] {
+      lookup_scheduled_ = false;
+      lookup();
+    };
+  case kNoSuchNode:
+    return [this] { sent(false); };
+  case kLoopback:
+    return [this, a] {
+      packet_arrived(unpark(a), card_.now());
+      sent(true);
+    };
+  case kCommand:
+    return [this, a] { command_arrived(unpark(a)); };
+  case kLlcmWrite:
+    return [this, a, when] {
+      if (auto it = llcm_writes_.find(when); it != llcm_writes_.end())
+        llcm_writes_.erase(it);
+      write_arrival(unpark(a));
+    };
+  case kRdmaWrite:
+    return [this, a, when] { rdma_write(unpark(a), when); };
+  case kRdmaAck:
+    return [this, a] { rdma_finish(uint32_t(a)); };
+  case kPullServed:
+    return [this, a] { serve_pull(unpark(a)); };
+  default:
+    return nullptr;
+  }
+}
+
+void OtfEngine::schedule_event(Time at, uint32_t kind, uint64_t a) {
+  card_.scheduler().schedule(at, event_name(kind), event_action(kind, a, at), 0,
+                             event_tag(kind, a));
+}
+
+uint64_t OtfEngine::park(Packet p) {
+  parked_.emplace(next_parked_, std::move(p));
+  return next_parked_++;
+}
+
+Packet OtfEngine::unpark(uint64_t id) {
+  auto it = parked_.find(id);
+  Packet p = std::move(it->second); // restore_event checked it is there
+  parked_.erase(it);
+  return p;
+}
+
+namespace {
+
+// Each part of the engine's state, as a checkpoint holds it: one list of
+// fields per kind of thing, for saving and loading alike.
+template <class T, class Archive> void transaction_fields(T &t, Archive &a) {
+  a.fields(t.botf, t.page, t.offset, t.size, t.value, t.window, t.process,
+           t.store, t.pins, t.lookup);
+}
+
+constexpr uint64_t kMaxQueued = 1 << 20;
+
+} // namespace
+
+void OtfEngine::save_state(StateWriter &out) const {
+  out.section("otf");
+  if (!held_.empty())
+    throw Error("checkpoint: a host's store waits for an OTF credit on node " +
+                std::to_string(card_.node_id()) +
+                ": such a moment cannot be saved");
+  auto outgoing = [&out](const Outgoing &o) {
+    save_packet(out, o.packet);
+    out.fields(o.ready, o.window, o.credit, o.aotf, o.times);
+  };
+  out.fields(credits_, lookup_scheduled_, stalled_, lookup_free_, swif_busy_,
+             sequence_, victim_, staged_seed_, miss_page_, region_select_,
+             regions_, commands_coming_, command_refused_, last_sent_,
+             last_received_, rdma_local_, rdma_remote_, rdma_length_,
+             rdma_target_, rdma_owner_, rdma_status_, rdma_notify_,
+             rdma_read_free_, write_free_, status_, sent_, received_, dropped_,
+             rejected_, misses_, commands_taken_, next_parked_);
+  out.u64(queue_.size());
+  for (const Transaction &t : queue_)
+    transaction_fields(t, out);
+  out.u64(swif_queue_.size());
+  for (const Outgoing &o : swif_queue_)
+    outgoing(o);
+  out.flag(sending_.has_value());
+  if (sending_)
+    outgoing(*sending_);
+  for (const auto &set : htlb_)
+    for (const HtlbEntry &e : set)
+      out.fields(e.valid, e.tag, e.seed);
+  for (const Window &w : windows_)
+    out.fields(w.bytes, w.busy, w.error, w.owner);
+  out.u64(commands_.size());
+  for (const Packet &p : commands_)
+    save_packet(out, p);
+  out.u64(parked_.size());
+  for (const auto &[id, p] : parked_) {
+    out.u64(id);
+    save_packet(out, p);
+  }
+  out.pods(std::vector<Time>(llcm_writes_.begin(), llcm_writes_.end()));
+  out.u64(inbound_.size());
+  for (const auto &[id, t] : inbound_)
+    out.fields(id, t);
+  for (const SodimmBank &b : banks_)
+    b.save_state(out);
+  for (const auto &g : bank_group_)
+    out.fields(g);
+  out.u64(members_.size());
+  for (const auto &[process, m] : members_)
+    out.fields(process, m.pgid, m.pid);
+  out.u64(push_failed_.size());
+  for (const auto &[node, failed] : push_failed_)
+    out.fields(node, failed);
+  out.u64(push_bytes_.size());
+  for (const auto &[node, bytes] : push_bytes_)
+    out.fields(node, bytes);
+}
+
+void OtfEngine::load_state(StateReader &in) {
+  in.section("otf");
+  // `queued`: still to send, its bytes here (the SWIF's own has sent its).
+  auto outgoing = [&in, this](Outgoing &o, bool queued) {
+    o.packet = load_packet(in);
+    in.fields(o.ready, o.window, o.credit, o.aotf, o.times);
+    if ((queued &&
+         o.packet.payload.size() < NICEMU_MARTINI_HEADER_BYTES + kCrcBytes) ||
+        (o.window && *o.window >= windows_.size()))
+      in.fail("an OTF packet on its way out that the SWIF cannot send");
+  };
+  held_.clear();
+  in.fields(credits_, lookup_scheduled_, stalled_, lookup_free_, swif_busy_,
+            sequence_, victim_, staged_seed_, miss_page_, region_select_,
+            regions_, commands_coming_, command_refused_, last_sent_,
+            last_received_, rdma_local_, rdma_remote_, rdma_length_,
+            rdma_target_, rdma_owner_, rdma_status_, rdma_notify_,
+            rdma_read_free_, write_free_, status_, sent_, received_, dropped_,
+            rejected_, misses_, commands_taken_, next_parked_);
+  if (credits_ > figures_.credits || region_select_ >= NICEMU_OTF_REGIONS ||
+      std::any_of(victim_.begin(), victim_.end(),
+                  [](uint8_t v) { return v >= 4; }))
+    in.fail("the OTF engine's credits, region select or HTLB victims are "
+            "out of range");
+  queue_.clear();
+  for (uint64_t n = in.count(kMaxQueued); n--;) {
+    Transaction t;
+    transaction_fields(t, in);
+    if (t.size > 8 || (t.botf && t.window >= windows_.size()))
+      in.fail("an OTF store of " + std::to_string(t.size) +
+              " bytes or for no window");
+    queue_.push_back(t);
+  }
+  swif_queue_.clear();
+  for (uint64_t n = in.count(kMaxQueued); n--;)
+    outgoing(swif_queue_.emplace_back(), true);
+  sending_.reset();
+  if (in.flag())
+    outgoing(sending_.emplace(), false);
+  if (sending_.has_value() != swif_busy_)
+    in.fail("the SWIF busy without a packet, or a packet without busy");
+  for (auto &set : htlb_)
+    for (HtlbEntry &e : set)
+      in.fields(e.valid, e.tag, e.seed);
+  for (Window &w : windows_)
+    in.fields(w.bytes, w.busy, w.error, w.owner);
+  auto packet = [&in, this] {
+    Packet p = load_packet(in);
+    if (!well_formed(p.payload))
+      in.fail("an OTF packet whose length is not its header's");
+    return p;
+  };
+  commands_.clear();
+  for (uint64_t n = in.count(kMaxQueued); n--;)
+    commands_.push_back(packet());
+  parked_.clear();
+  for (uint64_t n = in.count(kMaxQueued); n--;) {
+    uint64_t id = in.u64();
+    if (id >= next_parked_ || parked_.count(id))
+      in.fail("an OTF event's packet numbered twice or ahead");
+    parked_.emplace(id, packet());
+  }
+  std::vector<Time> writes = in.pods<Time>(kMaxQueued);
+  llcm_writes_ = std::multiset<Time>(writes.begin(), writes.end());
+  inbound_.clear();
+  for (uint64_t n = in.count(kMaxQueued); n--;) {
+    uint64_t id = 0;
+    Time t = 0;
+    in.fields(id, t);
+    inbound_[id] = t;
+  }
+  for (SodimmBank &b : banks_)
+    b.load_state(in);
+  for (auto &g : bank_group_)
+    in.fields(g);
+  members_.clear();
+  for (uint64_t n = in.count(kMaxQueued); n--;) {
+    uint32_t process = 0;
+    Member m;
+    in.fields(process, m.pgid, m.pid);
+    members_[process] = m;
+  }
+  push_failed_.clear();
+  for (uint64_t n = in.count(kMaxQueued); n--;) {
+    uint32_t node = 0;
+    bool failed = false;
+    in.fields(node, failed);
+    push_failed_[node] = failed;
+  }
+  push_bytes_.clear();
+  for (uint64_t n = in.count(kMaxQueued); n--;) {
+    uint32_t node = 0, bytes = 0;
+    in.fields(node, bytes);
+    push_bytes_[node] = bytes;
+  }
+  restored_.clear();
+  // The SWIF's packet may be in the network: the fabric makes its end
+  // again through this.
+  if (Fabric *fabric = card_.fabric())
+    fabric->set_sent_maker(event_tag(kSent).owner, [this](const EventTag &) {
+      return std::function<void(Time)>([this](Time) { sent(true); });
+    });
+}
+
+void OtfEngine::restore_event(Scheduler &scheduler, const SavedEvent &e) {
+  const uint32_t kind = e.tag.kind;
+  const bool carries_packet = kind == kLoopback || kind == kCommand ||
+                              kind == kLlcmWrite || kind == kRdmaWrite ||
+                              kind == kPullServed;
+  const bool ends_send = kind == kLoopback || kind == kNoSuchNode;
+  if (kind == kSent || !event_name(kind) ||
+      (carries_packet &&
+       (!parked_.count(e.tag.a) || !restored_.insert(e.tag.a).second)) ||
+      (ends_send && !sending_) || (kind == kRdmaAck && e.tag.a > UINT32_MAX))
+    throw Error("checkpoint: the OTF engine of node " +
+                std::to_string(card_.node_id()) + " has no event \"" + e.name +
+                "\" of kind " + std::to_string(kind) + " for " +
+                std::to_string(e.tag.a));
+  scheduler.restore(e, event_name(kind), event_action(kind, e.tag.a, e.when));
 }
 
 } // namespace nicemu::martini

@@ -114,7 +114,35 @@ public:
   bool accept_head(const Packet &p, Time now) override;
   void packet_arrived(Packet p, Time now) override;
 
+  // Checkpoints (docs/replay.md): the send path, HTLB, windows, receive
+  // side, banks, RDMA engine and the packets its events carry. A host's
+  // store held for a credit is the host's: such a moment is not saved.
+  void save_state(StateWriter &out) const override;
+  void load_state(StateReader &in) override;
+  void restore_event(Scheduler &scheduler, const SavedEvent &e) override;
+
 private:
+  // The engine's events, by the kind in their tags; the packet an event
+  // carries waits in parked_ under the number in the tag's `a`.
+  enum EventKind : uint32_t {
+    kSent,       // the fabric: the SWIF's packet has left (on_sent)
+    kLookup,     // the head of the queue reaches the HTLB
+    kNoSuchNode, // the SWIF's packet had nowhere to go
+    kLoopback,   // the SWIF's packet turns around to this node
+    kCommand,    // a packet for the core is through the SWIF
+    kLlcmWrite,  // an OTF packet's write
+    kRdmaWrite,  // a PUSH or PULL_DATA packet's write
+    kRdmaAck,    // an ACK ends the RDMA engine's transfer (`a`: its code)
+    kPullServed, // a PULL is served
+  };
+  static const char *event_name(uint32_t kind);
+  // What an event of `kind` does; `when`: its time.
+  std::function<void()> event_action(uint32_t kind, uint64_t a, Time when);
+  void schedule_event(Time at, uint32_t kind, uint64_t a = 0);
+  // An event's packet, kept until it runs.
+  uint64_t park(Packet p);
+  Packet unpark(uint64_t id);
+
   struct Transaction {
     bool botf = false;
     uint32_t page = 0, offset = 0, size = 0; // AOTF
@@ -163,14 +191,16 @@ private:
   void give_back_credit();
   void to_swif(Outgoing out);
   void send_next();
-  void broadcast(Packet p, Time head, const Outgoing &done);
-  // The tail has left (`went_out`), or the packet had nowhere to go: the
-  // credit comes back and the window is free.
-  void sent(const Outgoing &out, bool went_out);
+  void broadcast(Packet p, Time head);
+  // The SWIF's packet's tail has left (`went_out`), or it had nowhere to
+  // go: the credit comes back and the window is free.
+  void sent(bool went_out);
   void set_status(uint32_t bits, bool on);
   HtlbEntry *find(uint32_t page);
   const HtlbEntry *find(uint32_t page) const;
   void write_arrival(const Packet &p);
+  // A packet's length agrees with its header's (its CRC aside).
+  bool well_formed(const std::vector<uint8_t> &bytes) const;
   // A BOTF packet for a region in a bank (written at the bank's speed).
   bool into_bank(const uint8_t *header) const;
   // Some open LLCM region of (pgid, pid) holds [offset, offset + len).
@@ -201,6 +231,9 @@ private:
   Time receive_write(Time ready, uint32_t len, uint32_t address, bool otf);
   void queue_packet(Packet p, Time ready);
   void rdma_arrived(Packet p, Time through_swif);
+  // A PUSH or PULL_DATA packet written at `written`; a PULL served.
+  void rdma_write(const Packet &p, Time written);
+  void serve_pull(const Packet &p);
   void rdma_finish(uint32_t error);
   void command_arrived(Packet p);
   uint32_t header_bytes(const uint8_t *header) const;
@@ -229,6 +262,12 @@ private:
   Time lookup_free_ = 0; // the HTLB stage takes one per cycle
   std::deque<Outgoing> swif_queue_;
   bool swif_busy_ = false;
+  // The packet the SWIF sends (one at a time), its bytes gone on: what
+  // sent() needs.
+  std::optional<Outgoing> sending_;
+  std::map<uint64_t, Packet> parked_; // events' packets, by number
+  uint64_t next_parked_ = 0;
+  std::set<uint64_t> restored_; // parked packets given to restored events
   uint64_t sequence_ = 0;
 
   // HTLB: 256 sets of 4 ways; the seed the core stages for RESOLVE.

@@ -237,107 +237,121 @@ void OtfEngine::stream(uint32_t dest, uint8_t command, uint32_t owner,
   rdma_read_free_ = read;
 }
 
+namespace {
+
+// What an RDMA packet's header says.
+struct RdmaHeader {
+  uint8_t command = 0;
+  bool last = false;
+  uint32_t source = 0, owner = 0, region = 0, address = 0, hdr = 0, len = 0;
+  std::optional<uint32_t> notify; // the receive-status address, if any
+  const uint8_t *data = nullptr;
+};
+
+RdmaHeader rdma_header(const Packet &p, uint32_t header_bytes) {
+  const uint8_t *h = p.payload.data();
+  RdmaHeader r;
+  r.command = h[NICEMU_MARTINI_HDR_COMMAND];
+  r.last = h[NICEMU_MARTINI_HDR_FLAGS] & NICEMU_MARTINI_F_LAST;
+  r.source = h[NICEMU_MARTINI_HDR_SOURCE];
+  r.owner = h[NICEMU_MARTINI_HDR_PGID] | h[NICEMU_MARTINI_HDR_PID] << 8;
+  r.region = h[NICEMU_MARTINI_HDR_REGION];
+  r.address = le32(h + NICEMU_MARTINI_HDR_ADDRESS);
+  r.hdr = header_bytes;
+  r.len = uint32_t(p.payload.size() - header_bytes - kCrcBytes);
+  r.data = h + header_bytes;
+  if (header_bytes == NICEMU_MARTINI_STATUS_HEADER_BYTES)
+    r.notify = le32(h + NICEMU_MARTINI_HDR_STATUS);
+  return r;
+}
+
+} // namespace
+
 // PUSH and PULL_DATA are written at the destination's bandwidth once
 // through the receive-side SWIF, if their region holds them; the last
 // PUSH packet is answered with an ACK, the last PULL_DATA packet ends the
 // PULL. An ACK ends a PUSH (or refuses a PULL); a PULL is served at once.
 void OtfEngine::rdma_arrived(Packet p, Time through_swif) {
-  const uint8_t *h = p.payload.data();
-  uint8_t command = h[NICEMU_MARTINI_HDR_COMMAND];
-  bool last = h[NICEMU_MARTINI_HDR_FLAGS] & NICEMU_MARTINI_F_LAST;
-  uint32_t source = h[NICEMU_MARTINI_HDR_SOURCE];
-  uint32_t owner = h[NICEMU_MARTINI_HDR_PGID] | h[NICEMU_MARTINI_HDR_PID] << 8;
-  uint32_t region = h[NICEMU_MARTINI_HDR_REGION];
-  uint32_t address = le32(h + NICEMU_MARTINI_HDR_ADDRESS);
-  uint32_t hdr = header_bytes(h);
-  uint32_t len = p.payload.size() - hdr - kCrcBytes;
-  const uint8_t *data = h + hdr;
-  std::optional<uint32_t> notify;
-  if (hdr == NICEMU_MARTINI_STATUS_HEADER_BYTES)
-    notify = le32(h + NICEMU_MARTINI_HDR_STATUS);
-  switch (command) {
+  const RdmaHeader r = rdma_header(p, header_bytes(p.payload.data()));
+  switch (r.command) {
   case NICEMU_MARTINI_CMD_PUSH:
   case NICEMU_MARTINI_CMD_PULL_DATA: {
-    Time written = receive_write(through_swif, len, address, false);
-    auto pending = llcm_writes_.insert(written);
-    card_.scheduler().schedule(
-        written, "otf: rdma write",
-        [this, p = std::move(p), pending, command, last, source, owner, region,
-         address, len, written, hdr, notify] {
-          llcm_writes_.erase(pending);
-          const uint8_t *bytes = p.payload.data() + hdr;
-          bool ok =
-              region_holds(region, owner & 0xFF, owner >> 8, address, len) &&
-              space_write(address, bytes, len);
-          if (ok)
-            ++received_;
-          else
-            ++dropped_;
-          bool &failed = push_failed_[source];
-          failed = failed || !ok;
-          uint32_t &total = push_bytes_[source];
-          total += len;
-          if (!last)
-            return;
-          uint32_t error = failed ? NICEMU_MARTINI_RDMA_EREMOTE : 0;
-          push_failed_.erase(source);
-          uint32_t bytes_in = total;
-          push_bytes_.erase(source);
-          // The receive-status word: written once the whole transfer is in.
-          if (notify && !error) {
-            uint32_t pgid = owner & 0xFF, pid = owner >> 8;
-            uint32_t word = bytes_in | 0x80000000u;
-            if (*notify % 4 == 0 && llcm_open_to(pgid, pid, *notify, 4))
-              card_.card_write(llcm_base_ + *notify, &word, 4);
-            else
-              ++dropped_;
-          }
-          if (command == NICEMU_MARTINI_CMD_PULL_DATA) {
-            rdma_finish(error ? NICEMU_MARTINI_RDMA_ELOCAL : 0);
-            return;
-          }
-          uint8_t code[8] = {};
-          put32(code, error);
-          queue_packet(rdma_packet(source, NICEMU_MARTINI_CMD_ACK, 0, owner, 0,
-                                   0, code, sizeof code),
-                       written);
-        });
+    Time written = receive_write(through_swif, r.len, r.address, false);
+    llcm_writes_.insert(written);
+    schedule_event(written, kRdmaWrite, park(std::move(p)));
     return;
   }
   case NICEMU_MARTINI_CMD_ACK:
-    card_.scheduler().schedule(
-        through_swif, "otf: rdma ack",
-        [this, error = len >= 4 ? le32(data) : NICEMU_MARTINI_RDMA_EREMOTE] {
-          rdma_finish(error);
-        });
+    schedule_event(through_swif, kRdmaAck,
+                   r.len >= 4 ? le32(r.data) : NICEMU_MARTINI_RDMA_EREMOTE);
     return;
-  case NICEMU_MARTINI_CMD_PULL: {
-    uint32_t to = len >= 16 ? le32(data) : 0;
-    uint32_t to_region = len >= 16 ? data[4] : 0;
-    uint32_t bytes = len >= 16 ? le32(data + 8) : 0;
-    card_.scheduler().schedule(
-        through_swif, "otf: pull served",
-        [this, source, owner, region, address, to, to_region, bytes] {
-          if (bytes == 0 || bytes > kMaxTransfer ||
-              !region_holds(region, owner & 0xFF, owner >> 8, address, bytes) ||
-              !space_reachable(address, bytes)) {
-            ++dropped_;
-            uint8_t code[8] = {};
-            put32(code, NICEMU_MARTINI_RDMA_EREMOTE);
-            queue_packet(rdma_packet(source, NICEMU_MARTINI_CMD_ACK, 0, owner,
-                                     0, 0, code, sizeof code),
-                         card_.now());
-            return;
-          }
-          stream(source, NICEMU_MARTINI_CMD_PULL_DATA, owner, to_region, to,
-                 address, bytes, card_.now());
-        });
+  case NICEMU_MARTINI_CMD_PULL:
+    schedule_event(through_swif, kPullServed, park(std::move(p)));
     return;
-  }
   default:
     ++dropped_; // a hardware code nobody serves
     return;
   }
+}
+
+void OtfEngine::rdma_write(const Packet &p, Time written) {
+  const RdmaHeader r = rdma_header(p, header_bytes(p.payload.data()));
+  llcm_writes_.erase(llcm_writes_.find(written));
+  bool ok =
+      region_holds(r.region, r.owner & 0xFF, r.owner >> 8, r.address, r.len) &&
+      space_write(r.address, r.data, r.len);
+  if (ok)
+    ++received_;
+  else
+    ++dropped_;
+  bool &failed = push_failed_[r.source];
+  failed = failed || !ok;
+  uint32_t &total = push_bytes_[r.source];
+  total += r.len;
+  if (!r.last)
+    return;
+  uint32_t error = failed ? NICEMU_MARTINI_RDMA_EREMOTE : 0;
+  push_failed_.erase(r.source);
+  uint32_t bytes_in = total;
+  push_bytes_.erase(r.source);
+  // The receive-status word: written once the whole transfer is in.
+  if (r.notify && !error) {
+    uint32_t pgid = r.owner & 0xFF, pid = r.owner >> 8;
+    uint32_t word = bytes_in | 0x80000000u;
+    if (*r.notify % 4 == 0 && llcm_open_to(pgid, pid, *r.notify, 4))
+      card_.card_write(llcm_base_ + *r.notify, &word, 4);
+    else
+      ++dropped_;
+  }
+  if (r.command == NICEMU_MARTINI_CMD_PULL_DATA) {
+    rdma_finish(error ? NICEMU_MARTINI_RDMA_ELOCAL : 0);
+    return;
+  }
+  uint8_t code[8] = {};
+  put32(code, error);
+  queue_packet(rdma_packet(r.source, NICEMU_MARTINI_CMD_ACK, 0, r.owner, 0, 0,
+                           code, sizeof code),
+               written);
+}
+
+void OtfEngine::serve_pull(const Packet &p) {
+  const RdmaHeader r = rdma_header(p, header_bytes(p.payload.data()));
+  uint32_t to = r.len >= 16 ? le32(r.data) : 0;
+  uint32_t to_region = r.len >= 16 ? r.data[4] : 0;
+  uint32_t bytes = r.len >= 16 ? le32(r.data + 8) : 0;
+  if (bytes == 0 || bytes > kMaxTransfer ||
+      !region_holds(r.region, r.owner & 0xFF, r.owner >> 8, r.address, bytes) ||
+      !space_reachable(r.address, bytes)) {
+    ++dropped_;
+    uint8_t code[8] = {};
+    put32(code, NICEMU_MARTINI_RDMA_EREMOTE);
+    queue_packet(rdma_packet(r.source, NICEMU_MARTINI_CMD_ACK, 0, r.owner, 0, 0,
+                             code, sizeof code),
+                 card_.now());
+    return;
+  }
+  stream(r.source, NICEMU_MARTINI_CMD_PULL_DATA, r.owner, to_region, to,
+         r.address, bytes, card_.now());
 }
 
 } // namespace nicemu::martini

@@ -1,5 +1,7 @@
 #include "boards/martini/sodimm.hpp"
 
+#include "sim/state_archive.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -40,6 +42,35 @@ bool SodimmBank::write(uint64_t offset, const void *in, uint64_t len) {
     len -= n;
   }
   return true;
+}
+
+void SodimmBank::save_state(StateWriter &out) const {
+  out.u32(side_);
+  std::vector<uint64_t> written;
+  for (const auto &[page, bytes] : pages_)
+    written.push_back(page);
+  std::sort(written.begin(), written.end()); // the same bytes every time
+  out.u64(written.size());
+  for (uint64_t page : written) {
+    out.u64(page);
+    out.raw(pages_.at(page)->data(), kPage);
+  }
+}
+
+void SodimmBank::load_state(StateReader &in) {
+  side_ = in.u32();
+  if (side_ != NICEMU_MARTINI_SIDE_HOST && side_ != NICEMU_MARTINI_SIDE_NIC)
+    in.fail("a SO-DIMM bank facing side " + std::to_string(side_));
+  pages_.clear();
+  for (uint64_t n = in.count(bytes_ / kPage); n--;) {
+    uint64_t page = in.u64();
+    if (page >= bytes_ / kPage || pages_.count(page))
+      in.fail("a SO-DIMM bank page " + std::to_string(page) +
+              " twice or past the bank");
+    auto &bytes = pages_[page];
+    bytes = std::make_unique<std::array<uint8_t, kPage>>();
+    in.raw(bytes->data(), kPage);
+  }
 }
 
 } // namespace nicemu::martini

@@ -11,6 +11,11 @@
 #include <memory>
 #include <unordered_map>
 
+namespace nicemu {
+class StateReader;
+class StateWriter;
+} // namespace nicemu
+
 namespace nicemu::martini {
 
 class SodimmBank {
@@ -25,6 +30,10 @@ public:
   // False (nothing done) for a range past the bank.
   bool read(uint64_t offset, void *out, uint64_t len) const;
   bool write(uint64_t offset, const void *in, uint64_t len);
+
+  // Checkpoints: the side, and the pages written, in page order.
+  void save_state(StateWriter &out) const;
+  void load_state(StateReader &in);
 
 private:
   static constexpr uint64_t kPage = 4096;
