@@ -2,6 +2,7 @@
 
 #include "devices/host_memory.hpp"
 #include "fabric/ethernet.hpp"
+#include "sim/state_archive.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -76,21 +77,26 @@ Engine::Engine(DeviceHost &card, const Figures &figures, uint32_t sram_base,
 
 void Engine::post_event(uint32_t kind, uint32_t msg, uint32_t status,
                         uint32_t detail, Time at) {
-  card_.scheduler().schedule(at, "uzura: event", [=, this] {
-    if (!event_entries_ || event_count_ - event_freed_ >= event_entries_) {
-      ++events_lost_;
-      return;
-    }
-    uint32_t words[4] = {kind, msg, status, detail};
-    uint32_t slot = event_count_ % event_entries_;
-    if (!card_.card_write(events_ + slot * UZ_EVENT_BYTES, words,
-                          sizeof words)) {
-      ++events_lost_;
-      return;
-    }
-    ++event_count_;
-    card_.raise_irq(NICEMU_IRQ_ENGINE);
-  });
+  const uint64_t a = kind | uint64_t(msg) << 32, b = status | uint64_t(detail)
+                                                                  << 32;
+  card_.scheduler().schedule(at, event_name(kEngineEvent),
+                             event_action(kEngineEvent, a, b, at), 0,
+                             event_tag(kEngineEvent, a, b));
+}
+
+// The event's four words into the firmware's event ring.
+void Engine::write_event(const uint32_t (&words)[4]) {
+  if (!event_entries_ || event_count_ - event_freed_ >= event_entries_) {
+    ++events_lost_;
+    return;
+  }
+  uint32_t slot = event_count_ % event_entries_;
+  if (!card_.card_write(events_ + slot * UZ_EVENT_BYTES, words, sizeof words)) {
+    ++events_lost_;
+    return;
+  }
+  ++event_count_;
+  card_.raise_irq(NICEMU_IRQ_ENGINE);
 }
 
 void Engine::finish_wr(uint32_t msg, uint32_t status, Time at) {
@@ -102,25 +108,26 @@ void Engine::complete_for_host(uint64_t cookie, uint32_t status, Time at) {
   uint32_t entries = ring(kCqEntries);
   if (!entries)
     return;
-  uint32_t seq = ++cq_written_;
-  uint64_t bus = ring(kCq) + uint64_t((seq - 1) % entries) * UZ_CQE_BYTES;
-  dma(true, UZ_CQE_BYTES, at, [=, this](Time) {
-    uz_cqe e{seq, status, cookie};
-    if (HostMemory *host = card_.host_memory())
-      host->write(bus, &e, sizeof e);
-    cq_count_ = seq;
-  });
+  Work w;
+  w.kind = kCqEntry;
+  w.u[0] = ++cq_written_; // its sequence number
+  w.u[1] = status;
+  w.w = ring(kCq) + uint64_t((w.u[0] - 1) % entries) * UZ_CQE_BYTES;
+  w.cookie = cookie;
+  dma(true, UZ_CQE_BYTES, at, std::move(w));
 }
 
 // ---- DMA over PCI-X --------------------------------------------------------
 
-void Engine::dma(bool to_host, uint32_t bytes, Time at,
-                 std::function<void(Time)> then, uint32_t pieces) {
+void Engine::dma(bool to_host, uint32_t bytes, Time at, Work then,
+                 uint32_t pieces) {
   Time duration = to_host ? figures_.to_host(bytes, pieces)
                           : figures_.to_card(bytes, pieces);
   Time end = bus_.occupy(at, duration) + duration;
-  card_.scheduler().schedule(end, "uzura: dma",
-                             [then = std::move(then), end] { then(end); });
+  uint64_t id = keep(std::move(then));
+  card_.scheduler().schedule(end, event_name(kDmaEnd),
+                             event_action(kDmaEnd, id, 0, end), 0,
+                             event_tag(kDmaEnd, id));
 }
 
 // ---- Commands: the host rings, the engine fetches ---------------------------
@@ -156,25 +163,19 @@ void Engine::fetch_commands(uint32_t upto, Time at, bool polled) {
   while (int32_t(upto - fetched_) > 0 && fetched_ - cmd_done_ < entries) {
     uint32_t seq = ++fetched_;
     uint32_t slot = (seq - 1) % entries;
-    uint64_t bus = ring(kCmd) + uint64_t(slot) * UZ_CMD_BYTES;
-    uint32_t card = cmd_area_ + slot * UZ_CMD_BYTES;
-    auto land = [=, this](Time end) {
-      uint8_t cmd[UZ_CMD_BYTES] = {};
-      HostMemory *host = card_.host_memory();
-      if (host && host->read(bus, cmd, sizeof cmd))
-        card_.card_write(card, cmd, sizeof cmd);
-      if (int32_t(seq - cmd_landed_) > 0)
-        cmd_landed_ = seq;
-      post_event(UZ_EV_COMMAND, seq, UZ_S_OK, 0, end);
-      command_landed_[seq] = end;
-      if (command_landed_.size() > 64)
-        command_landed_.erase(command_landed_.begin());
-    };
-    if (polled)
-      card_.scheduler().schedule(at, "uzura: polled command",
-                                 [land, at] { land(at); });
-    else
-      dma(false, UZ_CMD_BYTES, at, land);
+    Work land;
+    land.kind = kCommandLands;
+    land.u[0] = seq;
+    land.u[1] = cmd_area_ + slot * UZ_CMD_BYTES; // in the card
+    land.w = ring(kCmd) + uint64_t(slot) * UZ_CMD_BYTES;
+    if (polled) {
+      uint64_t id = keep(std::move(land));
+      card_.scheduler().schedule(at, event_name(kPolledLanded),
+                                 event_action(kPolledLanded, id, 0, at), 0,
+                                 event_tag(kPolledLanded, id));
+    } else {
+      dma(false, UZ_CMD_BYTES, at, std::move(land));
+    }
   }
 }
 
@@ -193,20 +194,14 @@ void Engine::run_wr(const uz_wr &wr, Time at) {
   switch (wr.op) {
   case UZ_WR_FETCH:
   case UZ_WR_STORE: {
-    bool to_host = wr.op == UZ_WR_STORE;
-    uint32_t bytes = wr.len, msg = wr.msg, card = wr.card, bus = wr.host;
-    dma(to_host, bytes, at, [=, this](Time end) {
-      std::vector<uint8_t> data(bytes);
-      HostMemory *host = card_.host_memory();
-      bool ok = host != nullptr;
-      if (ok && to_host)
-        ok = card_.card_read(card, data.data(), bytes) &&
-             host->write(bus, data.data(), bytes);
-      else if (ok)
-        ok = host->read(bus, data.data(), bytes) &&
-             card_.card_write(card, data.data(), bytes);
-      finish_wr(msg, ok ? UZ_S_OK : UZ_S_TRANSLATION, end);
-    });
+    Work copy;
+    copy.kind = kWrCopy;
+    copy.u[0] = wr.op == UZ_WR_STORE; // to the host
+    copy.u[1] = wr.len;
+    copy.u[2] = wr.msg;
+    copy.u[3] = wr.card;
+    copy.w = wr.host;
+    dma(wr.op == UZ_WR_STORE, wr.len, at, std::move(copy));
     return;
   }
   case UZ_WR_COMPLETE:
@@ -524,51 +519,15 @@ void Engine::next_frame(uint32_t id, Time at) {
   bool last = out.sent == out.len;
   // The frame's pieces (a gathered or typed source may have several),
   // read from host memory when its DMA has ended.
-  std::vector<Piece> pieces = pieces_at(out.source, offset, n);
-  uint32_t count = uint32_t(pieces.size());
-  dma(
-      false, std::max(n, 1u), at,
-      [=, this, pieces = std::move(pieces)](Time end) {
-        Outgoing &o = outgoing_.at(id);
-        std::vector<uint8_t> data(n);
-        uint32_t filled = 0;
-        HostMemory *host = card_.host_memory();
-        for (const Piece &p : pieces) {
-          if (host)
-            host->read(p.bus, data.data() + filled, p.len);
-          filled += p.len;
-        }
-        uz_wire_header h{};
-        h.type = o.op == UZ_WR_SEND ? UZ_PKT_EAGER : UZ_PKT_PUT;
-        h.flags =
-            uint8_t((last ? UZ_W_LAST : 0) | (o.op == 0 ? UZ_W_ANSWER : 0));
-        h.src = uint16_t(card_.node_id());
-        h.msg = o.msg;
-        h.len = o.len;
-        h.offset = offset;
-        h.addr = o.remote;
-        h.tag = o.tag;
-        h.imm = o.imm;
-        if (o.typed) // the remote layout travels with every frame
-          set_layout(h, o.remote_type);
-        Time ready = end + figures_.send_non_pl4 + figures_.send_pl4;
-        uint64_t packet = send_frame_to(o.node, h, std::move(data), ready);
-        if (o.op == UZ_WR_SEND && packet) {
-          pending_.packet = packet;
-          pending_.data = end;
-          pending_.ready = ready;
-          pending_.head = ready + figures_.mac_send;
-          last_sent_ = pending_;
-        }
-        if (!last) {
-          next_frame(id, end); // the bus is free for the next block now
-          return;
-        }
-        // A SEND or WRITE is done when the target answers (ACK: placed;
-        // NACK: refused, with why); a GET's answer needs no answer.
-        outgoing_.erase(id);
-      },
-      std::max(count, 1u));
+  Work frame;
+  frame.kind = kFrame;
+  frame.u[0] = id;
+  frame.u[1] = n;
+  frame.u[2] = offset;
+  frame.u[3] = last;
+  frame.pieces = pieces_at(out.source, offset, n);
+  uint32_t count = uint32_t(frame.pieces.size());
+  dma(false, std::max(n, 1u), at, std::move(frame), std::max(count, 1u));
 }
 
 uint64_t Engine::send_frame_to(uint32_t node, const uz_wire_header &h,
@@ -604,7 +563,9 @@ uint64_t Engine::send_frame_to(uint32_t node, const uz_wire_header &h,
   p.source_ps_per_byte = figures_.link_ps_per_byte;
   ++frames_out_;
   uint64_t id = p.id;
-  fabric->send(std::move(p), ready + figures_.mac_send, [](Time) {});
+  fabric->send(
+      std::move(p), ready + figures_.mac_send, [](Time) {},
+      event_tag(kFrameSent));
   return id;
 }
 
@@ -620,14 +581,15 @@ void Engine::send_small(uint32_t node, uint8_t type, uint32_t msg,
 
 void Engine::loop_back(const uz_wire_header &h, std::vector<uint8_t> data,
                        Time ready) {
-  Time parsed = ready + figures_.receive_pl4 + figures_.receive_non_pl4;
-  card_.scheduler().schedule(
-      ready, "uzura: loopback",
-      [this, h, data = std::move(data), parsed]() mutable {
-        if (h.type == UZ_PKT_EAGER)
-          receiving_ = {0, parsed, parsed, 0};
-        on_frame(h, std::move(data), parsed);
-      });
+  Work in;
+  in.kind = kLoopback;
+  in.header = h;
+  in.bytes = std::move(data);
+  in.w = ready + figures_.receive_pl4 + figures_.receive_non_pl4; // parsed
+  uint64_t id = keep(std::move(in));
+  card_.scheduler().schedule(ready, event_name(kLoopbackIn),
+                             event_action(kLoopbackIn, id, 0, ready), 0,
+                             event_tag(kLoopbackIn, id));
 }
 
 // ---- Receiving
@@ -717,17 +679,16 @@ void Engine::place_eager(const uz_wire_header &h, std::vector<uint8_t> data,
   std::vector<uint8_t> slot(UZ_RX_HEADER_BYTES + data.size());
   std::memcpy(slot.data(), &rh, sizeof rh);
   std::copy(data.begin(), data.end(), slot.begin() + UZ_RX_HEADER_BYTES);
-  ReceiveTimes times = receiving_;
-  uint32_t src = h.src, msg = h.msg;
-  dma(true, uint32_t(slot.size()), at,
-      [this, bus, seq, times, src, msg, slot = std::move(slot)](Time end) {
-        if (HostMemory *host = card_.host_memory())
-          host->write(bus, slot.data(), slot.size());
-        rx_count_ = seq;
-        last_received_ = times;
-        last_received_.placed = end;
-        send_small(src, UZ_PKT_ACK, msg, UZ_S_OK, end); // the sender's SEND
-      });
+  Work placed;
+  placed.kind = kEagerPlaced;
+  placed.u[0] = seq;
+  placed.u[1] = h.src;
+  placed.u[2] = h.msg;
+  placed.w = bus;
+  placed.times = receiving_;
+  uint32_t bytes = uint32_t(slot.size());
+  placed.bytes = std::move(slot);
+  dma(true, bytes, at, std::move(placed));
 }
 
 // Data for a virtual address (an RDMA write, or the answer to this node's
@@ -767,20 +728,12 @@ void Engine::place_put(const uz_wire_header &h, std::vector<uint8_t> data,
     } else {
       Time start = at + t.cost;
       uint32_t bytes = uint32_t(data.size());
-      auto pieces = std::move(t.pieces);
-      uint32_t count = uint32_t(pieces.size());
-      dma(
-          true, bytes, start,
-          [this, pieces = std::move(pieces), data = std::move(data)](Time) {
-            HostMemory *host = card_.host_memory();
-            uint32_t done = 0;
-            for (const Piece &p : pieces) {
-              if (host)
-                host->write(p.bus, data.data() + done, p.len);
-              done += p.len;
-            }
-          },
-          count);
+      Work placed;
+      placed.kind = kPutPlaced;
+      placed.pieces = std::move(t.pieces);
+      placed.bytes = std::move(data);
+      uint32_t count = uint32_t(placed.pieces.size());
+      dma(true, bytes, start, std::move(placed), count);
       at = bus_.free_at(); // the answer goes out once the data has landed
     }
   }
@@ -825,6 +778,298 @@ void Engine::serve_get(const uz_wire_header &h, Time at) {
   out.len = h.len;
   out.source = std::move(t.pieces);
   start_outgoing(std::move(out), at + t.cost);
+}
+
+// ---- Pending work, events and checkpoints ----------------------------------
+
+uint64_t Engine::keep(Work w) {
+  work_.emplace(next_work_, std::move(w));
+  return next_work_++;
+}
+
+void Engine::run_work(uint64_t id, Time end) {
+  auto it = work_.find(id);
+  Work w = std::move(it->second); // restore_event checked it is there
+  work_.erase(it);
+  HostMemory *host = card_.host_memory();
+  switch (w.kind) {
+  case kCqEntry: {
+    uz_cqe e{w.u[0], w.u[1], w.cookie};
+    if (host)
+      host->write(w.w, &e, sizeof e);
+    cq_count_ = w.u[0];
+    return;
+  }
+  case kCommandLands: {
+    const uint32_t seq = w.u[0];
+    uint8_t cmd[UZ_CMD_BYTES] = {};
+    if (host && host->read(w.w, cmd, sizeof cmd))
+      card_.card_write(w.u[1], cmd, sizeof cmd);
+    if (int32_t(seq - cmd_landed_) > 0)
+      cmd_landed_ = seq;
+    post_event(UZ_EV_COMMAND, seq, UZ_S_OK, 0, end);
+    command_landed_[seq] = end;
+    if (command_landed_.size() > 64)
+      command_landed_.erase(command_landed_.begin());
+    return;
+  }
+  case kWrCopy: {
+    const bool to_host = w.u[0] != 0;
+    const uint32_t bytes = w.u[1], card = w.u[3];
+    std::vector<uint8_t> data(bytes);
+    bool ok = host != nullptr;
+    if (ok && to_host)
+      ok = card_.card_read(card, data.data(), bytes) &&
+           host->write(w.w, data.data(), bytes);
+    else if (ok)
+      ok = host->read(w.w, data.data(), bytes) &&
+           card_.card_write(card, data.data(), bytes);
+    finish_wr(w.u[2], ok ? UZ_S_OK : UZ_S_TRANSLATION, end);
+    return;
+  }
+  case kFrame:
+    return frame_read(w, end);
+  case kEagerPlaced:
+    if (host)
+      host->write(w.w, w.bytes.data(), w.bytes.size());
+    rx_count_ = w.u[0];
+    last_received_ = w.times;
+    last_received_.placed = end;
+    send_small(w.u[1], UZ_PKT_ACK, w.u[2], UZ_S_OK, end); // the SEND's
+    return;
+  case kPutPlaced: {
+    uint32_t done = 0;
+    for (const Piece &p : w.pieces) {
+      if (host)
+        host->write(p.bus, w.bytes.data() + done, p.len);
+      done += p.len;
+    }
+    return;
+  }
+  case kLoopback: {
+    const Time parsed = w.w;
+    if (w.header.type == UZ_PKT_EAGER)
+      receiving_ = {0, parsed, parsed, 0};
+    on_frame(w.header, std::move(w.bytes), parsed);
+    return;
+  }
+  }
+}
+
+// A frame's data is read from host memory: it goes out, and the next
+// frame's DMA starts (the bus is free for it now).
+void Engine::frame_read(const Work &w, Time end) {
+  const uint32_t id = w.u[0], n = w.u[1], offset = w.u[2];
+  const bool last = w.u[3] != 0;
+  Outgoing &o = outgoing_.at(id);
+  std::vector<uint8_t> data(n);
+  uint32_t filled = 0;
+  HostMemory *host = card_.host_memory();
+  for (const Piece &p : w.pieces) {
+    if (host)
+      host->read(p.bus, data.data() + filled, p.len);
+    filled += p.len;
+  }
+  uz_wire_header h{};
+  h.type = o.op == UZ_WR_SEND ? UZ_PKT_EAGER : UZ_PKT_PUT;
+  h.flags = uint8_t((last ? UZ_W_LAST : 0) | (o.op == 0 ? UZ_W_ANSWER : 0));
+  h.src = uint16_t(card_.node_id());
+  h.msg = o.msg;
+  h.len = o.len;
+  h.offset = offset;
+  h.addr = o.remote;
+  h.tag = o.tag;
+  h.imm = o.imm;
+  if (o.typed) // the remote layout travels with every frame
+    set_layout(h, o.remote_type);
+  Time ready = end + figures_.send_non_pl4 + figures_.send_pl4;
+  uint64_t packet = send_frame_to(o.node, h, std::move(data), ready);
+  if (o.op == UZ_WR_SEND && packet) {
+    pending_.packet = packet;
+    pending_.data = end;
+    pending_.ready = ready;
+    pending_.head = ready + figures_.mac_send;
+    last_sent_ = pending_;
+  }
+  if (!last) {
+    next_frame(id, end);
+    return;
+  }
+  // A SEND or WRITE is done when the target answers (ACK: placed; NACK:
+  // refused, with why); a GET's answer needs no answer.
+  outgoing_.erase(id);
+}
+
+const char *Engine::event_name(uint32_t kind) {
+  switch (kind) {
+  case kEngineEvent:
+    return "uzura: event";
+  case kDmaEnd:
+    return "uzura: dma";
+  case kPolledLanded:
+    return "uzura: polled command";
+  case kLoopbackIn:
+    return "uzura: loopback";
+  case kFrameSent:
+    return "uzura: frame sent";
+  default:
+    return nullptr;
+  }
+}
+
+std::function<void()> Engine::event_action(uint32_t kind, uint64_t a,
+                                           uint64_t b, Time when) {
+  if (kind == kEngineEvent)
+    return [this, a, b] {
+      const uint32_t words[4] = {uint32_t(a), uint32_t(a >> 32), uint32_t(b),
+                                 uint32_t(b >> 32)};
+      write_event(words);
+    };
+  return [this, a, when] { run_work(a, when); };
+}
+
+namespace {
+
+constexpr uint64_t kMaxItems = 1 << 20;
+constexpr uint32_t kMaxCopy = 1u << 28; // a FETCH or STORE (256 MiB)
+
+} // namespace
+
+void Engine::save_state(StateWriter &out) const {
+  out.section("uzura engine");
+  auto pieces = [&out](const std::vector<Piece> &list) {
+    out.u64(list.size());
+    for (const Piece &p : list)
+      out.fields(p.bus, p.len);
+  };
+  out.fields(events_, event_entries_, event_count_, event_freed_, doorbell_,
+             endpoint_, host_status_, rings_, notify_, cmd_area_, datatypes_,
+             cmd_done_, frames_out_, frames_in_, dropped_, sram_hits_,
+             overflow_hits_, misses_, last_page_, last_entry_, last_page_valid_,
+             events_lost_, cq_written_, cq_count_, rx_placed_, rx_count_,
+             rx_freed_, fetched_, cmd_landed_, rung_, next_outgoing_,
+             packet_sequence_, last_sent_, pending_, last_received_, receiving_,
+             doorbell_host_, doorbell_at_, next_work_);
+  out.fields(bus_.free_at(), bus_.busy_total());
+  out.u64(outgoing_.size());
+  for (const auto &[id, o] : outgoing_) {
+    out.fields(id, o.op, o.node, o.msg, o.len, o.tag, o.imm, o.remote, o.typed,
+               o.remote_type.count, o.remote_type.block, o.remote_type.stride,
+               o.remote_type.extent, o.sent);
+    pieces(o.source);
+  }
+  out.u64(incoming_.size());
+  for (const auto &[key, in] : incoming_)
+    out.fields(key.first, key.second, in.status);
+  out.u64(reads_.size());
+  for (const auto &[msg, list] : reads_) {
+    out.u32(msg);
+    pieces(list);
+  }
+  out.u64(command_landed_.size());
+  for (const auto &[seq, t] : command_landed_)
+    out.fields(seq, t);
+  out.u64(work_.size());
+  for (const auto &[id, w] : work_) {
+    out.fields(id, w.kind, w.u, w.w, w.cookie, w.bytes, w.times);
+    pieces(w.pieces);
+    out.raw(&w.header, sizeof w.header);
+  }
+}
+
+void Engine::load_state(StateReader &in) {
+  in.section("uzura engine");
+  auto pieces = [&in] {
+    std::vector<Piece> list(in.count(kMaxItems));
+    for (Piece &p : list)
+      in.fields(p.bus, p.len);
+    return list;
+  };
+  in.fields(events_, event_entries_, event_count_, event_freed_, doorbell_,
+            endpoint_, host_status_, rings_, notify_, cmd_area_, datatypes_,
+            cmd_done_, frames_out_, frames_in_, dropped_, sram_hits_,
+            overflow_hits_, misses_, last_page_, last_entry_, last_page_valid_,
+            events_lost_, cq_written_, cq_count_, rx_placed_, rx_count_,
+            rx_freed_, fetched_, cmd_landed_, rung_, next_outgoing_,
+            packet_sequence_, last_sent_, pending_, last_received_, receiving_,
+            doorbell_host_, doorbell_at_, next_work_);
+  Time free_at = 0, busy = 0;
+  in.fields(free_at, busy);
+  bus_.restore(free_at, busy);
+  bus_.set_polling((notify_ & 0xFF) == UZ_NOTIFY_NIC_POLLS
+                       ? figures_.nic_poll_host_memory
+                       : 0);
+  outgoing_.clear();
+  for (uint64_t n = in.count(kMaxItems); n--;) {
+    uint32_t id = 0;
+    Outgoing o;
+    in.fields(id, o.op, o.node, o.msg, o.len, o.tag, o.imm, o.remote, o.typed,
+              o.remote_type.count, o.remote_type.block, o.remote_type.stride,
+              o.remote_type.extent, o.sent);
+    o.source = pieces();
+    if (o.sent > o.len || id >= next_outgoing_)
+      in.fail("a UZURA message sent past its length, or numbered ahead");
+    outgoing_[id] = std::move(o);
+  }
+  incoming_.clear();
+  for (uint64_t n = in.count(kMaxItems); n--;) {
+    uint32_t src = 0, msg = 0;
+    Incoming i;
+    in.fields(src, msg, i.status);
+    incoming_[{src, msg}] = i;
+  }
+  reads_.clear();
+  for (uint64_t n = in.count(kMaxItems); n--;) {
+    uint32_t msg = in.u32();
+    reads_[msg] = pieces();
+  }
+  command_landed_.clear();
+  for (uint64_t n = in.count(kMaxItems); n--;) {
+    uint32_t seq = 0;
+    Time t = 0;
+    in.fields(seq, t);
+    command_landed_[seq] = t;
+  }
+  work_.clear();
+  for (uint64_t n = in.count(kMaxItems); n--;) {
+    uint64_t id = 0;
+    Work w;
+    in.fields(id, w.kind, w.u, w.w, w.cookie, w.bytes, w.times);
+    w.pieces = pieces();
+    in.raw(&w.header, sizeof w.header);
+    // What run_work reads must be there: the frame's message, data for
+    // every piece.
+    uint64_t covered = 0;
+    for (const Piece &p : w.pieces)
+      covered += p.len;
+    if (id >= next_work_ || work_.count(id) || w.kind >= kWorkKinds ||
+        (w.kind == kFrame && (!outgoing_.count(w.u[0]) ||
+                              w.u[1] > UZ_FRAME_DATA || covered > w.u[1])) ||
+        (w.kind == kWrCopy && w.u[1] > kMaxCopy) ||
+        (w.kind == kPutPlaced && covered > w.bytes.size()))
+      in.fail("a UZURA engine's pending work that cannot be done");
+    work_.emplace(id, std::move(w));
+  }
+  restored_.clear();
+  // Frames in the network: nothing to do when their tails have left.
+  if (Fabric *fabric = card_.fabric())
+    fabric->set_sent_maker(event_tag(kFrameSent).owner, [](const EventTag &) {
+      return std::function<void(Time)>([](Time) {});
+    });
+}
+
+void Engine::restore_event(Scheduler &scheduler, const SavedEvent &e) {
+  const uint32_t kind = e.tag.kind;
+  const bool work =
+      kind == kDmaEnd || kind == kPolledLanded || kind == kLoopbackIn;
+  if (!event_name(kind) || kind == kFrameSent ||
+      (work && (!work_.count(e.tag.a) || !restored_.insert(e.tag.a).second)))
+    throw Error("checkpoint: the UZURA engine of node " +
+                std::to_string(card_.node_id()) + " has no event \"" + e.name +
+                "\" of kind " + std::to_string(kind) + " for " +
+                std::to_string(e.tag.a));
+  scheduler.restore(e, event_name(kind),
+                    event_action(kind, e.tag.a, e.tag.b, e.when));
 }
 
 } // namespace nicemu::uzura

@@ -18,9 +18,11 @@
 #include "fabric/fabric.hpp"
 #include "nicemu/uzura_card.h"
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,14 @@ public:
   bool accept_head(const Packet &p, Time now) override;
   void packet_arrived(Packet p, Time now) override;
 
+  // Checkpoints (docs/replay.md): registers, rings, the host side's
+  // counts, messages going out and coming in, the bus, and the work its
+  // pending events will do. A host's poll of a card register waiting for
+  // the bus is the host's: such a moment is not saved.
+  void save_state(StateWriter &out) const override;
+  void load_state(StateReader &in) override;
+  void restore_event(Scheduler &scheduler, const SavedEvent &e) override;
+
 private:
   // The rings the firmware gave the engine (ENGINE_RINGS).
   enum Ring : uint32_t {
@@ -132,15 +142,55 @@ private:
   void finish_wr(uint32_t msg, uint32_t status, Time at);
   void post_event(uint32_t kind, uint32_t msg, uint32_t status, uint32_t detail,
                   Time at);
+  void write_event(const uint32_t (&words)[4]);
   void complete_for_host(uint64_t cookie, uint32_t status, Time at);
   // `polled`: the card's poll of host memory has read them already (a poll
   // reads a command slot, 64 bytes), so they land at `at` with no DMA.
   void fetch_commands(uint32_t upto, Time at, bool polled = false);
 
+  // What the engine does when a DMA (or a loopback, or a command its poll
+  // found) ends: a kind and its operands, kept under a number that the
+  // event's tag carries until then, so that a checkpoint can save it.
+  enum WorkKind : uint32_t {
+    kCqEntry,      // a completion lands in the host's CQ
+    kCommandLands, // a command is in the card's command area
+    kWrCopy,       // a FETCH or STORE work request's data has moved
+    kFrame,        // a frame's data is read: it goes out
+    kEagerPlaced,  // an eager message is in the host's receive ring
+    kPutPlaced,    // an RDMA write's data is in host memory
+    kLoopback,     // a frame to this card is through its receiving FPGA
+    kWorkKinds
+  };
+  struct Work {
+    uint32_t kind = kCqEntry;
+    std::array<uint32_t, 4> u{}; // small operands (meaning: run_work)
+    uint64_t w = 0;              // a bus address, or a time
+    uint64_t cookie = 0;
+    std::vector<Piece> pieces;
+    std::vector<uint8_t> bytes;
+    uz_wire_header header{};
+    ReceiveTimes times;
+  };
+  // The events, by the kind in their tags.
+  enum EventKind : uint32_t {
+    kEngineEvent,  // post_event: `a` kind | msg << 32, `b` status | detail
+    kDmaEnd,       // a DMA ends: work `a`
+    kPolledLanded, // a command the card's poll read: work `a`
+    kLoopbackIn,   // a frame to itself: work `a`
+    kFrameSent,    // the fabric: a frame's tail has left (nothing to do)
+  };
+  static const char *event_name(uint32_t kind);
+  std::function<void()> event_action(uint32_t kind, uint64_t a, uint64_t b,
+                                     Time when);
+  // Runs work `id` (and forgets it) at `end`.
+  void run_work(uint64_t id, Time end);
+  void frame_read(const Work &w, Time end);
+  uint64_t keep(Work w);
+
   // A DMA of `bytes` over the bus, earliest at `at`; `then` runs when it
-  // has ended, with the end time.
-  void dma(bool to_host, uint32_t bytes, Time at,
-           std::function<void(Time)> then, uint32_t pieces = 1);
+  // has ended.
+  void dma(bool to_host, uint32_t bytes, Time at, Work then,
+           uint32_t pieces = 1);
 
   Translation translate(uint64_t va, uint32_t len, uint32_t need) const;
   // Datatype `id` from the firmware's table (nullopt: none, or not sane).
@@ -191,7 +241,7 @@ private:
   uint32_t events_ = 0, event_entries_ = 0, event_count_ = 0;
   uint32_t event_freed_ = 0;
   uint32_t doorbell_ = 0, endpoint_ = 0, host_status_ = 0;
-  uint32_t rings_[kRingWords] = {};
+  std::array<uint32_t, kRingWords> rings_{};
   uint32_t notify_ = 0, cmd_area_ = 0, datatypes_ = 0, cmd_done_ = 0;
   uint32_t frames_out_ = 0, frames_in_ = 0, dropped_ = 0;
   mutable uint32_t sram_hits_ = 0, overflow_hits_ = 0, misses_ = 0;
@@ -219,6 +269,9 @@ private:
   ReceiveTimes last_received_, receiving_;
   Time doorbell_host_ = 0, doorbell_at_ = 0;
   std::map<uint32_t, Time> command_landed_; // recent commands, by number
+  std::map<uint64_t, Work> work_;           // pending events' work
+  uint64_t next_work_ = 0;
+  std::set<uint64_t> restored_; // work given to restored events
 };
 
 } // namespace nicemu::uzura

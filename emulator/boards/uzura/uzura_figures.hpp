@@ -79,6 +79,11 @@ public:
   }
   Time free_at() const { return free_at_; }
   Time busy_total() const { return busy_; }
+  // A checkpoint's (the polling period comes from the engine's NOTIFY).
+  void restore(Time free_at, Time busy) {
+    free_at_ = free_at;
+    busy_ = busy;
+  }
 
 private:
   Time free_at_ = 0, busy_ = 0, poll_ = 0;
