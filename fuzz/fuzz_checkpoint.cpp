@@ -39,6 +39,9 @@ const Scenario kScenarios[] = {
     {"lanai4", "samples/link_check.img", 3, 40 * kUs, 300 * kUs},
     {"lanai4", "samples/timer_irq.img", 1, 30 * kUs, 200 * kUs},
     {"comet", "via/via.img", 2, 200 * kUs, 500 * kUs},
+    // The DIMMnet-1 and UZURA engines' state (firmware alone: idle queues).
+    {"martini", "dimmnet/dimmnet.img", 2, 100 * kUs, 300 * kUs},
+    {"uzura", "uzura/uzura.img", 2, 50 * kUs, 200 * kUs},
 };
 
 // How a run ended, as far as the check compares it.

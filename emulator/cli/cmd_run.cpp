@@ -610,9 +610,9 @@ void add_observe_options(CLI::App *cmd,
       ->capture_default_str();
   cmd->add_option("--checkpoint-dir", opts->checkpoint_dir,
                   "write a checkpoint file into this folder every "
-                  "--checkpoint-every of virtual time (a run without host "
-                  "programs on cards made of shared parts: lanai4, comet), "
-                  "for nicemu replay --from (docs/replay.md)");
+                  "--checkpoint-every of virtual time (a run without live "
+                  "host programs: firmware alone, or a replay), for nicemu "
+                  "replay --from (docs/replay.md)");
   add_progress_options(*cmd, opts->progress);
 }
 
