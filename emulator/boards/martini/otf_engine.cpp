@@ -825,13 +825,7 @@ void OtfEngine::save_state(StateWriter &out) const {
     save_packet(out, o.packet);
     out.fields(o.ready, o.window, o.credit, o.aotf, o.times);
   };
-  out.fields(credits_, lookup_scheduled_, stalled_, lookup_free_, swif_busy_,
-             sequence_, victim_, staged_seed_, miss_page_, region_select_,
-             regions_, commands_coming_, command_refused_, last_sent_,
-             last_received_, rdma_local_, rdma_remote_, rdma_length_,
-             rdma_target_, rdma_owner_, rdma_status_, rdma_notify_,
-             rdma_read_free_, write_free_, status_, sent_, received_, dropped_,
-             rejected_, misses_, commands_taken_, next_parked_);
+  plain_fields(*this, out);
   out.u64(queue_.size());
   for (const Transaction &t : queue_)
     transaction_fields(t, out);
@@ -885,13 +879,7 @@ void OtfEngine::load_state(StateReader &in) {
       in.fail("an OTF packet on its way out that the SWIF cannot send");
   };
   held_.clear();
-  in.fields(credits_, lookup_scheduled_, stalled_, lookup_free_, swif_busy_,
-            sequence_, victim_, staged_seed_, miss_page_, region_select_,
-            regions_, commands_coming_, command_refused_, last_sent_,
-            last_received_, rdma_local_, rdma_remote_, rdma_length_,
-            rdma_target_, rdma_owner_, rdma_status_, rdma_notify_,
-            rdma_read_free_, write_free_, status_, sent_, received_, dropped_,
-            rejected_, misses_, commands_taken_, next_parked_);
+  plain_fields(*this, in);
   if (credits_ > figures_.credits || region_select_ >= NICEMU_OTF_REGIONS ||
       std::any_of(victim_.begin(), victim_.end(),
                   [](uint8_t v) { return v >= 4; }))

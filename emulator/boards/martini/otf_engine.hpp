@@ -135,6 +135,19 @@ private:
     kRdmaAck,    // an ACK ends the RDMA engine's transfer (`a`: its code)
     kPullServed, // a PULL is served
   };
+  // The engine's plain fields, as a checkpoint holds them (saving and
+  // loading alike; the queues and maps go one by one).
+  template <class Self, class Archive>
+  static void plain_fields(Self &s, Archive &a) {
+    a.fields(s.credits_, s.lookup_scheduled_, s.stalled_, s.lookup_free_,
+             s.swif_busy_, s.sequence_, s.victim_, s.staged_seed_, s.miss_page_,
+             s.region_select_, s.regions_, s.commands_coming_,
+             s.command_refused_, s.last_sent_, s.last_received_, s.rdma_local_,
+             s.rdma_remote_, s.rdma_length_, s.rdma_target_, s.rdma_owner_,
+             s.rdma_status_, s.rdma_notify_, s.rdma_read_free_, s.write_free_,
+             s.status_, s.sent_, s.received_, s.dropped_, s.rejected_,
+             s.misses_, s.commands_taken_, s.next_parked_);
+  }
   static const char *event_name(uint32_t kind);
   // What an event of `kind` does; `when`: its time.
   std::function<void()> event_action(uint32_t kind, uint64_t a, Time when);

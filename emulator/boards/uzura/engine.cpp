@@ -942,20 +942,12 @@ void Engine::save_state(StateWriter &out) const {
     for (const Piece &p : list)
       out.fields(p.bus, p.len);
   };
-  out.fields(events_, event_entries_, event_count_, event_freed_, doorbell_,
-             endpoint_, host_status_, rings_, notify_, cmd_area_, datatypes_,
-             cmd_done_, frames_out_, frames_in_, dropped_, sram_hits_,
-             overflow_hits_, misses_, last_page_, last_entry_, last_page_valid_,
-             events_lost_, cq_written_, cq_count_, rx_placed_, rx_count_,
-             rx_freed_, fetched_, cmd_landed_, rung_, next_outgoing_,
-             packet_sequence_, last_sent_, pending_, last_received_, receiving_,
-             doorbell_host_, doorbell_at_, next_work_);
+  plain_fields(*this, out);
   out.fields(bus_.free_at(), bus_.busy_total());
   out.u64(outgoing_.size());
   for (const auto &[id, o] : outgoing_) {
-    out.fields(id, o.op, o.node, o.msg, o.len, o.tag, o.imm, o.remote, o.typed,
-               o.remote_type.count, o.remote_type.block, o.remote_type.stride,
-               o.remote_type.extent, o.sent);
+    out.u32(id);
+    outgoing_fields(o, out);
     pieces(o.source);
   }
   out.u64(incoming_.size());
@@ -985,14 +977,7 @@ void Engine::load_state(StateReader &in) {
       in.fields(p.bus, p.len);
     return list;
   };
-  in.fields(events_, event_entries_, event_count_, event_freed_, doorbell_,
-            endpoint_, host_status_, rings_, notify_, cmd_area_, datatypes_,
-            cmd_done_, frames_out_, frames_in_, dropped_, sram_hits_,
-            overflow_hits_, misses_, last_page_, last_entry_, last_page_valid_,
-            events_lost_, cq_written_, cq_count_, rx_placed_, rx_count_,
-            rx_freed_, fetched_, cmd_landed_, rung_, next_outgoing_,
-            packet_sequence_, last_sent_, pending_, last_received_, receiving_,
-            doorbell_host_, doorbell_at_, next_work_);
+  plain_fields(*this, in);
   Time free_at = 0, busy = 0;
   in.fields(free_at, busy);
   bus_.restore(free_at, busy);
@@ -1003,9 +988,8 @@ void Engine::load_state(StateReader &in) {
   for (uint64_t n = in.count(kMaxItems); n--;) {
     uint32_t id = 0;
     Outgoing o;
-    in.fields(id, o.op, o.node, o.msg, o.len, o.tag, o.imm, o.remote, o.typed,
-              o.remote_type.count, o.remote_type.block, o.remote_type.stride,
-              o.remote_type.extent, o.sent);
+    in.fields(id);
+    outgoing_fields(o, in);
     o.source = pieces();
     if (o.sent > o.len || id >= next_outgoing_)
       in.fail("a UZURA message sent past its length, or numbered ahead");

@@ -179,6 +179,27 @@ private:
     kLoopbackIn,   // a frame to itself: work `a`
     kFrameSent,    // the fabric: a frame's tail has left (nothing to do)
   };
+  // What a checkpoint holds of the engine's plain fields and of a message
+  // going out (saving and loading alike).
+  template <class Self, class Archive>
+  static void plain_fields(Self &s, Archive &a) {
+    a.fields(s.events_, s.event_entries_, s.event_count_, s.event_freed_,
+             s.doorbell_, s.endpoint_, s.host_status_, s.rings_, s.notify_,
+             s.cmd_area_, s.datatypes_, s.cmd_done_, s.frames_out_,
+             s.frames_in_, s.dropped_, s.sram_hits_, s.overflow_hits_,
+             s.misses_, s.last_page_, s.last_entry_, s.last_page_valid_,
+             s.events_lost_, s.cq_written_, s.cq_count_, s.rx_placed_,
+             s.rx_count_, s.rx_freed_, s.fetched_, s.cmd_landed_, s.rung_,
+             s.next_outgoing_, s.packet_sequence_, s.last_sent_, s.pending_,
+             s.last_received_, s.receiving_, s.doorbell_host_, s.doorbell_at_,
+             s.next_work_);
+  }
+  template <class Out, class Archive>
+  static void outgoing_fields(Out &o, Archive &a) {
+    a.fields(o.op, o.node, o.msg, o.len, o.tag, o.imm, o.remote, o.typed,
+             o.remote_type.count, o.remote_type.block, o.remote_type.stride,
+             o.remote_type.extent, o.sent);
+  }
   static const char *event_name(uint32_t kind);
   std::function<void()> event_action(uint32_t kind, uint64_t a, uint64_t b,
                                      Time when);
