@@ -230,10 +230,11 @@ void HostAgent::run_posted_write() {
   if (RunEvents *events = node_ ? node_->events() : nullptr)
     events->host_call(node_ ? node_->node_id() : rank_, name, s.at,
                       s.at + s.cost);
-  auto refused = [this, &w](const HostBusResult &result) {
+  // The window may keep it past this call (a store held for a credit).
+  auto refused = [this, address = w.a](const HostBusResult &result) {
     if (!result.ok)
       fail("host rank " + std::to_string(rank_) +
-           ": a posted PIO write to card address " + std::to_string(w.a) +
+           ": a posted PIO write to card address " + std::to_string(address) +
            " was refused (" + result.why + ")");
     return true;
   };
