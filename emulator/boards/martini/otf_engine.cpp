@@ -898,8 +898,11 @@ void OtfEngine::load_state(StateReader &in) {
   for (uint64_t n = in.count(kMaxQueued); n--;)
     outgoing(swif_queue_.emplace_back(), true);
   sending_.reset();
-  if (in.flag())
-    outgoing(sending_.emplace(), false);
+  if (in.flag()) {
+    Outgoing o;
+    outgoing(o, false);
+    sending_ = std::move(o);
+  }
   if (sending_.has_value() != swif_busy_)
     in.fail("the SWIF busy without a packet, or a packet without busy");
   for (auto &set : htlb_)
