@@ -7,6 +7,7 @@
 extern char **environ; // POSIX: the process environment
 
 #include "nicemu/error.hpp"
+#include "nicemu/spin_wait.hpp"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -46,6 +47,7 @@ HostGroup::HostGroup(uint32_t nodes, Scheduler &scheduler, const Model &model,
   active_bits_.assign((agents_.size() + 63) / 64, 0);
   for (uint32_t r = 0; r < agents_.size(); ++r)
     agent_changed(r);
+  spin_between_yields_ = few_enough_to_yield(uint32_t(agents_.size()));
 }
 
 HostMemory &HostGroup::node_memory(uint32_t node) {
@@ -416,10 +418,24 @@ void HostGroup::wait() {
   }
   // A host usually posts its next request within microseconds: yielding the
   // core meanwhile (often to that host) is far cheaper than sleeping and
-  // being woken (see hostlib/src/host_end.cpp, kYields).
+  // being woken (see hostlib/src/host_end.cpp, kYields). Between yields,
+  // while the hosts are few, watch for the request a few microseconds: a
+  // yield with nothing else to run still costs a system call (1.2 us on
+  // the machines of 2026-11, more under some hypervisors) that a host
+  // answering at once would not need (docs/benchmarks.md, "Speed").
   for (int i = 0; i < kWaitYields; ++i) {
     if (request_waiting() || child_event)
       return;
+    if (spin_between_yields_) {
+      auto until = std::chrono::steady_clock::now() + kSpinBetweenYields;
+      do
+        for (int k = 0; k < 8; ++k) {
+          if (request_waiting() || child_event)
+            return;
+          cpu_relax();
+        }
+      while (std::chrono::steady_clock::now() < until);
+    }
     sched_yield();
   }
   // Flag, then look again: a host posts, then looks at the flag (both

@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,6 +74,9 @@ public:
   // Whether some host posted a request not taken in yet.
   bool request_waiting() const;
   static constexpr int kWaitYields = 200;
+  // How long wait() watches for a request between two yields, when the
+  // hosts are few enough (spin_between_yields_).
+  static constexpr std::chrono::nanoseconds kSpinBetweenYields{3000};
   bool finished() const override;
   std::string failure() const override { return failure_; }
   std::string describe_stall() const override;
@@ -97,6 +101,7 @@ private:
   channel::WakePipe wake_;
   std::vector<std::unique_ptr<HostAgent>> agents_;
   std::vector<uint64_t> active_bits_; // bit r: agents_[r]->active()
+  bool spin_between_yields_ = false;  // few hosts: wait() spins between yields
   bool agent_failed_ = false;         // some agent's failure() is set
   uint32_t per_node_ = 1;
   std::vector<pid_t> pids_;

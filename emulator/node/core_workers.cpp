@@ -1,5 +1,7 @@
 #include "node/core_workers.hpp"
 
+#include "nicemu/spin_wait.hpp"
+
 #include <algorithm>
 #include <utility>
 
@@ -23,12 +25,6 @@ constexpr int kYields = 64;
 // The low half of the state while a round's job and count are written.
 constexpr uint32_t kOpening = 0xFFFFFFFFu;
 
-inline void pause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 // Waits until `load()` differs from `seen`: spins, yields, then sleeps via
 // `sleep()` (which must return once the value may have changed); at once
 // when `resting` says so.
@@ -38,7 +34,7 @@ void wait_while_same(Load load, uint64_t seen, Sleep sleep,
   for (int i = 0; i < kSpins && !resting.load(std::memory_order_relaxed); ++i) {
     if (load() != seen)
       return;
-    pause();
+    cpu_relax();
   }
   for (int i = 0; i < kYields && !resting.load(std::memory_order_relaxed);
        ++i) {
@@ -91,7 +87,7 @@ void CoreWorkers::take_jobs(uint64_t generation) {
       return; // the round is over, and another began
     uint32_t next = uint32_t(s);
     if (next == kOpening) {
-      pause();
+      cpu_relax();
       continue;
     }
     const std::function<void(size_t)> *job = job_.load();
@@ -153,7 +149,7 @@ void CoreWorkers::run(size_t count, const std::function<void(size_t)> &job) {
   // Only jobs a worker took and has not finished are left.
   for (int i = 0; done_.load() != count; ++i) {
     if (i < kSpins) {
-      pause();
+      cpu_relax();
     } else if (i < kSpins + kYields) {
       sched_yield();
     } else {

@@ -1,6 +1,7 @@
 #include "host_end.hpp"
 
 #include "nicemu/error.hpp"
+#include "nicemu/spin_wait.hpp"
 
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -39,13 +40,11 @@ int spins_for(uint32_t hosts) {
 // wake-up costs tens of microseconds (an inter-processor interrupt, and in
 // a virtual machine an exit), where a yield hands the core to a runnable
 // process (often the emulator itself) in well under one. Only while the
-// hosts are few: a crowd of yielding hosts would keep the emulator, the one
-// process that can answer them, off the cores.
+// hosts are few (few_enough_to_yield).
 constexpr int kYields = 200;
 
 int yields_for(uint32_t hosts) {
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  return cpus > 0 && long(hosts) + 1 <= 2 * cpus ? kYields : 0;
+  return few_enough_to_yield(hosts) ? kYields : 0;
 }
 // A waiting host re-checks this often that the emulator still runs.
 constexpr int kLivenessCheckMs = 250;
@@ -62,14 +61,6 @@ Error stopped(const std::string &why) {
 // What a host gets when its channel cannot be opened.
 Error not_run(const std::string &what) {
   return Error(what, ErrorKind::NotRun);
-}
-
-void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
 }
 
 uint32_t *futex_word(std::atomic<uint32_t> &word) {
