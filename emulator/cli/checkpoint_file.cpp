@@ -15,7 +15,8 @@ namespace nicemu {
 namespace {
 
 constexpr char kMagic[] = "nicemu checkpoint\n";
-constexpr uint32_t kVersion = 1;
+// 2: the packets in the network keep when they can arrive at the soonest.
+constexpr uint32_t kVersion = 2;
 // A file holds memory layouts of this build (the cores' registers, events'
 // tags): only the same version of nicemu reads it.
 constexpr char kBuild[] = NICEMU_VERSION;

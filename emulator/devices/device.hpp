@@ -72,10 +72,15 @@ public:
   // The earliest virtual time at which this device could write host memory,
   // asked at `now` for every write from then on (the host library answers a
   // host's polls of its own memory by itself until then: HostAgent, "host
-  // leases"). Only devices that write host memory override it; a device
-  // that writes before the time it promised stops the run with an internal
-  // error (HostAgent::write), so a missing override cannot go unnoticed.
-  virtual Time earliest_host_write(Time /*now*/) const { return kTimeNever; }
+  // leases"), when the card's core can start nothing before `first_start`
+  // (>= now; later than now when the core sleeps and nothing can wake it
+  // sooner: Node::earliest_host_write). Only devices that write host memory
+  // override it; a device that writes before the time it promised stops the
+  // run with an internal error (HostAgent::write), so a missing override
+  // cannot go unnoticed.
+  virtual Time earliest_host_write(Time /*now*/, Time /*first_start*/) const {
+    return kTimeNever;
+  }
 
   // Checkpoint files (docs/replay.md): everything of the device that
   // changes while a run goes, written and read back in the same order into

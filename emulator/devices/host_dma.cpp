@@ -103,17 +103,20 @@ void HostDmaEngine::restore_event(Scheduler &scheduler, const SavedEvent &e) {
 }
 
 // A transfer to the host in flight lands when it is done. Any later one
-// starts no earlier than now, nor before the one in flight ends (the engine
-// refuses a start while busy), and lands a gap and one word after its start.
+// starts no earlier than the core can start it, nor before the one in
+// flight ends (the engine refuses a start while busy), and lands a gap and
+// one word after its start.
 // Only a transfer started before `now` counts as in flight: whether the core
 // has already run past `now` and started one depends on how its slices fell
 // (a debugger's, or a replay's under one), and the answer must not; a later
 // start lands no earlier than one at `now` would.
-Time HostDmaEngine::earliest_host_write(Time now) const {
+Time HostDmaEngine::earliest_host_write(Time now, Time first_start) const {
   const bool busy = (status_ & NICEMU_DMA_BUSY) != 0 && xfer_start_ < now;
   if (busy && to_host_dir_)
     return xfer_done_;
-  Time start = busy ? std::max(now, xfer_done_) : now;
+  Time start = busy ? std::max(first_start, xfer_done_) : first_start;
+  if (start == kTimeNever) // a core asleep with nothing to wake it
+    return kTimeNever;
   return start + to_host_.gap + to_host_.per_word;
 }
 

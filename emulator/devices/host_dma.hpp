@@ -27,7 +27,7 @@ public:
 
   static constexpr uint32_t kMaxLength = 1u << 20;
 
-  Time earliest_host_write(Time now) const override;
+  Time earliest_host_write(Time now, Time first_start) const override;
 
   void save_state(StateWriter &out) const override;
   void load_state(StateReader &in) override;

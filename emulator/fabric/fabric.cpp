@@ -63,6 +63,7 @@ struct Flight {
   EventTag sent_tag;     // what on_sent does, for checkpoints (send)
   Time length = 0;       // payload bytes x the bottleneck rate
   Time moved = 0;        // the head's clock: time spent moving
+  Time arrives_from = 0; // no node receives it sooner (earliest_arrival)
   std::vector<Hop> held; // links entered, source first
   size_t scheduled = 0;  // held[0..scheduled) have a release scheduled
   size_t released = 0;   // how many have been released
@@ -170,6 +171,8 @@ struct Fabric::Impl : EventOwner {
     for (EventId id : posted)
       sched.cancel(id);
   }
+
+  Time min_path = 0; // Fabric::min_path_latency(), once
 
   // Schedules the event `kind` (EventKind) with its operands.
   void post(Time when, uint32_t kind, uint64_t a = 0, uint64_t b = 0);
@@ -747,6 +750,7 @@ Fabric::Fabric(Scheduler &scheduler, FabricParams params, Topology topology) {
                 "-port switches, the model's have " +
                 std::to_string(params.switch_ports));
   impl_ = std::make_unique<Impl>(scheduler, params, std::move(topology));
+  impl_->min_path = min_path_latency();
 }
 
 Fabric::~Fabric() = default;
@@ -810,6 +814,7 @@ Flight *Fabric::Impl::launch(Packet p, Time head_leaves,
         if (n != source)
           f->targets.push_back(n);
   }
+  f->arrives_from = head_leaves + min_path;
   post(head_leaves, kHeadLeavesNode, f->slot, source);
   return f;
 }
@@ -840,8 +845,9 @@ void Fabric::deliver_from_outside(uint32_t node, std::vector<uint8_t> payload,
   f->packet.payload = std::move(payload);
   // The link from the node's switch (or its peer) to the node.
   uint32_t link = m.wiring.peer[m.wiring.node_port(node)];
+  f->arrives_from = std::max(at, m.sched.now());
   EventOrigin was = m.sched.set_origin(EventOrigin::outside());
-  m.post(std::max(at, m.sched.now()), kFrameFromOutside, f->slot, link);
+  m.post(f->arrives_from, kFrameFromOutside, f->slot, link);
   m.sched.set_origin(was);
 }
 
@@ -933,6 +939,17 @@ uint64_t Fabric::packets_in_network() const {
   for (const auto &f : impl_->flights)
     n += f->in_use && !f->finished;
   return n;
+}
+
+Time Fabric::earliest_arrival(Time now) const {
+  std::lock_guard lock(impl_->cores);
+  if (impl_->outside) // --tap, or its replay: frames come at any time
+    return now;
+  Time t = kTimeNever;
+  for (const auto &f : impl_->flights)
+    if (f->in_use && !f->finished)
+      t = std::min(t, std::max(now, f->arrives_from));
+  return t;
 }
 
 uint64_t Fabric::misrouted() const {
@@ -1123,6 +1140,7 @@ void Fabric::save_state(StateWriter &out) const {
     }
     out.u64(f.length);
     out.u64(f.moved);
+    out.u64(f.arrives_from);
     out.u64(f.held.size());
     for (const Hop &h : f.held) {
       out.u32(h.link);
@@ -1267,6 +1285,7 @@ void Fabric::load_state(StateReader &in) {
     }
     f.length = in.u64();
     f.moved = in.u64();
+    f.arrives_from = in.u64();
     for (uint64_t n = in.count(kMaxRoute); n--;) {
       Hop h;
       h.link = in.u32();

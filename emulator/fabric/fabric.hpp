@@ -290,6 +290,15 @@ public:
   // Packets sent and neither delivered nor dropped: their heads wait for a
   // link another packet holds or for a receiver (after a run: stuck).
   uint64_t packets_in_network() const;
+  // The earliest time, from `now` on, at which a packet now in the network
+  // could reach a node (kTimeNever: none): each no sooner than its head
+  // left its node plus min_path_latency(). A packet a core sends from `now`
+  // on comes no sooner than a lookahead after it, whether or not the core
+  // has sent it yet: so what this says before then is the same in every
+  // run, however the cores' slices fell (host leases, Simulation::
+  // quiet_until). `now` while frames may come from outside (set_outside:
+  // --tap, and its replay alike).
+  Time earliest_arrival(Time now) const;
 
   // Checkpoints (docs/replay.md, "Checkpoint files"): the packets in the
   // network, who holds and waits for each link, the counters, the fault

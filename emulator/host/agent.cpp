@@ -128,6 +128,9 @@ void HostAgent::poll() {
     tape_->took_request(rank_, channel_->control(), r);
   report_local_polls();
   take_posted_write();
+  // The host answers polls under its lease only until it acts: a card
+  // woken by this request (or by the posted write) may write sooner.
+  promised_until_ = std::min(promised_until_, Time(r.time));
   // The simulation never passes a computing host's clock, so its request
   // is never in the past. A clock past the end of virtual time (only a host
   // that writes its control block has one) is refused at the present, and
@@ -214,6 +217,7 @@ void HostAgent::take_posted_write() {
   }
   Time cost = node_ ? node_->host_port().posted_write_cost(w.a) : 0;
   clock_ = std::max(clock_, at + cost);
+  promised_until_ = std::min(promised_until_, Time(w.time)); // as in poll()
   EventOrigin was = scheduler_.set_origin(EventOrigin::host(rank_));
   posted_writes_.push_back({w, at, cost});
   scheduler_.schedule(at, "host: posted write", [this] { run_posted_write(); },
@@ -261,9 +265,13 @@ void HostAgent::deliver_reply() {
   auto [reply, lease_poll] = replies_.front();
   replies_.pop_front();
   // The lease is taken when the reply is due: every event before it has
-  // run, and a transfer a core started since the request is in flight.
+  // run, and a transfer a core started since the request is in flight. A
+  // core asleep since then starts nothing before something wakes it.
   if (lease_poll) {
-    Time stable = node_->earliest_host_write(reply.time);
+    Time start = quiet_until_ && node_->asleep_since(reply.time)
+                     ? quiet_until_(reply.time, node_->node_id(), rank_)
+                     : reply.time;
+    Time stable = node_->earliest_host_write(reply.time, start);
     if (stable > reply.time + lease_poll) {
       reply.stable_until = stable;
       reply.data = lease_poll;

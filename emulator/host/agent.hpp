@@ -46,6 +46,11 @@ public:
   // Whether polls that match at once come with a lease (on by default;
   // nicemu run --no-leases). Never on a node with several host processes.
   void set_leases(bool on) { leases_ = on; }
+  // When the card's core sleeps, how long nothing can wake it: asked with
+  // (now, node, rank) when a lease is granted (Simulation::quiet_until).
+  // Unset: a lease assumes the core could start a transfer at once.
+  using QuietUntil = std::function<Time(Time, uint32_t, uint32_t)>;
+  void set_quiet_until(QuietUntil quiet) { quiet_until_ = std::move(quiet); }
   // Records what this host puts into the run, or plays it back instead of
   // a process (host/host_tape.hpp). Null: neither.
   void set_tape(HostTape *tape) { tape_ = tape; }
@@ -149,6 +154,7 @@ private:
   int exit_status_ = 0;
   std::string failure_;
   bool leases_ = true;
+  QuietUntil quiet_until_;
   HostTape *tape_ = nullptr;
   uint32_t per_node_ = 1;
   // The latest lease granted: no write to this host's memory may land

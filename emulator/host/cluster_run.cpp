@@ -70,8 +70,13 @@ start_cluster(const Model &model,
     node.boot(own != spec.node_flash.end() ? own->second : flash);
     if (cluster->hosts) {
       node.host_port().set_processes(k);
-      for (uint32_t p = 0; p < k; ++p)
-        cluster->hosts->agent(i * k + p).attach(&node);
+      for (uint32_t p = 0; p < k; ++p) {
+        HostAgent &agent = cluster->hosts->agent(i * k + p);
+        agent.attach(&node);
+        agent.set_quiet_until([&sim](Time now, uint32_t n, uint32_t rank) {
+          return sim.quiet_until(now, n, rank);
+        });
+      }
       node.host_port().set_peers(cluster->hosts.get());
     }
   }

@@ -223,10 +223,10 @@ void Node::set_state(NodeState state) {
     state_observer_(was, state);
 }
 
-Time Node::earliest_host_write(Time now) const {
+Time Node::earliest_host_write(Time now, Time first_start) const {
   Time t = kTimeNever;
   for (const auto &d : devices_)
-    t = std::min(t, d->earliest_host_write(now));
+    t = std::min(t, d->earliest_host_write(now, first_start));
   return t;
 }
 

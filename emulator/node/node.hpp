@@ -148,7 +148,16 @@ public:
   Time core_may_act_from() const override;
   // The earliest time any of the card's devices could write host memory,
   // asked at `now` (Device::earliest_host_write).
-  Time earliest_host_write(Time now) const;
+  Time earliest_host_write(Time now) const {
+    return earliest_host_write(now, now);
+  }
+  // The same, when the core can start nothing before `first_start`.
+  Time earliest_host_write(Time now, Time first_start) const;
+  // Whether the core was asleep at `now` (and still is): went to sleep at
+  // or before it. The same in every run, however the slices fell.
+  bool asleep_since(Time now) const {
+    return state_ == NodeState::Sleeping && time() <= now;
+  }
   // The device whose window starts at `base` (NICEMU_<DEV>_BASE), or null.
   Device *device_at(uint32_t base) const;
   // The windows host programs reach (mapped by the board).

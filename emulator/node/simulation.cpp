@@ -174,6 +174,23 @@ Time Simulation::present() const {
   return t;
 }
 
+Time Simulation::quiet_until(Time now, uint32_t node, uint32_t rank) const {
+  if (input_)
+    return now;
+  Time t = lookahead_ == kTimeNever ? kTimeNever : now + lookahead_;
+  if (fabric_)
+    t = std::min(t, fabric_->earliest_arrival(now));
+  const uint64_t host = host_event_owner(rank);
+  t = scheduler_.earliest_pending(t, [node, host](const EventTag &tag) {
+    if (tag.owner == 0 || tag.owner == host)
+      return true; // unknown, or the host's own
+    if (tag.owner == kFabricEventOwner || tag.owner >> 63)
+      return false; // packets: above; other hosts: through their cards
+    return (tag.owner >> 32) == uint64_t(node) + 1; // device_event_owner
+  });
+  return std::max(now, t);
+}
+
 // The latest time any node has reached, asleep or halted included: where a
 // run that can go no further ended (a lone core that went to sleep with
 // nothing scheduled never moved the scheduler's clock).

@@ -153,6 +153,18 @@ public:
   // running core's (no core is past it).
   Time present() const;
 
+  // Asked at `now` (between rounds, every core at or past it), of a node
+  // whose core has slept since before then: the earliest time anything
+  // could wake it, as far as the same answer holds in every run however
+  // the cores' slices fell (host leases: HostAgent::deliver_reply). Cores
+  // may be ahead of `now`, and have scheduled different events there from
+  // run to run; but whatever a core does from `now` on reaches another
+  // node a lookahead later at the soonest. So: one lookahead, the packets
+  // in the network (Fabric::earliest_arrival), and the node's own pending
+  // events, those of its host (`rank`) and those without an owner, if
+  // sooner. `now` itself with input from outside (it comes at any time).
+  Time quiet_until(Time now, uint32_t node, uint32_t rank) const;
+
   // No slice is longer than this, so that a stop request and the progress
   // line are seen at least that often in virtual time, even by a core that
   // runs alone with nothing scheduled. How slices are cut changes no result

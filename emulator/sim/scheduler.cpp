@@ -208,6 +208,18 @@ void Scheduler::drop_stale() const {
   }
 }
 
+Time Scheduler::earliest_pending(
+    Time before, const std::function<bool(const EventTag &)> &counts) const {
+  Time t = before;
+  for (const Entry &e : heap_) {
+    const Slot &s = slots_[e.slot];
+    if (e.key.when < t && s.live && s.generation == e.generation &&
+        counts(s.tag))
+      t = e.key.when;
+  }
+  return t;
+}
+
 Time Scheduler::next_time() const {
   drop_stale();
   return heap_.empty() ? kTimeNever : heap_.front().key.when;

@@ -114,6 +114,12 @@ public:
   Time now() const { return now_; }
   // Time of the earliest pending event, or kTimeNever.
   Time next_time() const;
+  // Time of the earliest pending event before `before` whose tag `counts`
+  // accepts, else `before`. Looks at every pending event: for questions
+  // asked now and then (Simulation::quiet_until), not every round.
+  Time
+  earliest_pending(Time before,
+                   const std::function<bool(const EventTag &)> &counts) const;
   bool empty() const { return live_ == 0; }
   size_t pending() const { return live_; }
 

@@ -325,6 +325,7 @@ bool HostEnd::post_write(uint32_t card_addr, uint32_t size, uint64_t value) {
   cb.posted.a = card_addr;
   cb.posted.b = size;
   cb.posted.arg64 = value;
+  lease_until_ = 0; // the write may wake the card (post_write)
   cb.posted.time = now;
   // The emulator reads the slot only after it sees the new sequence number.
   cb.posted_seq.store(seq + 1, std::memory_order_release);

@@ -40,7 +40,9 @@ public:
   // takes it in with the next call (which wakes it) and runs it at the
   // host's time, as if the host had waited. False, with nothing done, while
   // the previous posted write has not been taken in (then make the call).
-  // The address is not checked: post only writes known to be valid.
+  // The address is not checked: post only writes known to be valid. It
+  // ends the lease (poll_locally): the write may wake a sleeping card,
+  // which the lease counted on staying asleep.
   bool post_write(uint32_t card_addr, uint32_t value);
   // The same for a store of `size` bytes (1, 2, 4 or 8) at a host bus
   // address (DIMMnet's AOTF stores).

@@ -143,6 +143,9 @@ TEST_CASE("host DMA: the earliest host write it promises is when its "
   const Time in_flight = r.node->earliest_host_write(1'000'000);
   CHECK(in_flight > 1'000'000);
   CHECK(in_flight < 1'000'000 + 2'080'000);
+  // A transfer in flight lands when it does, however late the core could
+  // start another.
+  CHECK(r.node->earliest_host_write(1'000'000, kTimeNever) == in_flight);
   host.clock = &r.sim.scheduler();
   r.sim.run(kTimeNever);
   REQUIRE(host.writes.size() == 1);
@@ -150,6 +153,12 @@ TEST_CASE("host DMA: the earliest host write it promises is when its "
   // Idle: a transfer started now lands the model's gap and one word later.
   const Time later = 50'000'000;
   CHECK(r.node->earliest_host_write(later) == later + 2'000'000 + 20'000);
+  // A core that can start nothing before some time (asleep, nothing to wake
+  // it sooner): from then; and never, if nothing ever can.
+  const Time woken = later + 7'000'000;
+  CHECK(r.node->earliest_host_write(later, woken) ==
+        woken + 2'000'000 + 20'000);
+  CHECK(r.node->earliest_host_write(later, kTimeNever) == kTimeNever);
 }
 
 TEST_CASE("host DMA outside registered memory is refused and moves nothing") {

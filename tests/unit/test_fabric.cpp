@@ -126,6 +126,23 @@ TEST_CASE("one packet through one switch: exact head and tail times") {
   CHECK(net.sched.empty());
 }
 
+TEST_CASE("earliest arrival: no packet before its head left plus the "
+          "shortest path, none once delivered") {
+  Net net(make_topology(4, 8));
+  // Two cables and a switch: 2500 ps.
+  REQUIRE(net.fabric.min_path_latency() == 2500);
+  CHECK(net.fabric.earliest_arrival(0) == kTimeNever);
+  net.send(0, {2}, 100, 1000);
+  net.send(1, {3}, 100, 4000);
+  CHECK(net.fabric.earliest_arrival(0) == 3500);
+  // Asked later: no sooner than then.
+  CHECK(net.fabric.earliest_arrival(3600) == 3600);
+  net.sched.run_until(14000); // the first has arrived (tail at 13500)
+  CHECK(net.fabric.earliest_arrival(14000) == 14000);
+  net.sched.run_until(kTimeNever);
+  CHECK(net.fabric.earliest_arrival(20000) == kTimeNever);
+}
+
 TEST_CASE("a source slower than the link paces the whole packet") {
   Net net(make_topology(4, 8));
   uint64_t id = net.send(0, {2}, 100, 1000, 250);

@@ -154,6 +154,28 @@ TEST_CASE("scheduler: an event id never names a later event in its slot") {
   CHECK(s.now() == 30);
 }
 
+TEST_CASE("scheduler: the earliest pending event of some owners, skipping "
+          "cancelled ones") {
+  Scheduler s;
+  const EventTag mine{device_event_owner(1, 0), 1, 0, 0};
+  const EventTag other{device_event_owner(2, 0), 1, 0, 0};
+  auto is_mine = [](const EventTag &t) {
+    return t.owner == device_event_owner(1, 0);
+  };
+  auto nothing = [] {};
+  s.schedule(50, "other", nothing, 0, other);
+  EventId gone = s.schedule(60, "mine, cancelled", nothing, 0, mine);
+  s.schedule(80, "mine", nothing, 0, mine);
+  CHECK(s.earliest_pending(1000, is_mine) == 60);
+  CHECK(s.earliest_pending(55, is_mine) == 55); // none before the bound
+  s.cancel(gone);
+  CHECK(s.earliest_pending(1000, is_mine) == 80);
+  s.schedule(65, "mine, later", nothing, 0, mine);
+  CHECK(s.earliest_pending(1000, is_mine) == 65);
+  s.run_until(70);
+  CHECK(s.earliest_pending(1000, is_mine) == 80);
+}
+
 // Cores' slices interleave differently from run to run of the loop (and
 // under a debugger): events at one time must not run in the order they were
 // scheduled, but by who scheduled them.

@@ -32,7 +32,7 @@ class Engine final : public Device, public PacketReceiver {
 public:
   // Frames arriving from the network are placed in host memory by the
   // hardware, with no core involved: no promise (no host leases on UZURA).
-  Time earliest_host_write(Time now) const override { return now; }
+  Time earliest_host_write(Time now, Time) const override { return now; }
   Engine(DeviceHost &card, const Figures &figures, uint32_t sram_base,
          uint32_t sram_size);
   static const RegisterLayout &layout();
