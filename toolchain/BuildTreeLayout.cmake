@@ -26,7 +26,7 @@ set(_nicemu_layout_commands
           ${_nicemu_prefix}/lib/nicemu/$<TARGET_FILE_NAME:nicemu_clock>
   COMMAND ${CMAKE_COMMAND} -E create_symlink ${_nicemu_examples}
           ${_nicemu_prefix}/lib/nicemu/examples)
-if(TARGET firmware)
+if(TARGET firmware OR NICEMU_FIRMWARE_FROM)
   list(APPEND _nicemu_layout_commands
     COMMAND ${CMAKE_COMMAND} -E make_directory ${_nicemu_prefix}/share/nicemu
     COMMAND ${CMAKE_COMMAND} -E create_symlink

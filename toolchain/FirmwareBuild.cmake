@@ -9,10 +9,7 @@
 #                                                installed by Install.cmake
 include(ExternalProject)
 
-set(NICEMU_FIRMWARE_BINARY_DIR ${CMAKE_BINARY_DIR}/firmware)
-set(NICEMU_FIRMWARE_STAGING_DIR ${CMAKE_BINARY_DIR}/firmware-sdk)
-set(NICEMU_FIRMWARE_BUILD_DIR ${NICEMU_FIRMWARE_BINARY_DIR}/samples)
-
+# NICEMU_FIRMWARE_BINARY_DIR, _STAGING_DIR and _BUILD_DIR: CMakeLists.txt.
 ExternalProject_Add(firmware
   SOURCE_DIR ${PROJECT_SOURCE_DIR}/firmware
   BINARY_DIR ${NICEMU_FIRMWARE_BINARY_DIR}

@@ -109,7 +109,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/toolchain/nicemu-mipsel.cmake
   DESTINATION ${NICEMU_INSTALL_DATADIR}/cmake)
 
 # The firmware SDK, staged by the external project (FirmwareBuild.cmake).
-if(TARGET firmware)
+if(TARGET firmware OR NICEMU_FIRMWARE_FROM)
   install(DIRECTORY ${NICEMU_FIRMWARE_STAGING_DIR}/
     DESTINATION .
     USE_SOURCE_PERMISSIONS)
