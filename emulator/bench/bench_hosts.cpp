@@ -101,6 +101,7 @@ HostRun run_hosts(const BenchContext &c, uint32_t nodes,
   spec.monitor = c.hooks.progress;
   spec.link_faults = c.link_faults;
   spec.threads = c.threads;
+  spec.adaptive_threads = c.adaptive_threads;
   auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Cluster> cluster = start_cluster(c.model, c.flash, spec);
   RunResult r = cluster->sim.run();

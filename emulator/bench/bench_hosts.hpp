@@ -26,6 +26,7 @@ struct BenchContext {
   BenchHooks hooks;
   LinkFaults link_faults; // injected on every cable (none by default)
   unsigned threads = 1;   // for the cores' slices (Simulation::set_threads)
+  bool adaptive_threads = false; // used only while they pay
 };
 
 // Reads `image` (a path; "not found" says to give --firmware) and loads its

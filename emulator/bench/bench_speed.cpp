@@ -106,6 +106,7 @@ void run_with_hosts(const SpeedBenchOptions &o, const CaseSpec &s,
   BenchContext c = bench_context(o.firmware_dir + "/" + s.image, o.programs_dir,
                                  s.program[0], o.hooks);
   c.threads = o.threads ? o.threads : default_threads(s.nodes);
+  c.adaptive_threads = o.threads == 0; // as nicemu run's default
   out.model = c.model_name;
   Clock::time_point start = Clock::now();
   HostRun run = s.rounds ? run_barrier_loop(c, s.nodes, s.rounds)

@@ -339,6 +339,7 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape,
   spec.fast_forward = !o.no_fast_forward;
   spec.core_queue = !o.no_core_queue;
   spec.threads = run_threads(o);
+  spec.adaptive_threads = run_threads_adaptive(o);
   spec.node_flash = std::move(node_flash);
   // The progress line; not by default while a debugger drives the run,
   // nor with --quiet.

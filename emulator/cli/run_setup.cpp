@@ -222,6 +222,10 @@ unsigned run_threads(const ClusterOptions &o) {
   return default_threads(o.nodes);
 }
 
+bool run_threads_adaptive(const ClusterOptions &o) {
+  return o.threads == 0 && !std::getenv("NICEMU_THREADS");
+}
+
 std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
                                            const RunInputs &in,
                                            RunEvents *events,
@@ -244,6 +248,7 @@ std::unique_ptr<Cluster> start_run_cluster(const ClusterOptions &o,
   spec.fast_forward = !o.no_fast_forward;
   spec.core_queue = !o.no_core_queue;
   spec.threads = run_threads(o);
+  spec.adaptive_threads = run_threads_adaptive(o);
   spec.console = [muted](uint32_t node, const std::string &line) {
     if (muted && muted(node))
       return;

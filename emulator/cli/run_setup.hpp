@@ -68,6 +68,9 @@ node_flashes(const std::vector<std::string> &values, const Model &model);
 Time max_run_time(const ClusterOptions &o);
 // --threads, with 0 (the default) as the cores this process may use.
 unsigned run_threads(const ClusterOptions &o);
+// Whether the threads were left to nicemu (neither --threads nor
+// $NICEMU_THREADS): the run then uses them only while they pay.
+bool run_threads_adaptive(const ClusterOptions &o);
 // What the host processes get from the options (--host-timeout).
 HostOptions host_options(const ClusterOptions &o);
 // Boots the cluster of `in` (which must outlive it); firmware console lines go

@@ -121,7 +121,16 @@ void print_summary(Simulation &sim, const RunResult &r, const Model &model,
   std::fprintf(stderr,
                "virtual time %.3f us, wall time %.3f ms, %.1f emulated MIPS",
                double(r.end_time) / 1e6, r.wall_seconds * 1e3, mips);
-  if (sim.threads_used() > 1)
+  if (const ThreadGovernor *g = sim.thread_governor();
+      g && g->parallel_rounds() > 0)
+    // Left to nicemu: the workers ran the rounds while they paid, and
+    // their trials (node/thread_governor.hpp).
+    std::fprintf(stderr,
+                 " on %u threads for %.0f %% of its rounds (nicemu's "
+                 "choice; --threads sets it)",
+                 sim.workers_threads(),
+                 100.0 * double(g->parallel_rounds()) / double(g->rounds()));
+  else if (sim.threads_used() > 1)
     std::fprintf(stderr, " on %u threads", sim.threads_used());
   std::fputc('\n', stderr);
   if (skipped.cycles)

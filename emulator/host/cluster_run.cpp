@@ -22,7 +22,8 @@ start_cluster(const Model &model,
   sim.set_monitor(spec.monitor);
   sim.set_core_queue(spec.core_queue);
   sim.set_threads(checked_board(model).cores_run_in_parallel() ? spec.threads
-                                                               : 1);
+                                                               : 1,
+                  spec.adaptive_threads);
   if (spec.nodes > 1 || !spec.topology.empty() || spec.network) {
     auto fabric =
         make_fabric(sim.scheduler(), model, spec.nodes, spec.topology,

@@ -35,7 +35,10 @@ struct ClusterSpec {
   bool core_queue = true;   // Simulation::set_core_queue (--no-core-queue)
   // Threads for the cores' slices (Simulation::set_threads, --threads);
   // a board that cannot (Board::cores_run_in_parallel) uses one.
+  // `adaptive_threads`: the number was left to nicemu, which then uses the
+  // workers only while they pay (Simulation::set_threads).
   unsigned threads = 1;
+  bool adaptive_threads = false;
   LinkFaults link_faults; // injected on every cable
   // Nodes that boot another flash than the others (nicemu run
   // --node-firmware): a rogue card among honest ones, an old firmware

@@ -324,8 +324,15 @@ void Simulation::run_round(Time max_time) {
   }
 }
 
-void Simulation::set_threads(unsigned threads) {
+void Simulation::set_threads(unsigned threads, bool adaptive) {
   threads_ = std::max(1u, threads);
+  adaptive_threads_ = adaptive;
+}
+
+unsigned Simulation::threads_used() const {
+  if (governor_ && !governor_->ever_chose_parallel())
+    return 1; // only its trials used the workers
+  return threads_used_;
 }
 
 bool Simulation::threads_usable() const {
@@ -341,7 +348,7 @@ bool Simulation::threads_usable() const {
 
 void Simulation::run_due_cores(Time max_time) {
   round_cores_.clear();
-  if (workers_)
+  if (workers_ && (!governor_ || governor_->parallel(scheduler_.now())))
     for_each_live_bit(due_bits_,
                       [&](size_t i) { round_cores_.push_back(uint32_t(i)); });
   if (round_cores_.size() >= 2)
@@ -403,6 +410,9 @@ RunResult Simulation::run(Time max_time) {
     workers_ = std::make_unique<CoreWorkers>(threads_used_);
   else if (threads_used_ == 1)
     workers_.reset();
+  governor_.reset();
+  if (workers_ && adaptive_threads_)
+    governor_ = std::make_unique<ThreadGovernor>();
   // With input in wall time: virtual time never passes the wall clock.
   auto wall_now = [&wall_start] {
     return Time(std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -9,6 +9,7 @@
 #include "fabric/fabric.hpp"
 #include "node/core_workers.hpp"
 #include "node/node.hpp"
+#include "node/thread_governor.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/stop_request.hpp"
 #include "sim/wall_clock_input.hpp"
@@ -140,9 +141,18 @@ public:
   // Only cards whose devices allow it (Board::cores_run_in_parallel) ask
   // for more than one; a run with a debugger, a profiler, or without the
   // core queue uses one.
-  void set_threads(unsigned threads);
-  // The threads the last run used (1 if it could not use more).
-  unsigned threads_used() const { return threads_used_; }
+  // `adaptive` (the user left the number to nicemu): a round goes to the
+  // workers only while that runs faster on this machine, measured as the
+  // run goes (node/thread_governor.hpp); the results are the same either
+  // way.
+  void set_threads(unsigned threads, bool adaptive = false);
+  // The threads the last run used: 1 if it could not use more, or if the
+  // governor never chose the workers (its trials use them, briefly).
+  unsigned threads_used() const;
+  // The threads a round had when it went to the workers (1: none).
+  unsigned workers_threads() const { return workers_ ? threads_used_ : 1; }
+  // With adaptive threads: the governor of the last run (null: none).
+  const ThreadGovernor *thread_governor() const { return governor_.get(); }
   Node &add_node(const Model &model, NodeConfig config);
   std::vector<std::unique_ptr<Node>> &nodes() { return nodes_; }
   const std::vector<std::unique_ptr<Node>> &nodes() const { return nodes_; }
@@ -246,7 +256,9 @@ private:
   // a node's core tells the simulation about itself waits here, by node,
   // until the round's end, when it is taken in node order.
   unsigned threads_ = 1, threads_used_ = 1;
+  bool adaptive_threads_ = false;
   std::unique_ptr<CoreWorkers> workers_;
+  std::unique_ptr<ThreadGovernor> governor_; // with adaptive_threads_
   bool at_once_ = false; // the slices of this round run at once
   struct Deferred {
     bool changed = false, interrupt = false;

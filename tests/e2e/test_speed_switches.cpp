@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <thread>
 
 using namespace e2e;
 
@@ -296,6 +297,27 @@ TEST_CASE("threads: NI-AM collectives on 16 nodes are the same on 1, 2 and "
                             NICEMU_NIAM_BARRIER, "5"},
                            true, threads);
   }
+}
+
+TEST_CASE("threads: left to nicemu, a run that tries both ways (one "
+          "thread, then the workers) is the same as on one thread") {
+  // Neither --threads nor $NICEMU_THREADS: the governor alternates 5 ms
+  // windows of each way before it chooses (node/thread_governor.hpp), so
+  // a run of 16 nodes' barriers (some 100 ms) has rounds of both.
+  const std::vector<std::string> run = {
+      "-n", "16", "--firmware", NICEMU_NIAM_IMAGE, "--", NICEMU_NIAM_BARRIER,
+      "20"};
+  std::vector<std::string> one = {"--threads", "1"};
+  one.insert(one.end(), run.begin(), run.end());
+  auto [a, a_err] = observe_plain(one, true, 0);
+  auto [b, b_err] = observe_plain(run, true, 0);
+  if (std::thread::hardware_concurrency() >= 2) {
+    CHECK(lines_with(b_err, "nicemu's choice").size() == 1);
+  } else {
+    MESSAGE("one core here: nicemu chose one thread, nothing to compare");
+  }
+  check_same_plain(a, a_err, b, b_err, true);
+  CHECK(lines_with(a_err, "host ") == lines_with(b_err, "host "));
 }
 
 TEST_CASE("threads: NI-AM's reliable mode under loss, corruption and "

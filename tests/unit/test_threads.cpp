@@ -3,6 +3,7 @@
 // scheduled them when. (The end-to-end runs on 1, 2 and 3 threads are in
 // tests/e2e/test_speed_switches.cpp.)
 #include "node/core_workers.hpp"
+#include "node/thread_governor.hpp"
 #include "sim/scheduler.hpp"
 
 #include <doctest/doctest.h>
@@ -137,6 +138,74 @@ std::vector<std::string> run_order(bool threads) {
 }
 
 } // namespace
+
+namespace {
+
+// Drives a governor with a made-up clock: each round takes `serial_s` or
+// `parallel_s` seconds of wall time as the governor chose, and
+// advances virtual time by 1 us. Returns the share of rounds it gave the
+// workers from round `from` on.
+double run_governor(ThreadGovernor &g, double &now, Time &reached,
+                    double serial_s, double parallel_s, int rounds, int from) {
+  int parallel = 0;
+  for (int r = 0; r < rounds; ++r) {
+    bool p = g.parallel(reached);
+    if (r >= from && p)
+      ++parallel;
+    now += p ? parallel_s : serial_s;
+    reached += 1'000'000;
+  }
+  return double(parallel) / (rounds - from);
+}
+
+} // namespace
+
+TEST_CASE("threads governor: keeps the way that advances virtual time "
+          "faster, after a trial of both, and tries again later") {
+  double now = 0;
+  Time reached = 0;
+  SUBCASE("the workers are twice as fast: chosen") {
+    ThreadGovernor g([&now] { return now; });
+    // A round 10 us on one thread, 5 us on the workers: the trial (6
+    // windows of 5 ms) is over within 6000 rounds.
+    run_governor(g, now, reached, 10e-6, 5e-6, 6000, 0);
+    CHECK(g.chose_parallel());
+    CHECK(g.ever_chose_parallel());
+    // Kept for the next 50 windows (some 50,000 rounds here).
+    CHECK(run_governor(g, now, reached, 10e-6, 5e-6, 20000, 0) == 1.0);
+  }
+  SUBCASE("the workers are slower: one thread, once the trial is over") {
+    ThreadGovernor g([&now] { return now; });
+    double share = run_governor(g, now, reached, 5e-6, 8e-6, 30000, 6000);
+    CHECK_FALSE(g.chose_parallel());
+    CHECK_FALSE(g.ever_chose_parallel());
+    CHECK(share == 0.0);
+    CHECK(g.parallel_rounds() > 0); // the trial's windows used them
+  }
+  SUBCASE("a tie (within the margin): one thread") {
+    ThreadGovernor g([&now] { return now; });
+    run_governor(g, now, reached, 5e-6, 4.8e-6, 6000, 0);
+    CHECK_FALSE(g.chose_parallel());
+  }
+  SUBCASE("the machine changes: the next trial follows it") {
+    ThreadGovernor g([&now] { return now; });
+    run_governor(g, now, reached, 5e-6, 8e-6, 6000, 0);
+    REQUIRE_FALSE(g.chose_parallel());
+    // 50 windows of 5 ms at 5 us a round, then a new trial: by then the
+    // workers are the faster way.
+    run_governor(g, now, reached, 10e-6, 4e-6, 80000, 0);
+    CHECK(g.chose_parallel());
+  }
+  SUBCASE("virtual time that does not move (hosts computing) decides "
+          "nothing rashly: no faster way, one thread") {
+    ThreadGovernor g([&now] { return now; });
+    for (int r = 0; r < 10000; ++r) {
+      g.parallel(reached);
+      now += 5e-6;
+    }
+    CHECK_FALSE(g.chose_parallel());
+  }
+}
 
 TEST_CASE("scheduler: events scheduled at once from several threads run in "
           "the order of one thread's scheduling them in turn") {
