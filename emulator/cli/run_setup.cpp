@@ -61,7 +61,8 @@ void add_cluster_options(CLI::App &cmd, ClusterOptions &o) {
                "results are the same)");
   cmd.add_option("--threads", o.threads,
                  "threads for the NIC cores' slices (0 = the cores "
-                 "available, at most one per 4 nodes; $NICEMU_THREADS "
+                 "available, at most one per 4 nodes, each round on them "
+                 "only while that proves faster; $NICEMU_THREADS "
                  "overrides that default; lanai4 and comet cards; the "
                  "virtual results are the same for any number)")
       ->capture_default_str()

@@ -348,15 +348,17 @@ bool Simulation::threads_usable() const {
 
 void Simulation::run_due_cores(Time max_time) {
   round_cores_.clear();
-  if (workers_ && (!governor_ || governor_->parallel(scheduler_.now())))
+  if (workers_ && (!governor_ || governor_->parallel(slices_run_)))
     for_each_live_bit(due_bits_,
                       [&](size_t i) { round_cores_.push_back(uint32_t(i)); });
   if (round_cores_.size() >= 2)
     return run_due_cores_at_once(max_time);
   for_each_live_bit(due_bits_, [&](size_t i) { // cores added meanwhile too
     round_index_ = i;
-    if (nodes_[i]->state() == NodeState::Running)
+    if (nodes_[i]->state() == NodeState::Running) {
       run_slice(*nodes_[i], max_time);
+      ++slices_run_;
+    }
   });
 }
 
@@ -378,6 +380,7 @@ void Simulation::run_due_cores_at_once(Time max_time) {
       run_slice(n, max_time);
   };
   std::exception_ptr error;
+  slices_run_ += round_cores_.size();
   try {
     workers_->run(round_cores_.size(), job);
   } catch (...) {

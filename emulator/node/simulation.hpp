@@ -259,7 +259,8 @@ private:
   bool adaptive_threads_ = false;
   std::unique_ptr<CoreWorkers> workers_;
   std::unique_ptr<ThreadGovernor> governor_; // with adaptive_threads_
-  bool at_once_ = false; // the slices of this round run at once
+  uint64_t slices_run_ = 0; // the governor's measure of work done
+  bool at_once_ = false;    // the slices of this round run at once
   struct Deferred {
     bool changed = false, interrupt = false;
     NodeState was = NodeState::Reset, now = NodeState::Reset;

@@ -7,12 +7,12 @@
 // loops 1.5 to 1.75 times slower, where an earlier machine had them 1.1 to
 // 1.4 times faster). No fixed default is right for both, so the governor
 // tries both ways in short alternating windows of wall time, keeps the one
-// that advanced virtual time faster, and tries again now and then. Which
-// thread runs a slice changes no result (the threads' design), so the
-// choice changes nothing but the wall time.
+// that ran more of the cores' slices per wall second (the rounds, and so
+// the slices, are the same either way: a slice is a unit of the same
+// work, where virtual time jumps while every core sleeps), and tries again
+// now and then. Which thread runs a slice changes no result (the threads'
+// design), so the choice changes nothing but the wall time.
 #pragma once
-
-#include "sim/time.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -24,22 +24,23 @@ class ThreadGovernor {
 public:
   using Clock = std::function<double()>; // wall time, in seconds
 
-  static constexpr double kWindowSeconds = 0.005;
-  static constexpr int kTrialWindows = 6;    // alternating: 3 each way
-  static constexpr int kExploitWindows = 50; // then keep the better 250 ms
-  // The workers must advance virtual time this much faster to be chosen: a
+  // Short windows, many of them alternating: a run's phases (cards
+  // booting, a barrier, hosts computing) come and go faster than a trial.
+  static constexpr double kWindowSeconds = 0.002;
+  static constexpr int kTrialWindows = 10;    // alternating: 5 each way
+  static constexpr int kExploitWindows = 100; // then keep the better 200 ms
+  // The workers must run the slices this much faster to be chosen: a
   // thread less leaves a core to the host processes, and a tie is noise.
   static constexpr double kMargin = 1.1;
-  static constexpr uint32_t kRoundsPerLook = 8; // rounds between clock reads
 
   explicit ThreadGovernor(Clock clock = steady_seconds)
       : clock_(std::move(clock)) {}
 
   // At the start of each round: whether this round's slices may go to the
-  // workers. `reached`: the virtual time the run has reached.
-  bool parallel(Time reached) {
-    if (rounds_++ % kRoundsPerLook == 0)
-      look(reached);
+  // workers. `slices`: how many the run has run so far.
+  bool parallel(uint64_t slices) {
+    ++rounds_;
+    look(slices); // a clock read: tens of ns, against microseconds a round
     if (parallel_)
       ++parallel_rounds_;
     return parallel_;
@@ -61,24 +62,24 @@ public:
 private:
   struct Totals {
     double wall = 0;
-    double virt = 0;
-    double rate() const { return wall > 0 ? virt / wall : 0; }
+    double work = 0; // slices
+    double rate() const { return wall > 0 ? work / wall : 0; }
   };
 
-  void look(Time reached) {
+  void look(uint64_t slices) {
     const double now = clock_();
     if (!started_) {
       started_ = true;
       window_start_ = now;
-      window_reached_ = reached;
+      window_slices_ = slices;
       return;
     }
     if (now - window_start_ < kWindowSeconds)
       return;
     const double wall = now - window_start_;
-    const double virt = double(reached - window_reached_);
+    const double work = double(slices - window_slices_);
     window_start_ = now;
-    window_reached_ = reached;
+    window_slices_ = slices;
     if (windows_left_ > 0) { // keeping the choice
       if (--windows_left_ == 0) {
         trial_[0] = trial_[1] = Totals{};
@@ -89,7 +90,7 @@ private:
     }
     Totals &t = trial_[parallel_ ? 1 : 0];
     t.wall += wall;
-    t.virt += virt;
+    t.work += work;
     if (++trial_windows_ < kTrialWindows) {
       parallel_ = !parallel_;
       return;
@@ -104,7 +105,7 @@ private:
   uint64_t rounds_ = 0, parallel_rounds_ = 0;
   bool started_ = false;
   double window_start_ = 0;
-  Time window_reached_ = 0;
+  uint64_t window_slices_ = 0;
   bool parallel_ = false; // this window's way
   bool chose_parallel_ = false, ever_chose_parallel_ = false;
   int trial_windows_ = 0; // windows of the current trial that ended

@@ -301,7 +301,7 @@ TEST_CASE("threads: NI-AM collectives on 16 nodes are the same on 1, 2 and "
 
 TEST_CASE("threads: left to nicemu, a run that tries both ways (one "
           "thread, then the workers) is the same as on one thread") {
-  // Neither --threads nor $NICEMU_THREADS: the governor alternates 5 ms
+  // Neither --threads nor $NICEMU_THREADS: the governor alternates 2 ms
   // windows of each way before it chooses (node/thread_governor.hpp), so
   // a run of 16 nodes' barriers (some 100 ms) has rounds of both.
   const std::vector<std::string> run = {

@@ -142,41 +142,41 @@ std::vector<std::string> run_order(bool threads) {
 namespace {
 
 // Drives a governor with a made-up clock: each round takes `serial_s` or
-// `parallel_s` seconds of wall time as the governor chose, and
-// advances virtual time by 1 us. Returns the share of rounds it gave the
-// workers from round `from` on.
-double run_governor(ThreadGovernor &g, double &now, Time &reached,
+// `parallel_s` seconds of wall time as the governor chose, and runs 4
+// slices. Returns the share of rounds it gave the workers from round
+// `from` on.
+double run_governor(ThreadGovernor &g, double &now, uint64_t &slices,
                     double serial_s, double parallel_s, int rounds, int from) {
   int parallel = 0;
   for (int r = 0; r < rounds; ++r) {
-    bool p = g.parallel(reached);
+    bool p = g.parallel(slices);
     if (r >= from && p)
       ++parallel;
     now += p ? parallel_s : serial_s;
-    reached += 1'000'000;
+    slices += 4;
   }
   return double(parallel) / (rounds - from);
 }
 
 } // namespace
 
-TEST_CASE("threads governor: keeps the way that advances virtual time "
-          "faster, after a trial of both, and tries again later") {
+TEST_CASE("threads governor: keeps the way that runs the slices faster, "
+          "after a trial of both, and tries again later") {
   double now = 0;
-  Time reached = 0;
+  uint64_t slices = 0;
   SUBCASE("the workers are twice as fast: chosen") {
     ThreadGovernor g([&now] { return now; });
-    // A round 10 us on one thread, 5 us on the workers: the trial (6
-    // windows of 5 ms) is over within 6000 rounds.
-    run_governor(g, now, reached, 10e-6, 5e-6, 6000, 0);
+    // A round 10 us on one thread, 5 us on the workers: the trial (10
+    // windows of 2 ms) is over within 6000 rounds.
+    run_governor(g, now, slices, 10e-6, 5e-6, 6000, 0);
     CHECK(g.chose_parallel());
     CHECK(g.ever_chose_parallel());
-    // Kept for the next 50 windows (some 50,000 rounds here).
-    CHECK(run_governor(g, now, reached, 10e-6, 5e-6, 20000, 0) == 1.0);
+    // Kept for the next 100 windows (some 40,000 rounds here).
+    CHECK(run_governor(g, now, slices, 10e-6, 5e-6, 20000, 0) == 1.0);
   }
   SUBCASE("the workers are slower: one thread, once the trial is over") {
     ThreadGovernor g([&now] { return now; });
-    double share = run_governor(g, now, reached, 5e-6, 8e-6, 30000, 6000);
+    double share = run_governor(g, now, slices, 5e-6, 8e-6, 30000, 6000);
     CHECK_FALSE(g.chose_parallel());
     CHECK_FALSE(g.ever_chose_parallel());
     CHECK(share == 0.0);
@@ -184,23 +184,23 @@ TEST_CASE("threads governor: keeps the way that advances virtual time "
   }
   SUBCASE("a tie (within the margin): one thread") {
     ThreadGovernor g([&now] { return now; });
-    run_governor(g, now, reached, 5e-6, 4.8e-6, 6000, 0);
+    run_governor(g, now, slices, 5e-6, 4.8e-6, 6000, 0);
     CHECK_FALSE(g.chose_parallel());
   }
   SUBCASE("the machine changes: the next trial follows it") {
     ThreadGovernor g([&now] { return now; });
-    run_governor(g, now, reached, 5e-6, 8e-6, 6000, 0);
+    run_governor(g, now, slices, 5e-6, 8e-6, 6000, 0);
     REQUIRE_FALSE(g.chose_parallel());
-    // 50 windows of 5 ms at 5 us a round, then a new trial: by then the
+    // 100 windows of 2 ms at 5 us a round, then a new trial: by then the
     // workers are the faster way.
-    run_governor(g, now, reached, 10e-6, 4e-6, 80000, 0);
+    run_governor(g, now, slices, 10e-6, 4e-6, 80000, 0);
     CHECK(g.chose_parallel());
   }
-  SUBCASE("virtual time that does not move (hosts computing) decides "
-          "nothing rashly: no faster way, one thread") {
+  SUBCASE("rounds that run no slice (hosts computing) decide nothing "
+          "rashly: no faster way, one thread") {
     ThreadGovernor g([&now] { return now; });
     for (int r = 0; r < 10000; ++r) {
-      g.parallel(reached);
+      g.parallel(slices);
       now += 5e-6;
     }
     CHECK_FALSE(g.chose_parallel());
