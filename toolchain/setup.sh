@@ -29,6 +29,7 @@ PACKAGES=(
   libedit-dev                          # nicemu debug: line editing, history
   iproute2                             # tests: --tap in a network namespace
   help2man                             # the man page, made from nicemu --help (docs/install.md)
+  openmpi-bin                          # tests: mpirun around nicemu run (docs/distributed.md)
 )
 
 install_missing() {

@@ -639,6 +639,8 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
                   "follows wall time: the run is no longer deterministic");
   add_program_option(*cmd, *opts);
   cmd->callback([opts, &status] {
+    if ((status.code = refuse_mpi_ranks(opts->nodes)) != 0)
+      return;
     std::optional<HostTape> tape;
     if (!opts->record.empty())
       tape.emplace(HostTape::Mode::Record);

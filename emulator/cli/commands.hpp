@@ -21,6 +21,11 @@ void add_models_command(CLI::App &app, ExitStatus &status);
 void add_ldscript_command(CLI::App &app, ExitStatus &status);
 void add_regs_command(CLI::App &app, ExitStatus &status);
 void add_plot_command(CLI::App &app, ExitStatus &status);
+void add_partition_command(CLI::App &app, ExitStatus &status);
+// nicemu run started by mpirun as several ranks: rank 0 says why that does
+// not work yet; the exit code every rank returns (0: not several ranks, go
+// on). cmd_partition.cpp.
+int refuse_mpi_ranks(uint32_t nodes);
 // `nicemu bench dimmnet` (cmd_bench_dimmnet.cpp), under `nicemu bench`.
 void add_dimmnet_bench(CLI::App &bench);
 void add_uzura_bench(CLI::App &bench);

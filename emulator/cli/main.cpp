@@ -24,6 +24,7 @@ int main(int argc, char **argv) {
   nicemu::cli::add_ldscript_command(app, status);
   nicemu::cli::add_regs_command(app, status);
   nicemu::cli::add_plot_command(app, status);
+  nicemu::cli::add_partition_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {

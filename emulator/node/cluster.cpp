@@ -27,10 +27,9 @@ Time network_lookahead(const Model &model, const Fabric &fabric) {
   return checked_board(model).network_lookahead(model, fabric);
 }
 
-std::unique_ptr<Fabric> make_fabric(Scheduler &scheduler, const Model &model,
-                                    uint32_t nodes,
-                                    const std::string &topology_file,
-                                    const std::string *topology_text) {
+Topology cluster_topology(const Model &model, uint32_t nodes,
+                          const std::string &topology_file,
+                          const std::string *topology_text) {
   const Board &board = checked_board(model);
   FabricParams params = board.network(model);
   Topology topology =
@@ -48,7 +47,16 @@ std::unique_ptr<Fabric> make_fabric(Scheduler &scheduler, const Model &model,
                                     ? "the generated network of " +
                                           std::to_string(nodes) + " nodes"
                                     : topology_file);
-  return std::make_unique<Fabric>(scheduler, params, std::move(topology));
+  return topology;
+}
+
+std::unique_ptr<Fabric> make_fabric(Scheduler &scheduler, const Model &model,
+                                    uint32_t nodes,
+                                    const std::string &topology_file,
+                                    const std::string *topology_text) {
+  return std::make_unique<Fabric>(
+      scheduler, checked_board(model).network(model),
+      cluster_topology(model, nodes, topology_file, topology_text));
 }
 
 } // namespace nicemu

@@ -11,11 +11,18 @@
 
 namespace nicemu {
 
-// The network of the model's board (Board::network); `topology_file`
+// The cabling of the run's network: `topology_file`
 // empty: the board's default cabling (one crossbar up to its port count, a
 // generated multi-switch network beyond; DIMMnet-1 cables two cards
 // directly). `topology_text`: the file's text, already read (a replay's);
-// the file's name then only names it in messages.
+// the file's name then only names it in messages. Throws nicemu::Error if
+// the topology does not suit the run (its node count, route lengths).
+Topology cluster_topology(const Model &model, uint32_t nodes,
+                          const std::string &topology_file,
+                          const std::string *topology_text = nullptr);
+
+// The network of the model's board (Board::network), cabled as
+// cluster_topology says.
 std::unique_ptr<Fabric> make_fabric(Scheduler &scheduler, const Model &model,
                                     uint32_t nodes,
                                     const std::string &topology_file,

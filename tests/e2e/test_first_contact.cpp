@@ -47,7 +47,7 @@ TEST_CASE("a mistyped command or option is named, with the nearest known "
                     "regs: unknown option '--zzz' (nicemu regs --help)");
   check_parse_error({},
                     "give a command: image, flash, run, replay, debug, bench, "
-                    "models, ldscript, regs, plot (nicemu --help)");
+                    "models, ldscript, regs, plot, partition (nicemu --help)");
   check_parse_error({"run", "-n", "two", "--firmware", firmware("hello.img")},
                     "run: Could not convert: --nodes = two");
   // --help is no error.
