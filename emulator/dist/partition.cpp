@@ -1,12 +1,10 @@
 #include "dist/partition.hpp"
 
 #include "nicemu/error.hpp"
+#include "sim/text_file.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <deque>
-#include <fstream>
 #include <sstream>
 
 namespace nicemu {
@@ -151,16 +149,6 @@ Walk walk_switches(const Topology &t, const SwitchGraph &g) {
               " ranks: each rank needs at least one node");
 }
 
-std::optional<uint32_t> decimal(const std::string &s) {
-  if (s.empty() || s.size() > 10 ||
-      s.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  uint64_t v = std::stoull(s);
-  if (v > UINT32_MAX)
-    return std::nullopt;
-  return uint32_t(v);
-}
-
 std::string trimmed(const std::string &s) {
   size_t a = s.find_first_not_of(" \t\r");
   if (a == std::string::npos)
@@ -242,7 +230,7 @@ Partition parse_partition(const std::string &text, const std::string &origin,
     size_t colon = body.find(':');
     if (colon == std::string::npos)
       throw fail("expected '<rank>: <nodes>', e.g. '1: 512-1023'");
-    auto rank = decimal(trimmed(body.substr(0, colon)));
+    auto rank = parse_u32(trimmed(body.substr(0, colon)));
     if (!rank)
       throw fail("'" + trimmed(body.substr(0, colon)) +
                  "' is not a rank number");
@@ -260,10 +248,10 @@ Partition parse_partition(const std::string &text, const std::string &origin,
       if (item.empty())
         throw fail("an empty entry in the list of nodes");
       size_t dash = item.find('-');
-      auto first = decimal(trimmed(item.substr(0, dash)));
+      auto first = parse_u32(trimmed(item.substr(0, dash)));
       auto last = dash == std::string::npos
                       ? first
-                      : decimal(trimmed(item.substr(dash + 1)));
+                      : parse_u32(trimmed(item.substr(dash + 1)));
       if (!first || !last || *last < *first)
         throw fail("'" + item +
                    "' is neither a node number nor a range a-b with a <= b");
@@ -295,18 +283,9 @@ Partition parse_partition(const std::string &text, const std::string &origin,
 
 Partition read_partition(const std::string &path, uint32_t nodes,
                          uint32_t ranks) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error("cannot read partition file " + path + ": " +
-                std::strerror(errno));
-  constexpr size_t kMaxBytes = 16u << 20;
-  std::string text;
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, size_t(in.gcount()));
-    if (text.size() > kMaxBytes)
-      throw Error(path + ": more than 16 MiB, too large for a partition file");
-  }
+  // Far more than a line per rank needs, even with a list per node.
+  constexpr size_t kMaxBytes = size_t(16) << 20;
+  std::string text = read_text_file(path, "partition file", kMaxBytes);
   if (nodes < ranks)
     too_few_nodes(nodes, ranks);
   return parse_partition(text, path, nodes, ranks);
@@ -315,44 +294,48 @@ Partition read_partition(const std::string &path, uint32_t nodes,
 uint64_t cross_rank_cables(const Topology &t, const Partition &p) {
   SwitchGraph g(t);
   const uint32_t kNone = SwitchGraph::kNone;
-  // Each switch's votes: its own nodes first; switches with none take
-  // theirs from owned neighbours, nearest first (breadth-first from the
-  // switches that have nodes), each neighbour weighing what it stands for.
-  std::vector<uint32_t> owner(t.switches, kNone);
+  // A switch with nodes votes by them. One without takes the votes of the
+  // neighbours one hop nearer to the nodes (breadth-first from the switches
+  // that have nodes), each weighing the nodes it stands for: so between two
+  // subtrees a switch goes with the nearer one, not the larger.
+  std::vector<uint32_t> owner(t.switches, kNone), hops(t.switches, kNone);
   std::vector<uint64_t> weight(t.switches, 0);
-  std::deque<uint32_t> todo;
-  auto elect = [&](const std::vector<uint64_t> &votes) {
+  std::vector<uint64_t> votes(p.ranks);
+  auto elect = [&] {
     return uint32_t(std::max_element(votes.begin(), votes.end()) -
                     votes.begin());
   };
-  std::vector<uint64_t> votes(p.ranks);
+  std::vector<uint32_t> layer;
   for (uint32_t s = 0; s < t.switches; ++s) {
     if (g.nodes[s].empty())
       continue;
     std::fill(votes.begin(), votes.end(), 0);
     for (uint32_t n : g.nodes[s])
       ++votes[p.rank_of[n]];
-    owner[s] = elect(votes);
+    owner[s] = elect();
     weight[s] = g.nodes[s].size();
-    todo.push_back(s);
+    hops[s] = 0;
+    layer.push_back(s);
   }
-  while (!todo.empty()) {
-    uint32_t s = todo.front();
-    todo.pop_front();
-    for (uint32_t next : g.neighbours[s]) {
-      if (owner[next] != kNone)
-        continue;
-      std::fill(votes.begin(), votes.end(), 0);
-      uint64_t total = 0;
-      for (uint32_t m : g.neighbours[next])
-        if (owner[m] != kNone) {
-          votes[owner[m]] += weight[m];
-          total += weight[m];
+  for (uint32_t h = 1; !layer.empty(); ++h) {
+    std::vector<uint32_t> next;
+    for (uint32_t s : layer)
+      for (uint32_t n : g.neighbours[s])
+        if (hops[n] == kNone) {
+          hops[n] = h;
+          next.push_back(n);
         }
-      owner[next] = elect(votes);
-      weight[next] = total;
-      todo.push_back(next);
+    std::sort(next.begin(), next.end());
+    for (uint32_t s : next) {
+      std::fill(votes.begin(), votes.end(), 0);
+      for (uint32_t m : g.neighbours[s])
+        if (hops[m] == h - 1) {
+          votes[owner[m]] += weight[m];
+          weight[s] += weight[m];
+        }
+      owner[s] = elect();
     }
+    layer = std::move(next);
   }
   auto rank_of = [&](const Topology::Endpoint &e) {
     return e.is_switch ? owner[e.index] : p.rank_of[e.index];

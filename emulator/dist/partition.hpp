@@ -46,8 +46,9 @@ Partition read_partition(const std::string &path, uint32_t nodes,
 
 // Cables whose two ends belong to different ranks. A node belongs to its
 // rank; a switch to the rank that holds most of the nodes cabled to it, or,
-// with none, most of those its neighbouring switches stand for (ties: the
-// lowest rank). Packets between ranks cross these cables.
+// with none, most of the nodes that its neighbours one hop nearer to the
+// nodes stand for (ties: the lowest rank). Packets between ranks cross
+// these cables.
 uint64_t cross_rank_cables(const Topology &topology, const Partition &p);
 
 // "0-511,1024" for sorted node numbers.

@@ -9,10 +9,8 @@
 #include "fabric/topology_check.hpp"
 
 #include "nicemu/error.hpp"
+#include "sim/text_file.hpp"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <memory>
 #include <sstream>
 
@@ -30,30 +28,19 @@ std::vector<std::string> words_of(const std::string &line) {
   return words;
 }
 
-// A decimal number below 2^32, or nothing.
-std::optional<uint32_t> number(const std::string &s) {
-  if (s.empty() || s.size() > 10 ||
-      s.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  uint64_t v = std::stoull(s);
-  if (v > UINT32_MAX)
-    return std::nullopt;
-  return uint32_t(v);
-}
-
 // "s<switch>:<port>" or "n<node>".
 std::optional<Topology::Endpoint> endpoint(const std::string &s) {
   if (s.size() < 2)
     return std::nullopt;
   if (s[0] == 'n') {
-    auto n = number(s.substr(1));
+    auto n = parse_u32(s.substr(1));
     return n ? std::optional(Topology::Endpoint{false, *n, 0}) : std::nullopt;
   }
   size_t colon = s.find(':');
   if (s[0] != 's' || colon == std::string::npos)
     return std::nullopt;
-  auto sw = number(s.substr(1, colon - 1));
-  auto port = number(s.substr(colon + 1));
+  auto sw = parse_u32(s.substr(1, colon - 1));
+  auto port = parse_u32(s.substr(colon + 1));
   if (!sw || !port)
     return std::nullopt;
   return Topology::Endpoint{true, *sw, *port};
@@ -92,7 +79,7 @@ private:
 uint32_t Parser::count(const std::vector<std::string> &words, size_t line) {
   if (words.size() != 2)
     fail(line, "expected '" + words[0] + " <count>'");
-  auto n = number(words[1]);
+  auto n = parse_u32(words[1]);
   if (!n)
     fail(line, "'" + words[1] + "' is not a number");
   return *n;
@@ -148,7 +135,7 @@ void Parser::statement(const std::vector<std::string> &words, size_t line) {
   if (what == "ports" || what == "switches" || what == "nodes")
     return declare(words, line);
   if (what == "node") {
-    if (words.size() != 3 || !number(words[1]))
+    if (words.size() != 3 || !parse_u32(words[1]))
       fail(line, "expected 'node <number> s<switch>:<port>'");
     return cable("n" + words[1], words[2], line);
   }
@@ -199,20 +186,7 @@ Topology read_topology(const std::string &path, uint32_t ports_per_switch) {
 }
 
 std::string read_topology_text(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error("cannot read topology file " + path + ": " +
-                std::strerror(errno));
-  std::string text;
-  char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, size_t(in.gcount()));
-    if (text.size() > kMaxTopologyBytes)
-      throw Error(path + ": more than 64 MiB, too large for a topology file");
-  }
-  if (in.bad())
-    throw Error("cannot read topology file " + path);
-  return text;
+  return read_text_file(path, "topology file", kMaxTopologyBytes);
 }
 
 } // namespace nicemu
