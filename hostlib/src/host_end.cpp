@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -46,8 +47,17 @@ constexpr int kYields = 200;
 int yields_for(uint32_t hosts) {
   return few_enough_to_yield(hosts) ? kYields : 0;
 }
-// A waiting host re-checks this often that the emulator still runs.
-constexpr int kLivenessCheckMs = 250;
+// A waiting host re-checks this often that the emulator still runs (an
+// orderly stop wakes it; this finds an emulator that died). The period
+// grows with the hosts beyond 64, so that all of them together wake at most
+// 256 times a second (up to 4096 hosts): each wake costs the machine tens of
+// microseconds, and 4096 hosts checking every 250 ms kept both cores of a
+// 2-core machine busy and left the emulator 3 % of one.
+int liveness_check_ms(uint32_t hosts) {
+  constexpr int kPeriodMs = 250, kLongestMs = 16'000;
+  return int(std::clamp<uint64_t>(uint64_t(kPeriodMs) * hosts / 64, kPeriodMs,
+                                  kLongestMs));
+}
 
 Error sys_error(const std::string &what, ErrorKind kind = ErrorKind::Failure) {
   return Error("host channel: " + what + ": " + std::strerror(errno), kind);
@@ -376,6 +386,7 @@ void HostEnd::wait_for_reply(uint32_t seen) {
   std::atomic<uint32_t> &seq = control_->reply_seq;
   static const int spins = spins_for(control_->size);
   static const int yields = yields_for(control_->size);
+  static const int liveness = liveness_check_ms(control_->size);
   for (int i = 0; i < spins; ++i) {
     if (seq.load(std::memory_order_acquire) != seen)
       return;
@@ -390,7 +401,7 @@ void HostEnd::wait_for_reply(uint32_t seen) {
     // seq_cst: pairs with the emulator's bump-then-check in reply().
     control_->host_sleeping.store(1);
     if (seq.load() == seen)
-      futex_wait(seq, seen, kLivenessCheckMs);
+      futex_wait(seq, seen, liveness);
     control_->host_sleeping.store(0);
     if (seq.load(std::memory_order_acquire) != seen)
       return;
