@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 
 namespace nicemu {
 
@@ -65,6 +66,72 @@ void build_tree(Topology &t) {
   t.switches = root + 1;
 }
 
+// Levels of build_tree for `nodes` (the leaves' level is 1, the root's the
+// last).
+uint32_t tree_levels(uint32_t nodes, uint32_t ports) {
+  uint32_t fan = ports - 1, level = (nodes + fan - 1) / fan, levels = 1;
+  for (; level > ports; ++levels)
+    level = (level + fan - 1) / fan;
+  return levels + 1;
+}
+
+// Levels below each centre of build_two_centres (0: the centres hold the
+// nodes), or nothing if more than `most` would be needed.
+std::optional<uint32_t> depth_below_centres(uint32_t nodes, uint32_t ports,
+                                            uint32_t most) {
+  uint64_t fan = ports - 1, capacity = 2 * fan; // nodes on the centres
+  for (uint32_t depth = 0; depth <= most; ++depth, capacity *= fan)
+    if (nodes <= capacity)
+      return depth;
+  return std::nullopt;
+}
+
+// Two centres cabled to each other on their last ports, each the root of
+// a tree of `depth` levels below it (children on ports 0..ports-2, as in
+// build_tree): half the nodes (the first, rounded up) below the first
+// centre. A route climbs to its centre, crosses to the other if it must and
+// comes down: at most 2 * (depth + 1) bytes, one less level each way than
+// one root needs for as many nodes once that root's tree is tall.
+// Switches are numbered as build_tree numbers each half (level by level
+// from the leaves, its centre last), the first half first.
+void build_two_centres(Topology &t, uint32_t depth) {
+  const uint32_t fan = t.ports_per_switch - 1;
+  uint32_t centres[2] = {0, 0};
+  uint32_t first_node = 0, next_switch = 0;
+  for (uint32_t half = 0; half < 2; ++half) {
+    uint32_t count = half == 0 ? (t.nodes + 1) / 2 : t.nodes / 2;
+    // Switches of each level, from the leaves; the centre's level has one.
+    std::vector<uint32_t> sizes;
+    uint32_t level = count;
+    for (uint32_t d = 0; d < depth; ++d) {
+      level = (level + fan - 1) / fan;
+      sizes.push_back(level);
+    }
+    uint32_t first = next_switch; // of the level being cabled
+    uint32_t below = depth == 0 ? 0 : sizes[0];
+    // Nodes onto the leaves (or onto the centre when depth is 0).
+    for (uint32_t n = 0; n < count; ++n)
+      t.cables.push_back(
+          {node_end(first_node + n), switch_end(first + n / fan, n % fan)});
+    for (uint32_t d = 1; d < depth; ++d) {
+      for (uint32_t c = 0; c < sizes[d - 1]; ++c)
+        t.cables.push_back({switch_end(first + c, fan),
+                            switch_end(first + below + c / fan, c % fan)});
+      first += below;
+      below = sizes[d];
+    }
+    uint32_t centre = first + below;
+    for (uint32_t c = 0; c < below; ++c)
+      t.cables.push_back({switch_end(first + c, fan), switch_end(centre, c)});
+    centres[half] = centre;
+    next_switch = centre + 1;
+    first_node += count;
+  }
+  t.cables.push_back(
+      {switch_end(centres[0], fan), switch_end(centres[1], fan)});
+  t.switches = next_switch;
+}
+
 } // namespace
 
 Topology make_topology(uint32_t nodes, uint32_t ports_per_switch) {
@@ -83,6 +150,17 @@ Topology make_topology(uint32_t nodes, uint32_t ports_per_switch) {
                 " nodes need a tree of switches, which needs at least 3 "
                 "ports per switch (not " +
                 std::to_string(ports_per_switch) + ")");
+  } else if (uint32_t levels = tree_levels(nodes, ports_per_switch);
+             levels >= 5) {
+    // A tall tree: two centres give routes a byte shorter where they hold
+    // the nodes with one level less on each side (2745-4802 nodes on
+    // 8-port switches, whose routes then fit the route table's 8 bytes).
+    // Shorter trees keep their shape, on which figures were published.
+    auto depth = depth_below_centres(nodes, ports_per_switch, levels - 2);
+    if (depth && 2 * (*depth + 1) < 2 * levels - 1)
+      build_two_centres(t, *depth);
+    else
+      build_tree(t);
   } else {
     build_tree(t);
   }

@@ -282,13 +282,55 @@ TEST_CASE("the longest route is found without walking every pair "
   CHECK(r->to == 1);
   CHECK(r->bytes == 12);
   CHECK(r->bytes == parse(chain(12)).route(0, 1).size());
-  // Generated trees: 7 bytes up to 2744 nodes, 9 beyond.
+  // Generated networks: 7 bytes up to 2744 nodes, 8 with two centres up
+  // to 4802, 9 beyond.
   CHECK(!make_topology(2744, 8).route_longer_than(8));
   CHECK(!make_topology(1024, 8).route_longer_than(7));
-  auto big = make_topology(2745, 8).route_longer_than(8);
+  CHECK(make_topology(2745, 8).route_longer_than(7));
+  CHECK(!make_topology(2745, 8).route_longer_than(8));
+  CHECK(!make_topology(4802, 8).route_longer_than(8));
+  auto big = make_topology(4803, 8).route_longer_than(8);
   REQUIRE(big);
   CHECK(big->bytes == 9);
   CHECK(big->from == 0);
   // Back to back: no switch, no route bytes.
   CHECK(!parse("switches 0\nnodes 2\ncable n0 n1\n").route_longer_than(0));
+}
+
+TEST_CASE("a tall tree becomes two centres where that shortens routes: "
+          "4096 nodes on 8-port switches fit the route table") {
+  Topology t = make_topology(4096, 8);
+  t.validate();
+  // Each half: 293 leaves of 7 nodes (the last with 4), 42 and 6 switches
+  // above them, and its centre: 342 switches, the first half first.
+  CHECK(t.switches == 684);
+  const uint32_t a = 341, b = 683; // the centres
+  size_t centre_cables = 0;
+  bool joined = false;
+  for (const auto &[x, y] : t.cables) {
+    if (x.is_switch && y.is_switch &&
+        ((x.index == a && y.index == b) || (x.index == b && y.index == a))) {
+      joined = true;
+      CHECK(x.port == 7);
+      CHECK(y.port == 7);
+    }
+    centre_cables += (x.is_switch && (x.index == a || x.index == b)) +
+                     (y.is_switch && (y.index == a || y.index == b));
+  }
+  CHECK(joined);
+  CHECK(centre_cables == 2 * 6 + 2); // 6 children each, and their cable
+  // Within a half: up 3 levels and down (7 bytes); across: 8.
+  CHECK(t.route(0, 2047).size() == 7);
+  CHECK(t.route(0, 2048) == Bytes{7, 7, 7, 7, 0, 0, 0, 0});
+  CHECK(t.route(4095, 0).size() == 8);
+  CHECK(!t.route_longer_than(8));
+  // Shorter trees keep their shape (figures were measured on them): up to
+  // four levels, one root, although two centres would shorten some.
+  for (uint32_t nodes : {64u, 98u, 1024u, 2744u}) {
+    CAPTURE(nodes);
+    Topology same = make_topology(nodes, 8);
+    CHECK(same.route(0, nodes - 1).size() == 2 * tree_height(nodes) + 1);
+  }
+  // Beyond two centres' reach one root is shorter again (9 bytes, not 10).
+  CHECK(make_topology(4803, 8).route(0, 4802).size() == 9);
 }
