@@ -67,12 +67,13 @@ TEST_CASE("regression: a route longer than the ROUTE device's 8 bytes is "
                             ": the route from node 0 to node 1 crosses 12 "
                             "switches, but the ROUTE device holds at most 8 "
                             "route bytes"));
-  // Generated networks: up to 2744 nodes fit; 2745 need 9 bytes.
+  // Generated networks: up to 4802 nodes fit (two centres from 2745);
+  // 4803 need 9 bytes.
   CommandResult big =
-      nicemu({"run", "-n", "2745", "--firmware", firmware("hello.img")});
+      nicemu({"run", "-n", "4803", "--firmware", firmware("hello.img")});
   INFO(big);
   CHECK(big.status == 1);
-  CHECK(contains(big.err, "the generated network of 2745 nodes: the route "
+  CHECK(contains(big.err, "the generated network of 4803 nodes: the route "
                           "from node 0 to node"));
 }
 
