@@ -347,21 +347,7 @@ uint64_t cross_rank_cables(const Topology &t, const Partition &p) {
 }
 
 std::string node_ranges(const std::vector<uint32_t> &nodes) {
-  std::string out;
-  for (size_t i = 0; i < nodes.size();) {
-    size_t j = i;
-    while (j + 1 < nodes.size() && nodes[j + 1] == nodes[j] + 1)
-      ++j;
-    if (!out.empty())
-      out += ',';
-    out += std::to_string(nodes[i]);
-    if (j > i) {
-      out += '-';
-      out += std::to_string(nodes[j]);
-    }
-    i = j + 1;
-  }
-  return out;
+  return number_ranges(nodes, ",");
 }
 
 std::string describe_partition(const Topology &t, const Partition &p) {

@@ -3,6 +3,7 @@
 #include "host/host_tape.hpp"
 
 #include "sim/live_bits.hpp"
+#include "sim/text_file.hpp"
 
 extern char **environ; // POSIX: the process environment
 
@@ -216,21 +217,7 @@ pid_t spawn_rank(const std::vector<char *> &argv,
 
 // "3", "0, 2-7": ranks in increasing order, runs shortened.
 std::string rank_list(const std::vector<uint32_t> &ranks) {
-  std::string out;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1)
-      ++j;
-    if (!out.empty())
-      out += ", ";
-    out += std::to_string(ranks[i]);
-    if (j > i) {
-      out += '-';
-      out += std::to_string(ranks[j]);
-    }
-    i = j + 1;
-  }
-  return out;
+  return number_ranges(ranks, ", ");
 }
 
 // "host 3", "hosts 0, 2-7".

@@ -37,4 +37,23 @@ std::optional<uint32_t> parse_u32(const std::string &s) {
   return uint32_t(v);
 }
 
+std::string number_ranges(const std::vector<uint32_t> &sorted,
+                          const std::string &separator) {
+  std::string out;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1)
+      ++j;
+    if (!out.empty())
+      out += separator;
+    out += std::to_string(sorted[i]);
+    if (j > i) {
+      out += '-';
+      out += std::to_string(sorted[j]);
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
 } // namespace nicemu
