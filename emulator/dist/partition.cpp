@@ -52,37 +52,47 @@ struct SwitchGraph {
     }
   }
 
-  // Hops from `from` to every switch (kNone: unreachable).
-  std::vector<uint32_t> hops_from(uint32_t from) const {
+  // The switch farthest from `from` (the lowest number among equals), and
+  // each switch's predecessor on the way there (kNone: unreachable).
+  uint32_t farthest(uint32_t from, std::vector<uint32_t> &parent) const {
     std::vector<uint32_t> hops(nodes.size(), kNone);
+    parent.assign(nodes.size(), kNone);
     hops[from] = 0;
+    uint32_t far = from;
     std::deque<uint32_t> todo{from};
     while (!todo.empty()) {
       uint32_t s = todo.front();
       todo.pop_front();
+      if (hops[s] > hops[far] || (hops[s] == hops[far] && s < far))
+        far = s;
       for (uint32_t n : neighbours[s])
         if (hops[n] == kNone) {
           hops[n] = hops[s] + 1;
+          parent[n] = s;
           todo.push_back(n);
         }
     }
-    return hops;
+    return far;
   }
 
-  // The switch whose farthest switch is nearest (the lowest number among
-  // equals): the root of the walk, so that subtrees are as even as the
-  // network allows. One search per switch: switches are few.
+  // The root of the walk: the middle of a longest path, found by two
+  // searches from the switch of the lowest node that has one. That is the
+  // centre of a tree (the generated networks), so its subtrees are as even
+  // as the network allows; elsewhere a fair start. Linear in the switches.
   uint32_t centre() const {
-    uint32_t best = 0, best_far = kNone;
-    for (uint32_t s = 0; s < nodes.size(); ++s) {
-      std::vector<uint32_t> hops = hops_from(s);
-      uint32_t far = *std::max_element(hops.begin(), hops.end());
-      if (far < best_far) {
-        best_far = far;
-        best = s;
+    uint32_t start = 0;
+    for (uint32_t n = 0; n < switch_of.size(); ++n)
+      if (switch_of[n] != kNone) {
+        start = switch_of[n];
+        break;
       }
-    }
-    return best;
+    std::vector<uint32_t> parent;
+    uint32_t end = farthest(farthest(start, parent), parent);
+    std::vector<uint32_t> path{end};
+    while (parent[path.back()] != kNone)
+      path.push_back(parent[path.back()]);
+    // Two middles (an even count): the lower switch number.
+    return std::min(path[(path.size() - 1) / 2], path[path.size() / 2]);
   }
 };
 

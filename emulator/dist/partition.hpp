@@ -24,13 +24,13 @@ struct Partition {
 };
 
 // The nodes in the order of a depth-first walk of the switches (from the
-// switch nearest to all others; each switch's own nodes first, then its
-// neighbours' subtrees, ports in order), cut into `ranks` parts. Each cut
-// lies within a sixteenth of a part of where even shares would put it: at
-// the end of the largest subtree that ends there (the nearest among equals),
-// else exactly at the even cut (a switch's nodes are then split). Nodes
-// cabled to each other with no switch between are taken in node order.
-// Throws nicemu::Error if there are fewer nodes than ranks.
+// middle of a longest path, a tree's centre; each switch's own nodes
+// first, then its neighbours' subtrees, ports in order), cut into `ranks`
+// parts. Each cut lies within a sixteenth of a part of where even shares
+// would put it: at the end of the largest subtree that ends there (the
+// nearest among equals), else exactly at the even cut (a switch's nodes are
+// then split). Nodes cabled to each other with no switch between are taken
+// in node order. Throws nicemu::Error if there are fewer nodes than ranks.
 Partition partition_by_topology(const Topology &topology, uint32_t ranks);
 
 // A partition file (format in docs/distributed.md): one line per rank,
