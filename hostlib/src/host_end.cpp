@@ -13,7 +13,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -47,18 +46,6 @@ constexpr int kYields = 200;
 int yields_for(uint32_t hosts) {
   return few_enough_to_yield(hosts) ? kYields : 0;
 }
-// A waiting host re-checks this often that the emulator still runs (an
-// orderly stop wakes it; this finds an emulator that died). The period
-// grows with the hosts beyond 64, so that all of them together wake at most
-// 256 times a second (up to 4096 hosts): each wake costs the machine tens of
-// microseconds, and 4096 hosts checking every 250 ms kept both cores of a
-// 2-core machine busy and left the emulator 3 % of one.
-int liveness_check_ms(uint32_t hosts) {
-  constexpr int kPeriodMs = 250, kLongestMs = 16'000;
-  return int(std::clamp<uint64_t>(uint64_t(kPeriodMs) * hosts / 64, kPeriodMs,
-                                  kLongestMs));
-}
-
 Error sys_error(const std::string &what, ErrorKind kind = ErrorKind::Failure) {
   return Error("host channel: " + what + ": " + std::strerror(errno), kind);
 }

@@ -5,6 +5,7 @@
 #include "host_end.hpp"
 
 #include "nicemu/error.hpp"
+#include "nicemu/spin_wait.hpp"
 
 #include <doctest/doctest.h>
 
@@ -725,4 +726,20 @@ TEST_CASE("channel: each process sharing a card has its own bus window") {
 
   // An arena larger than a window cannot share a card.
   CHECK_THROWS_AS(EmulatorEnd(0, 2, kArenaBusStride + 4096, 2), nicemu::Error);
+}
+
+TEST_CASE("channel: sleeping hosts check the emulator less often when they "
+          "are many, about 256 wakes a second in all at most") {
+  using nicemu::liveness_check_ms;
+  CHECK(liveness_check_ms(1) == 250);
+  CHECK(liveness_check_ms(64) == 250);
+  CHECK(liveness_check_ms(128) == 500);
+  CHECK(liveness_check_ms(1024) == 4000);
+  CHECK(liveness_check_ms(4096) == 16000);
+  CHECK(liveness_check_ms(100000) == 16000);
+  // Wakes a second of all hosts together (the period is whole ms).
+  for (uint32_t hosts : {1u, 8u, 64u, 65u, 300u, 1024u, 4096u}) {
+    CAPTURE(hosts);
+    CHECK(hosts * 1000.0 / liveness_check_ms(hosts) < 257.0);
+  }
 }
