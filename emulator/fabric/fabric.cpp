@@ -113,6 +113,7 @@ struct Sent {
   std::function<void(Time)> fn;
   EventTag tag; // the sender's (Fabric::send)
   bool in_use = false;
+  uint32_t node = 0; // the sender: fn runs as its card
 };
 
 // The fabric's events, by EventTag::kind. Each is made again from (kind,
@@ -181,7 +182,8 @@ struct Fabric::Impl : EventOwner {
   void restore_event(Scheduler &scheduler, const SavedEvent &e) override;
   // Whether (kind, a, b) names what this fabric has now.
   bool valid_event(uint32_t kind, uint64_t a, uint64_t b) const;
-  uint32_t new_sent(std::function<void(Time)> fn, const EventTag &tag);
+  uint32_t new_sent(std::function<void(Time)> fn, const EventTag &tag,
+                    uint32_t node);
   std::function<void(Time)> remake_sent(StateReader &in, const EventTag &tag);
   Flight *new_flight();
   void maybe_free(Flight *f);
@@ -195,6 +197,7 @@ struct Fabric::Impl : EventOwner {
   void fan_out(Flight *f, uint32_t sw);
   void at_node(Flight *f, uint32_t node);
   void offer(Flight *f);
+  bool accept_head(PacketReceiver &r, Flight *f);
   void wait(Flight *f);
   void stop_waiting(Flight *f);
   void drop(Flight *f, bool filtered = false);
@@ -285,6 +288,7 @@ Scheduler::Callback Fabric::Impl::callback(uint32_t kind, uint64_t a,
   case kTailLeavesNode:
     return [this, i = uint32_t(a)] {
       std::function<void(Time)> fn = std::move(sents[i].fn);
+      Scheduler::OriginScope card(sched, EventOrigin::card(sents[i].node));
       sents[i] = Sent{};
       free_sents.push_back(i);
       fn(sched.now());
@@ -307,7 +311,7 @@ Scheduler::Callback Fabric::Impl::callback(uint32_t kind, uint64_t a,
 }
 
 uint32_t Fabric::Impl::new_sent(std::function<void(Time)> fn,
-                                const EventTag &tag) {
+                                const EventTag &tag, uint32_t node) {
   uint32_t i;
   if (free_sents.empty()) {
     i = uint32_t(sents.size());
@@ -316,7 +320,7 @@ uint32_t Fabric::Impl::new_sent(std::function<void(Time)> fn,
     i = free_sents.back();
     free_sents.pop_back();
   }
-  sents[i] = Sent{std::move(fn), tag, true};
+  sents[i] = Sent{std::move(fn), tag, true, node};
   return i;
 }
 
@@ -507,9 +511,17 @@ void Fabric::Impl::at_node(Flight *f, uint32_t node) {
   offer(f);
 }
 
+// What the card does when the network calls into it (it takes a head, a
+// packet arrives, a sender's on_sent) is scheduled as that card's: numbered
+// alike in one process and in a run spread over several (EventOrigin).
+bool Fabric::Impl::accept_head(PacketReceiver &r, Flight *f) {
+  Scheduler::OriginScope card(sched, EventOrigin::card(f->node));
+  return r.accept_head(f->packet, sched.now());
+}
+
 void Fabric::Impl::offer(Flight *f) {
   PacketReceiver *r = receivers[f->node]; // detached meanwhile: wait
-  if (!r || !r->accept_head(f->packet, sched.now())) {
+  if (!r || !accept_head(*r, f)) {
     refused[f->node] = f;
     return wait(f);
   }
@@ -604,7 +616,7 @@ void Fabric::Impl::move(Flight *f, Time duration, bool all) {
   };
   if (f->on_sent && f->length <= end) {
     post(at(f->length), kTailLeavesNode,
-         new_sent(std::move(f->on_sent), f->sent_tag));
+         new_sent(std::move(f->on_sent), f->sent_tag, f->packet.source));
     f->on_sent = nullptr;
     f->sent_tag = {};
   }
@@ -649,6 +661,7 @@ void Fabric::Impl::finish(Flight *f) {
   f->finished = true;
   if (!f->dropped && receivers[f->node]) {
     ++stats.packets_delivered;
+    Scheduler::OriginScope card(sched, EventOrigin::card(f->node));
     receivers[f->node]->packet_arrived(std::move(f->packet), sched.now());
   }
   // Duplicates follow a packet that arrived (one that was lost or dropped
@@ -1403,6 +1416,11 @@ void Fabric::load_state(StateReader &in) {
       continue;
     sent.tag = read_tag(in);
     sent.fn = m.remake_sent(in, sent.tag);
+    // The sender is its tag's owner, a device of its card.
+    uint64_t card = sent.tag.owner >> 32;
+    if (card == 0 || card > nodes)
+      in.fail("an on_sent belongs to no node's device");
+    sent.node = uint32_t(card - 1);
   }
   std::vector<uint32_t> free_sents = in.pods<uint32_t>(sents.size());
   {

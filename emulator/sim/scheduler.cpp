@@ -232,7 +232,9 @@ void Scheduler::run_top() {
   heap_.pop_back();
   now_ = top.key.when;
   Callback fn = std::move(slots_[top.slot].fn);
+  EventOrigin origin = EventOrigin::of_event(slots_[top.slot].tag);
   release(top.slot);
+  OriginScope scope(*this, origin);
   fn();
 }
 

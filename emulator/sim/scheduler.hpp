@@ -2,11 +2,14 @@
 //
 // Devices schedule named events; the run loop executes them in order of
 // (time, priority, origin, sequence). The origin is who scheduled the event:
-// another event (or the run loop), a node's core during its slice, or a
-// host's request; the sequence counts per origin. So events at the same time
-// and priority run in an order that does not depend on how the cores'
-// slices happened to interleave, which makes every run with the same inputs
-// identical whatever the slicing (a debugger's single steps included).
+// the network or the run loop, a node's card (in one of its devices' events,
+// or called by the network), a host's event, a node's core during its
+// slice, or a host's request; the sequence counts per origin. So events at
+// the same time and priority run in an order that does not depend on how
+// the cores' slices happened to interleave, which makes every run with the
+// same inputs identical whatever the slicing (a debugger's single steps
+// included); nor on how one card's events fell among another's, which is
+// what a run spread over several processes needs (docs/distributed.md).
 #pragma once
 
 #include "sim/time.hpp"
@@ -68,16 +71,33 @@ public:
 
 // Who schedules the events from now on (Scheduler::set_origin).
 struct EventOrigin {
-  uint64_t id = 0; // 0: an event (or the loop); 1 + n: node n's core;
-                   // 2^32 + r: host r's request; 2^33: the outside
+  uint64_t id = 0; // 0: the network's events, untagged ones, the loop;
+                   // 1 + n: node n's card; 2^30 + r: host r's events;
+                   // 2^31 + n: node n's core; 2^32 + r: host r's request;
+                   // 2^33: the outside
   static EventOrigin events() { return {}; }
-  static EventOrigin core(uint32_t node) { return {1 + uint64_t(node)}; }
+  static EventOrigin card(uint32_t node) { return {1 + uint64_t(node)}; }
+  static EventOrigin host_event(uint32_t rank) { return {(1ull << 30) + rank}; }
+  static EventOrigin core(uint32_t node) {
+    return {(1ull << 31) + uint64_t(node)};
+  }
+  // What an event with `tag` schedules is numbered as its owner's: a
+  // device's event as its card, a host's as that host, the network's and
+  // untagged ones as events().
+  static EventOrigin of_event(const EventTag &tag);
   static EventOrigin host(uint32_t rank) { return {(1ull << 32) + rank}; }
   // Frames from Linux (nicemu run --tap): their order among events of the
   // same time does not depend on when the run loop took them in, so a
   // replay that puts them in at its start runs them alike.
   static EventOrigin outside() { return {1ull << 33}; }
 };
+
+inline EventOrigin EventOrigin::of_event(const EventTag &tag) {
+  if (tag.owner >> 63)
+    return host_event(uint32_t(tag.owner));
+  uint64_t node = tag.owner >> 32;
+  return node ? card(uint32_t(node - 1)) : events();
+}
 
 class Scheduler {
 public:
@@ -103,6 +123,20 @@ public:
   // the previous origin, to restore. Each thread has its own: cores whose
   // slices run at once on several threads each schedule as themselves.
   EventOrigin set_origin(EventOrigin origin);
+  // set_origin for a scope: the network calling into a card schedules as
+  // that card.
+  class OriginScope {
+  public:
+    OriginScope(Scheduler &s, EventOrigin origin)
+        : s_(s), was_(s.set_origin(origin)) {}
+    ~OriginScope() { s_.set_origin(was_); }
+    OriginScope(const OriginScope &) = delete;
+    OriginScope &operator=(const OriginScope &) = delete;
+
+  private:
+    Scheduler &s_;
+    EventOrigin was_;
+  };
 
   // While on, schedule, cancel and is_pending may be called from several
   // threads at once (the slices of a round running on worker threads);

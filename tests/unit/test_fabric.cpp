@@ -803,3 +803,39 @@ TEST_CASE("regression: a stalled wormhole ring leaves its packets counted in "
   CHECK(fine.log.size() == 1);
   CHECK(fine.fabric.packets_in_network() == 0);
 }
+
+TEST_CASE("what a card does when the network calls into it is numbered as "
+          "that card's, not as the network's") {
+  // Node 2 takes a head and a tail, node 0's on_sent runs, and a device
+  // event of node 1 runs later; each schedules one event at 50000. There
+  // they run by card (0, 1, 2), as one process and a run spread over
+  // several both number them (docs/distributed.md).
+  struct Card : PacketReceiver {
+    Scheduler &sched;
+    std::string &order;
+    Card(Scheduler &s, std::string &o) : sched(s), order(o) {}
+    void later(char c) {
+      sched.schedule(50000, "later", [this, c] { order += c; });
+    }
+    bool accept_head(const Packet &, Time) override {
+      later('h');
+      return true;
+    }
+    void packet_arrived(Packet, Time) override { later('t'); }
+  };
+  Scheduler sched;
+  std::string order;
+  Fabric fabric(sched, test_params(), make_topology(4, 8));
+  Card card(sched, order);
+  fabric.attach(2, &card);
+  Packet p;
+  p.source = 0;
+  p.route = {2};
+  p.payload.assign(100, 0);
+  fabric.send(std::move(p), 1000, [&](Time) { card.later('s'); });
+  sched.schedule(
+      20000, "node 1's device", [&] { card.later('d'); }, 0,
+      EventTag{device_event_owner(1, 0)});
+  sched.run_until(kTimeNever);
+  CHECK(order == "sdht");
+}

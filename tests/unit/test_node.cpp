@@ -208,6 +208,47 @@ TEST_CASE("events at one time run by origin, whatever order they came in") {
   CHECK(run(false) == "e0o1h");
 }
 
+TEST_CASE("what an event schedules is numbered as the event's owner, so "
+          "one card's events do not move another's") {
+  // Card 0's device event and card 1's run at time 10 in either order, then
+  // a network event; each schedules one event at 20. At 20 they run by
+  // origin: the network's first, then card 0's, then card 1's (each card's
+  // in its own order), however the events at 10 fell.
+  auto run = [](bool card1_first) {
+    Scheduler s;
+    std::string order;
+    auto at20 = [&](char c) {
+      s.schedule(20, "later", [&order, c] { order += c; });
+    };
+    EventTag card0{device_event_owner(0, 3)}, card1{device_event_owner(1, 3)};
+    EventTag network{kFabricEventOwner};
+    s.schedule(
+        10, "card 0",
+        [&] {
+          at20('a');
+          at20('b');
+        },
+        card1_first ? 1 : 0, card0);
+    s.schedule(
+        10, "card 1", [&] { at20('c'); }, 0, card1);
+    s.schedule(
+        10, "network", [&] { at20('n'); }, 2, network);
+    s.run_until(20);
+    return order;
+  };
+  CHECK(run(true) == "nabc");
+  CHECK(run(false) == "nabc");
+  // A host's events come after the cards', before the cores'.
+  CHECK(EventOrigin::of_event({host_event_owner(7)}).id >
+        EventOrigin::card(1000).id);
+  CHECK(EventOrigin::of_event({host_event_owner(7)}).id <
+        EventOrigin::core(0).id);
+  CHECK(EventOrigin::of_event({device_event_owner(4, 1)}).id ==
+        EventOrigin::card(4).id);
+  CHECK(EventOrigin::of_event({kFabricEventOwner}).id ==
+        EventOrigin::events().id);
+}
+
 TEST_CASE("a sleeping core skips to the timer and wakes for the wake cost") {
   Run r(flash_with({{kEntry, sleep_until_1000()}}));
   REQUIRE(r.result.outcome == RunOutcome::Halted);
