@@ -153,6 +153,46 @@ Walk walk_switches(const Topology &t, const SwitchGraph &g) {
   return w;
 }
 
+// Where in [lo, hi] of the walk rank r's share ends (ranks before it
+// placed in `p`, up to `previous`): at the end of a subtree, the one that
+// leaves the fewest cables between ranks with the rest of the walk on rank
+// r + 1 (counted as cross_rank_cables counts them), then the largest, then
+// the nearest to `even`. Counting is linear in the network, so only the
+// kMaxCandidates largest subtrees are counted.
+size_t best_cut(const Topology &t, const Walk &w, Partition &p, uint32_t r,
+                size_t previous, size_t even, size_t lo, size_t hi) {
+  constexpr size_t kMaxCandidates = 64;
+  auto distance = [even](size_t x) { return x > even ? x - even : even - x; };
+  auto larger = [&](size_t a, size_t b) {
+    if (w.subtree_end[a] != w.subtree_end[b])
+      return w.subtree_end[a] > w.subtree_end[b];
+    return distance(a) != distance(b) ? distance(a) < distance(b) : a < b;
+  };
+  std::vector<size_t> candidates;
+  for (size_t c = lo; c <= hi; ++c)
+    if (w.subtree_end[c] > 0)
+      candidates.push_back(c);
+  if (candidates.empty())
+    return std::clamp(even, lo, hi);
+  std::sort(candidates.begin(), candidates.end(), larger);
+  if (candidates.size() > kMaxCandidates)
+    candidates.resize(kMaxCandidates);
+  Partition trial = p;
+  trial.ranks = r + 2;
+  size_t best = candidates.front();
+  uint64_t fewest = UINT64_MAX;
+  for (size_t c : candidates) {
+    for (size_t i = previous; i < w.order.size(); ++i)
+      trial.rank_of[w.order[i]] = i < c ? r : r + 1;
+    uint64_t cables = cross_rank_cables(t, trial);
+    if (cables < fewest) { // candidates come largest first: ties keep it
+      fewest = cables;
+      best = c;
+    }
+  }
+  return best;
+}
+
 [[noreturn]] void too_few_nodes(uint32_t nodes, uint32_t ranks) {
   throw Error(std::to_string(nodes) + " node(s) cannot be shared out among " +
               std::to_string(ranks) +
@@ -199,19 +239,7 @@ Partition partition_by_topology(const Topology &t, uint32_t ranks) {
       // Each rank keeps at least one node, and leaves one to each after it.
       size_t lo = std::max(previous + 1, even > slack ? even - slack : 0);
       size_t hi = std::min<size_t>(n - (ranks - 1 - r), even + slack);
-      cut = std::clamp(even, lo, hi);
-      uint32_t best = 0;
-      for (size_t c = lo; c <= hi; ++c) {
-        uint32_t size = w.subtree_end[c];
-        auto distance = [even](size_t x) {
-          return x > even ? x - even : even - x;
-        };
-        if (size > best ||
-            (size == best && size > 0 && distance(c) < distance(cut))) {
-          best = size;
-          cut = c;
-        }
-      }
+      cut = best_cut(t, w, p, r, previous, even, lo, hi);
     }
     for (size_t i = previous; i < cut; ++i)
       p.rank_of[w.order[i]] = r;

@@ -100,6 +100,23 @@ TEST_CASE("partition: 1024 nodes on 2 ranks, cut where two subtrees meet") {
   CHECK(cross_rank_cables(t, p) < 10);
 }
 
+TEST_CASE("partition: of the subtrees within reach, the cut counts the "
+          "cables, not only the subtree's size") {
+  // 2745 nodes on 8-port switches: two centres joined by one cable, half
+  // the nodes below each. Where a small subtree ends beside a large one,
+  // the largest subtree ending in reach cut 2 cables; the count finds 1.
+  Topology t = make_topology(2745, 8);
+  Partition p = partition_by_topology(t, 2);
+  check_complete(p, 2745);
+  CHECK(cross_rank_cables(t, p) == 1);
+  // 4096 nodes: the same cable; on 4 ranks, no more cables than before.
+  Topology big = make_topology(4096, 8);
+  CHECK(cross_rank_cables(big, partition_by_topology(big, 2)) == 1);
+  CHECK(cross_rank_cables(big, partition_by_topology(big, 4)) <= 7);
+  Topology mid = make_topology(1024, 8);
+  CHECK(cross_rank_cables(mid, partition_by_topology(mid, 4)) <= 10);
+}
+
 TEST_CASE("partition: the same topology gives the same partition") {
   Topology t = make_topology(300, 8);
   CHECK(partition_by_topology(t, 3).rank_of ==
