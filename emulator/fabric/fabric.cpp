@@ -255,11 +255,32 @@ struct Fabric::Impl : EventOwner {
   // The cores' side (send, receiver_ready, route) may be called by the
   // slices of a round running on several threads at once.
   std::mutex cores;
+  // Fabric::set_call_log, apply_call: the last event posted, and the key
+  // the next post takes instead of the scheduler's.
+  std::function<void(const FabricCall &)> call_log;
+  EventId last_post = 0;
+  const SavedEvent *forced_key = nullptr;
+  void log_call(FabricCall call);
 };
+
+void Fabric::Impl::log_call(FabricCall call) {
+  if (!call_log)
+    return;
+  if (!sched.key_of(last_post, call.posted))
+    throw Error("fabric: a call's event is not pending");
+  call_log(call);
+}
 
 void Fabric::Impl::post(Time when, uint32_t kind, uint64_t a, uint64_t b) {
   EventTag tag{kFabricEventOwner, kind, a, b};
-  track(sched.schedule(when, event_name(kind), callback(kind, a, b), 0, tag));
+  if (const SavedEvent *key = std::exchange(forced_key, nullptr)) {
+    SavedEvent e = *key; // apply_call: another copy's place in the order
+    e.tag = tag;
+    track(last_post = sched.restore(e, event_name(kind), callback(kind, a, b)));
+    return;
+  }
+  track(last_post = sched.schedule(when, event_name(kind), callback(kind, a, b),
+                                   0, tag));
 }
 
 void Fabric::Impl::track(EventId id) {
@@ -794,7 +815,57 @@ void Fabric::send(Packet p, Time head_leaves, std::function<void(Time)> on_sent,
                 std::to_string(m.topology.nodes) + " nodes)");
   std::lock_guard lock(m.cores);
   ++m.stats.packets_sent;
+  FabricCall call;
+  if (m.call_log) {
+    call.packet = p;
+    call.on_sent = on_sent != nullptr;
+    call.at = head_leaves;
+  }
   m.launch(std::move(p), head_leaves, std::move(on_sent), sent);
+  m.log_call(std::move(call));
+}
+
+void Fabric::set_call_log(std::function<void(const FabricCall &)> log) {
+  impl_->call_log = std::move(log);
+}
+
+void Fabric::apply_call(const FabricCall &call,
+                        std::function<void(Time)> on_sent) {
+  Impl &m = *impl_;
+  std::lock_guard lock(m.cores);
+  m.forced_key = &call.posted;
+  if (call.kind == FabricCall::Send) {
+    ++m.stats.packets_sent;
+    if (call.on_sent && !on_sent)
+      on_sent = [](Time) {};
+    m.launch(call.packet, call.at, call.on_sent ? std::move(on_sent) : nullptr);
+  } else {
+    m.post(std::max(call.at, m.sched.now()), kReceiverReady, call.node);
+  }
+  m.forced_key = nullptr;
+}
+
+std::optional<uint32_t> Fabric::card_called_by(const EventTag &tag) const {
+  const Impl &m = *impl_;
+  if (tag.owner != kFabricEventOwner)
+    return std::nullopt;
+  switch (tag.kind) {
+  case kHeadAtPort:
+    if (m.wiring.is_node(uint32_t(tag.b)))
+      return uint32_t(tag.b);
+    break;
+  case kReceiverReady:
+    return uint32_t(tag.a);
+  case kTailAtNode:
+    if (tag.a < m.flights.size())
+      return m.flights[tag.a]->node;
+    break;
+  case kTailLeavesNode:
+    if (tag.a < m.sents.size())
+      return m.sents[tag.a].node;
+    break;
+  }
+  return std::nullopt;
 }
 
 void Fabric::set_sent_maker(uint64_t owner, SentMaker maker) {
@@ -838,6 +909,11 @@ void Fabric::receiver_ready(uint32_t node, Time at) {
     throw Error("fabric: no node " + std::to_string(node));
   std::lock_guard lock(m.cores);
   m.post(std::max(at, m.sched.now()), kReceiverReady, node);
+  FabricCall call;
+  call.kind = FabricCall::ReceiverReady;
+  call.node = node;
+  call.at = at;
+  m.log_call(std::move(call));
 }
 
 void Fabric::set_outside(OutsideSink sink) {

@@ -215,6 +215,20 @@ struct LinkFaults {
 // false to let the switch drop it (counted as filtered).
 using OutsideSink = std::function<bool(const Packet &p, Time now)>;
 
+// A card's call into the network, with the place in the order that the
+// event it posted took: what one process of a run spread over several
+// tells the others, which apply it to their copies of the network
+// (docs/distributed.md).
+struct FabricCall {
+  enum Kind : uint8_t { Send, ReceiverReady };
+  Kind kind = Send;
+  Packet packet;        // Send
+  bool on_sent = false; // Send: the sender is told when the tail has left
+  uint32_t node = 0;    // ReceiverReady: the card
+  Time at = 0;          // Send: when the head leaves; ReceiverReady: when
+  SavedEvent posted;    // the event it posted: its key
+};
+
 class Fabric {
 public:
   Fabric(Scheduler &scheduler, FabricParams params, Topology topology);
@@ -249,6 +263,19 @@ public:
   // A receiver that refused a head can take it from `at` (its node's time:
   // the core runs ahead of the scheduler's now; never before that now).
   void receiver_ready(uint32_t node, Time at);
+  // Every call the cards make (send, receiver_ready) is passed to `log`
+  // as it is made, with the key of the event it posted (null: none).
+  void set_call_log(std::function<void(const FabricCall &)> log);
+  // A call another copy of this network logged: posted with the same key,
+  // so this copy runs it where that one does. `on_sent` stands in for the
+  // sender's (its card is elsewhere) if the call asked for one; none given,
+  // it runs nothing.
+  void apply_call(const FabricCall &call,
+                  std::function<void(Time)> on_sent = nullptr);
+  // The card that the pending network event with `tag` calls into, if
+  // any: a head reaching it, a tail arriving, a sender's on_sent, a
+  // receiver made ready. One card at most.
+  std::optional<uint32_t> card_called_by(const EventTag &tag) const;
 
   // Ethernet frames no switch port leads to (Packet::filtered) are offered
   // to `sink` where the first switch would drop them (nicemu run --tap).

@@ -91,6 +91,7 @@ EventId Scheduler::insert(const Key &key, const char *name, Callback fn,
   s.fn = std::move(fn);
   s.name = name;
   s.tag = tag;
+  s.key = key;
   s.live = true;
   ++live_;
   heap_.push_back({key, slot, s.generation});
@@ -257,6 +258,30 @@ void Scheduler::run_until(Time until, EventOrigin held) {
   }
   if (until > now_ && until != kTimeNever)
     now_ = until;
+}
+
+bool Scheduler::peek(SavedEvent &out) const {
+  drop_stale();
+  if (heap_.empty())
+    return false;
+  return key_of((EventId(heap_.front().generation) << 32) | heap_.front().slot,
+                out);
+}
+
+bool Scheduler::key_of(EventId id, SavedEvent &out) const {
+  auto lock = lock_if_concurrent();
+  uint32_t slot = slot_of(id);
+  if (slot >= slots_.size() || !slots_[slot].live ||
+      slots_[slot].generation != generation_of(id))
+    return false;
+  const Slot &s = slots_[slot];
+  out.when = s.key.when;
+  out.priority = s.key.priority;
+  out.origin = s.key.origin;
+  out.seq = s.key.seq;
+  out.tag = s.tag;
+  out.name = s.name;
+  return true;
 }
 
 bool Scheduler::run_next() {

@@ -168,6 +168,13 @@ public:
   void run_until(Time until, EventOrigin held);
   // Runs the single earliest event, advancing now() to its time.
   bool run_next();
+  // The earliest pending event's place in the order (its key, tag and
+  // name), or false if none: for a run spread over several schedulers,
+  // which take their events in turn (docs/distributed.md).
+  bool peek(SavedEvent &out) const;
+  // The place in the order of the pending event `id`, or false if it is
+  // not pending (it ran, or was cancelled).
+  bool key_of(EventId id, SavedEvent &out) const;
   // Moves now() forward without running anything (must not skip an event).
   void advance_to(Time t);
 
@@ -212,6 +219,7 @@ private:
     Callback fn;
     const char *name = nullptr;
     EventTag tag;
+    Key key{}; // its place in the order (key_of)
     uint32_t generation = 0;
     bool live = false;
   };
