@@ -30,6 +30,7 @@ PACKAGES=(
   iproute2                             # tests: --tap in a network namespace
   help2man                             # the man page, made from nicemu --help (docs/install.md)
   openmpi-bin                          # tests: mpirun around nicemu run (docs/distributed.md)
+  libopenmpi-dev                       # tests: the ranks' step protocol over MPI
 )
 
 install_missing() {

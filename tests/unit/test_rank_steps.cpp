@@ -4,7 +4,10 @@
 // into the network go to the other copy with their keys, and the owner
 // answers for its card. Every card then sees what it sees in one process,
 // to the picosecond, and both copies count what the one network counts.
-#include "fabric/fabric.hpp"
+#include "../support/echo_network.hpp"
+#include "dist/fabric_calls.hpp"
+
+#include "nicemu/error.hpp"
 
 #include <doctest/doctest.h>
 
@@ -15,134 +18,9 @@
 #include <tuple>
 
 using namespace nicemu;
+using namespace echo_network;
 
 namespace {
-
-FabricParams params() {
-  FabricParams p;
-  p.link_ps_per_byte = 100;
-  p.link_latency = 1000;
-  p.switch_latency = 500;
-  p.switch_ports = 4; // 8 nodes: a tree of three switches
-  return p;
-}
-
-// How a card reaches its network: directly in one process, through the
-// rank's copy (which records the calls) when spread.
-struct Port {
-  virtual ~Port() = default;
-  virtual void send(Packet p, Time at, std::function<void(Time)> on_sent) = 0;
-  virtual void ready(uint32_t node, Time at) = 0;
-};
-
-// A card that sends to every other card, refuses heads for a while after
-// each packet (then says it is ready), and answers what it gets, now (even
-// nodes: from inside the network's call) or a little later (odd nodes: from
-// an event of its own).
-class EchoCard : public PacketReceiver {
-public:
-  EchoCard(uint32_t node, uint32_t nodes, Scheduler &s, Fabric &f, Port &port,
-           std::string &log)
-      : node_(node), nodes_(nodes), sched_(s), fabric_(f), port_(port),
-        log_(log) {}
-  void start() {
-    at(Time(node_) * 700, [this] {
-      for (uint32_t k = 0; k < nodes_; ++k)
-        if (k != node_)
-          send(k, 0, 40 + 8 * k);
-    });
-  }
-  bool accept_head(const Packet &p, Time now) override {
-    note("head", p, now);
-    if (now < closed_until_) {
-      refused_ = true;
-      return false;
-    }
-    return true;
-  }
-  void packet_arrived(Packet p, Time now) override {
-    note("tail", p, now);
-    closed_until_ = now + 3000;
-    at(closed_until_, [this] {
-      if (std::exchange(refused_, false))
-        port_.ready(node_, sched_.now());
-    });
-    uint8_t hops = p.payload[0];
-    if (hops >= 2)
-      return;
-    if (node_ % 2 == 0)
-      send(p.source, hops + 1, 24);
-    else
-      at(now + 500, [this, to = p.source, hops] { send(to, hops + 1, 24); });
-  }
-
-private:
-  void at(Time t, std::function<void()> fn) {
-    sched_.schedule(t, "card", std::move(fn), 0,
-                    EventTag{device_event_owner(node_, 0)});
-  }
-  void send(uint32_t to, uint8_t hops, size_t bytes) {
-    Packet p;
-    p.source = node_;
-    p.id = (uint64_t(node_) << 40) | sequence_++;
-    p.route = fabric_.route(node_, to);
-    p.payload.assign(bytes, hops);
-    uint64_t id = p.id;
-    port_.send(std::move(p), sched_.now() + 200, [this, id](Time t) {
-      log_ += "sent " + std::to_string(id) + " " + std::to_string(t) + "\n";
-    });
-  }
-  void note(const char *what, const Packet &p, Time now) {
-    log_ += std::string(what) + " " + std::to_string(p.id) + " " +
-            std::to_string(now) + "\n";
-  }
-
-  uint32_t node_, nodes_;
-  Scheduler &sched_;
-  Fabric &fabric_;
-  Port &port_;
-  std::string &log_;
-  uint64_t sequence_ = 0;
-  Time closed_until_ = 0;
-  bool refused_ = false;
-};
-
-struct Direct : Port {
-  Fabric &fabric;
-  explicit Direct(Fabric &f) : fabric(f) {}
-  void send(Packet p, Time at, std::function<void(Time)> fn) override {
-    fabric.send(std::move(p), at, std::move(fn));
-  }
-  void ready(uint32_t node, Time at) override {
-    fabric.receiver_ready(node, at);
-  }
-};
-
-constexpr uint32_t kNodes = 8;
-
-std::vector<std::string> one_process(FabricStats &stats) {
-  Scheduler sched;
-  Fabric fabric(sched, params(), make_topology(kNodes, 4));
-  Direct port(fabric);
-  std::vector<std::string> logs(kNodes);
-  std::vector<std::unique_ptr<EchoCard>> cards;
-  for (uint32_t n = 0; n < kNodes; ++n) {
-    cards.push_back(
-        std::make_unique<EchoCard>(n, kNodes, sched, fabric, port, logs[n]));
-    fabric.attach(n, cards.back().get());
-    cards.back()->start();
-  }
-  sched.run_until(kTimeNever);
-  stats = fabric.stats();
-  return logs;
-}
-
-// What the owner's card did when the network called into it, for the other
-// copy to do alike: its answer, and the calls it made meanwhile.
-struct Reply {
-  bool answer = false;
-  std::vector<FabricCall> calls;
-};
 
 struct Spread;
 
@@ -170,12 +48,12 @@ struct Rank : Port {
 
 struct Spread {
   std::vector<std::unique_ptr<Rank>> ranks;
-  std::map<uint32_t, std::deque<Reply>> replies; // by card
+  std::map<uint32_t, std::deque<CardReply>> replies; // by card
   static uint32_t owner(uint32_t node) { return node < kNodes / 2 ? 0 : 1; }
-  Reply next_reply(uint32_t card) {
-    std::deque<Reply> &q = replies[card];
+  CardReply next_reply(uint32_t card) {
+    std::deque<CardReply> &q = replies[card];
     REQUIRE(!q.empty()); // the owner ran the event first
-    Reply r = std::move(q.front());
+    CardReply r = std::move(q.front());
     q.pop_front();
     return r;
   }
@@ -209,7 +87,7 @@ class StandIn : public PacketReceiver {
 public:
   StandIn(Rank &rank, uint32_t node) : rank_(rank), node_(node) {}
   bool accept_head(const Packet &, Time) override {
-    Reply r = rank_.all.next_reply(node_);
+    CardReply r = rank_.all.next_reply(node_);
     rank_.apply(r.calls);
     return r.answer;
   }
@@ -323,4 +201,55 @@ TEST_CASE("two copies of the network taking their events in turn by key "
     CHECK(s.packets_blocked == one.packets_blocked);
     CHECK(s.blocked_time == one.blocked_time);
   }
+}
+
+TEST_CASE("a card's reply and calls survive their bytes, and damaged bytes "
+          "are refused") {
+  FabricCall send;
+  send.kind = FabricCall::Send;
+  send.packet.source = 3;
+  send.packet.id = (uint64_t(3) << 40) | 9;
+  send.packet.route = {2, 1};
+  send.packet.payload = {1, 2, 3, 4, 5};
+  send.on_sent = true;
+  send.at = 123456;
+  send.posted.when = 123456;
+  send.posted.priority = -2;
+  send.posted.origin = EventOrigin::card(3).id;
+  send.posted.seq = 17;
+  send.posted.tag = {kFabricEventOwner, 1, 4, 3};
+  FabricCall ready;
+  ready.kind = FabricCall::ReceiverReady;
+  ready.node = 5;
+  ready.at = 99;
+  ready.posted.when = 100;
+  ready.posted.origin = EventOrigin::core(5).id;
+  StateWriter out;
+  write_reply(out, {true, {send, ready}});
+  CardReply back = read_reply(out.data());
+  CHECK(back.answer);
+  REQUIRE(back.calls.size() == 2);
+  const FabricCall &s = back.calls[0], &r = back.calls[1];
+  CHECK(s.kind == FabricCall::Send);
+  CHECK(s.packet.source == 3);
+  CHECK(s.packet.id == send.packet.id);
+  CHECK(s.packet.route == send.packet.route);
+  CHECK(s.packet.payload == send.packet.payload);
+  CHECK(s.on_sent);
+  CHECK(s.at == 123456);
+  CHECK(std::tie(s.posted.when, s.posted.priority, s.posted.origin,
+                 s.posted.seq) == std::make_tuple(Time(123456), -2,
+                                                  EventOrigin::card(3).id,
+                                                  uint64_t(17)));
+  CHECK(s.posted.tag.a == 4);
+  CHECK(r.kind == FabricCall::ReceiverReady);
+  CHECK(r.node == 5);
+  CHECK(r.posted.origin == EventOrigin::core(5).id);
+  // Cut short, or a kind that is none: an error, never a guess.
+  std::vector<uint8_t> bytes = out.data();
+  bytes.resize(bytes.size() - 3);
+  CHECK_THROWS_AS(read_reply(bytes), Error);
+  bytes = out.data();
+  bytes[4 + 8] = 7; // the first call's kind
+  CHECK_THROWS_AS(read_reply(bytes), Error);
 }
