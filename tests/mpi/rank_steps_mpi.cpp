@@ -10,8 +10,8 @@
 //   mpirun -n R rank_steps_mpi      (R from 1 to 8)
 //
 // Exit 0 and "rank steps: ... same as one process" on rank 0, else 1.
-#include "../support/echo_network.hpp"
 #include "dist/fabric_calls.hpp"
+#include "echo_network.hpp"
 
 #include <mpi.h>
 

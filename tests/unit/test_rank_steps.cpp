@@ -4,8 +4,8 @@
 // into the network go to the other copy with their keys, and the owner
 // answers for its card. Every card then sees what it sees in one process,
 // to the picosecond, and both copies count what the one network counts.
-#include "../support/echo_network.hpp"
 #include "dist/fabric_calls.hpp"
+#include "echo_network.hpp"
 
 #include "nicemu/error.hpp"
 
