@@ -286,6 +286,21 @@ void HostAgent::deliver_reply() {
     return;
   clock_ = reply.time;
   set_phase(Phase::Computing);
+  ready_ = reply;
+}
+
+// The process reads its own memory directly, in wall time, as soon as it
+// has its reply. So the reply waits until the simulation has run every
+// event at its time (but the hosts' own requests, which come after it):
+// a device writing host memory at that very time has written it, whether
+// the process wakes in a microsecond or a second.
+void HostAgent::release_reply() {
+  if (!ready_)
+    return;
+  Reply reply = *ready_;
+  ready_.reset();
+  if (phase_ == Phase::Exited)
+    return;
   if (tape_)
     tape_->replied(rank_, reply);
   channel_->reply(reply);
@@ -490,9 +505,17 @@ void HostAgent::taped_read(uint64_t offset, size_t len) const {
 bool HostAgent::write(uint64_t addr, const void *in, size_t len) {
   if (!registered(addr, len))
     return false;
+  // The process has its reply and computes: it may be reading this very
+  // memory now, in wall time (release_reply). Never expected; the run
+  // stops instead of giving a result that depends on wall time.
+  if (phase_ == Phase::Computing && !ready_)
+    fail("internal error: a device wrote the memory of host rank " +
+         std::to_string(rank_) + " at " + std::to_string(scheduler_.now()) +
+         " ps while the host computed from " + std::to_string(clock_) +
+         " ps: what it read depends on wall time; please report it");
   // A device wrote before the time its card promised: the host may have
-  // answered a poll from memory that was already stale. Never expected; the
-  // run stops instead of giving a wrong result.
+  // answered a poll from memory that was already stale. Never expected
+  // either.
   if (scheduler_.now() < promised_until_)
     fail("internal error: the card of host rank " + std::to_string(rank_) +
          " wrote host memory at " + std::to_string(scheduler_.now()) +
@@ -512,6 +535,7 @@ std::string HostAgent::waiting_in() const {
 // (the arena is the emulator's), but no reply is due.
 void HostAgent::process_ended() {
   set_phase(Phase::Exited);
+  ready_.reset();
   watch_.reset();
   if (deadline_) {
     scheduler_.cancel(*deadline_);

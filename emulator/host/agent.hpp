@@ -43,6 +43,10 @@ public:
 
   // Picks up a posted request, if any, and schedules it at its time.
   void poll();
+  // Hands the process the reply delivered at the time the simulation has
+  // just run (deliver_reply), if any: called once every event at that time
+  // has run (HostGroup::release_replies).
+  void release_reply();
   // Whether polls that match at once come with a lease (on by default;
   // nicemu run --no-leases). Never on a node with several host processes.
   void set_leases(bool on) { leases_ = on; }
@@ -155,6 +159,8 @@ private:
   std::string failure_;
   bool leases_ = true;
   QuietUntil quiet_until_;
+  // A reply delivered and not yet handed to the process (release_reply).
+  std::optional<channel::Reply> ready_;
   HostTape *tape_ = nullptr;
   uint32_t per_node_ = 1;
   // The latest lease granted: no write to this host's memory may land

@@ -362,6 +362,11 @@ void HostGroup::poll() {
   reap(false);
 }
 
+// A host that has its reply is computing, so active.
+void HostGroup::events_ran() {
+  for_each_active([](HostAgent &a) { a.release_reply(); });
+}
+
 Time HostGroup::earliest_action_except(uint32_t rank) const {
   Time t = kTimeNever;
   for (const auto &a : agents_)

@@ -67,6 +67,9 @@ public:
 
   void poll() override;
   Time earliest_action() const override;
+  // Hands out the replies delivered at the time just run
+  // (HostAgent::release_reply).
+  void events_ran() override;
   // HostPeers
   Time earliest_action_except(uint32_t rank) const override;
   Time earliest_action_on(uint32_t node, uint32_t except) const override;

@@ -478,6 +478,8 @@ RunResult Simulation::run(Time max_time) {
       // of the cores and devices (host requests there wait: another host
       // may still ask at that time).
       scheduler_.run_until(host, EventOrigin::host(0));
+      if (external_)
+        external_->events_ran();
       if (workers_) // the hosts need the cores more than idle workers
         workers_->rest();
       external_->wait();
@@ -494,11 +496,15 @@ RunResult Simulation::run(Time max_time) {
     }
     if (t >= max_time) {
       scheduler_.run_until(max_time);
+      if (external_)
+        external_->events_ran();
       result.outcome = RunOutcome::MaxTime;
       result.end_time = max_time;
       break;
     }
     scheduler_.run_until(t);
+    if (external_)
+      external_->events_ran();
   }
   if (workers_)
     workers_->rest();

@@ -29,6 +29,9 @@ public:
   virtual void poll() = 0;
   // The earliest virtual time at which it may still act on its own.
   virtual Time earliest_action() const = 0;
+  // The simulation has run every event at the time it stands at, but the
+  // actor's own requests there: what was answered at that time may go out.
+  virtual void events_ran() = 0;
   // Blocks (in wall time) until it may have posted something.
   virtual void wait() = 0;
   // Done: the run is complete.

@@ -14,6 +14,7 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -213,8 +214,12 @@ public:
     return v;
   }
 
+  HostAgent &agent() { return agent_; }
+  Scheduler &scheduler() { return sim_.scheduler(); }
+
   void poll() override { agent_.poll(); }
   Time earliest_action() const override { return agent_.earliest_action(); }
+  void events_ran() override { agent_.release_reply(); }
   void wait() override {
     if (!wake_.wait(10'000))
       failure_ = "the host thread made no call for 10 s";
@@ -801,6 +806,63 @@ TEST_CASE("host timed wait: a DMA write landing at the deadline itself "
   CHECK(before.value == 1);
   CHECK(before.word == 0);
   CHECK(before.time == landed - 1);
+}
+
+// The process reads its own memory directly, the moment it has its reply.
+// A device that writes host memory at the reply's very time, in an event
+// that runs after the reply's, must have written it by then, however long
+// the simulation takes to get there: else what the host sees depends on
+// wall time (a flaky FM ping-pong under ASan showed it).
+TEST_CASE("host reply: a write landing at the reply's own time is in host "
+          "memory when the process has its reply") {
+  Rig rig(bell_model(), bell_flash(sleep_forever()));
+  rig.agent().set_leases(false); // a lease would rule such a write out
+  // After the reply's event (a host's) at kPoll: a core's, and a slow one.
+  EventOrigin was = rig.scheduler().set_origin(EventOrigin::core(0));
+  rig.scheduler().schedule(kPoll, "test: a late write", [&rig] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    uint32_t value = 0x77;
+    CHECK(rig.agent().write(channel::kArenaBusBase + 64, &value, 4));
+  });
+  rig.scheduler().set_origin(was);
+  uint32_t seen = 0;
+  rig.run([&seen](HostCalls &h) {
+    h.call(Op::Hello);
+    h.call(Op::Register, 0, 4096);
+    h.call(Op::WaitWord, 64, 0, 0); // mask 0: matches at once
+    std::memcpy(&seen, h.end.arena() + 64, 4);
+  });
+  REQUIRE(rig.host().replies.size() == 3);
+  CHECK(rig.host().replies[2].time == kPoll);
+  CHECK(rig.host().replies[2].word == 0); // the word when it asked
+  CHECK(seen == 0x77);
+}
+
+// What the simulation never does (it runs no event while a host computes
+// at the time it stands at), done by hand: the run stops, with the reason.
+TEST_CASE("host reply: a device that writes a computing host's memory stops "
+          "the run, named") {
+  Scheduler scheduler;
+  HostAgent agent(0, 1, 1 << 20, scheduler, bell_model());
+  channel::WakePipe wake;
+  channel::HostEnd end(agent.channel().fd(), wake.write_fd);
+  std::thread host([&end] {
+    Request r;
+    r.op = Op::Register;
+    r.b = 4096;
+    end.call(r);
+  });
+  for (int i = 0; i < 300 && !agent.request_waiting(); ++i)
+    wake.wait(10);
+  agent.poll();
+  scheduler.run_until(0);
+  agent.release_reply(); // the process computes from time 0
+  host.join();
+  uint32_t value = 1;
+  CHECK(agent.write(channel::kArenaBusBase + 64, &value, 4));
+  CHECK(agent.failure().find("internal error: a device wrote the memory of "
+                             "host rank 0 at 0 ps while the host computed") ==
+        0);
 }
 
 // ---- posted PIO writes -----------------------------------------------------
