@@ -45,6 +45,10 @@ std::vector<FabricCall> read_calls(StateReader &in) {
 void write_reply(StateWriter &out, const CardReply &reply) {
   out.u32(reply.answer);
   write_calls(out, reply.calls);
+  out.flag(reply.next.has_value());
+  if (reply.next)
+    out.fields(reply.next->when, uint64_t(int64_t(reply.next->priority)),
+               reply.next->origin, reply.next->seq);
 }
 
 CardReply read_reply(std::span<const uint8_t> bytes) {
@@ -55,6 +59,14 @@ CardReply read_reply(std::span<const uint8_t> bytes) {
     in.fail("an answer of " + std::to_string(answer));
   reply.answer = answer;
   reply.calls = read_calls(in);
+  if (in.flag()) {
+    EventKey &next = reply.next.emplace();
+    uint64_t priority = 0;
+    in.fields(next.when, priority, next.origin, next.seq);
+    next.priority = int(int64_t(priority));
+  }
+  if (!in.done())
+    in.fail("bytes after the reply");
   return reply;
 }
 

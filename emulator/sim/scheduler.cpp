@@ -268,6 +268,18 @@ bool Scheduler::peek(SavedEvent &out) const {
                 out);
 }
 
+bool Scheduler::peek_first(const std::function<bool(const EventTag &)> &which,
+                           SavedEvent &out) const {
+  const Entry *first = nullptr;
+  for (const Entry &e : heap_) {
+    const Slot &s = slots_[e.slot];
+    if (s.live && s.generation == e.generation &&
+        (!first || e.key < first->key) && which(s.tag))
+      first = &e;
+  }
+  return first && key_of((EventId(first->generation) << 32) | first->slot, out);
+}
+
 bool Scheduler::key_of(EventId id, SavedEvent &out) const {
   auto lock = lock_if_concurrent();
   uint32_t slot = slot_of(id);

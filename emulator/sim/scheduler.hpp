@@ -172,6 +172,11 @@ public:
   // name), or false if none: for a run spread over several schedulers,
   // which take their events in turn (docs/distributed.md).
   bool peek(SavedEvent &out) const;
+  // The same for the earliest pending event whose tag `which` accepts (a
+  // rank's next card event, the network's left aside). Looks at every
+  // pending event.
+  bool peek_first(const std::function<bool(const EventTag &)> &which,
+                  SavedEvent &out) const;
   // The place in the order of the pending event `id`, or false if it is
   // not pending (it ran, or was cancelled).
   bool key_of(EventId id, SavedEvent &out) const;

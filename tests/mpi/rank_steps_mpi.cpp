@@ -1,11 +1,15 @@
 // The step protocol of docs/distributed.md over MPI: each rank keeps a copy
 // of the test network (tests/support/echo_network.hpp) with its share of
-// the cards, and the ranks take their events in turn by key, one event a
-// step (one MPI_Allgather of each rank's next key). A card's calls go to
-// every other rank with their keys; when the network calls into a card,
-// its owner sends its answer and calls to every other rank. Every rank
-// then checks that its cards saw what they see in one process, and that
-// its copy of the network counted what the one network counts.
+// the cards, and the ranks take their events in the order of one process
+// with no collective per step: every rank knows every rank's next card
+// event, because only its owner schedules it and tells the others each
+// time that changes. The network's events run on every rank; those that
+// call into no card need no message at all. When the network calls into a
+// card, its owner sends its answer, the calls it made and its next card
+// event to every other rank; a card's own event likewise. Every rank then
+// checks that its cards saw what they see in one process, that its copy of
+// the network counted what the one network counts, and that every rank ran
+// the same network events.
 //
 //   mpirun -n R rank_steps_mpi      (R from 1 to 8)
 //
@@ -18,7 +22,7 @@
 #include <array>
 #include <cstdio>
 #include <memory>
-#include <tuple>
+#include <optional>
 
 using namespace nicemu;
 using namespace echo_network;
@@ -61,28 +65,49 @@ struct Rank : Port {
   std::vector<FabricCall> calls; // logged since the last take
   std::vector<std::unique_ptr<PacketReceiver>> receivers;
   std::vector<std::unique_ptr<EchoCard>> cards;
-  Rank() : fabric(sched, params(), make_topology(kNodes, 4)) {
+  // Every rank's earliest pending card event, as its owner last told.
+  std::vector<std::optional<EventKey>> next_card;
+  uint64_t messages = 0; // this rank's, each to every other rank
+  Rank()
+      : fabric(sched, params(), make_topology(kNodes, 4)),
+        next_card(size_t(ranks)) {
     fabric.set_call_log([this](const FabricCall &c) { calls.push_back(c); });
   }
   std::vector<FabricCall> take() { return std::exchange(calls, {}); }
-  // The owner, after the network called into its card: to every other.
-  void reply(bool answer) {
-    StateWriter out;
-    write_reply(out, {answer, take()});
-    send_to_others(out, kReply);
+  static bool is_network(const EventTag &t) {
+    return t.owner == kFabricEventOwner;
   }
-  // Another rank's card was called: its owner's reply.
-  bool replied(uint32_t node) {
-    std::vector<uint8_t> bytes = receive(int(owner(node)), kReply);
+  std::optional<EventKey> own_next() const {
+    SavedEvent e;
+    if (!sched.peek_first([](const EventTag &t) { return !is_network(t); }, e))
+      return std::nullopt;
+    return EventKey::of(e);
+  }
+  // The owner, after the network called into its card or after one of
+  // its card's events: to every other rank.
+  void tell(bool answer, int tag) {
+    CardReply r{answer, take(), own_next()};
+    next_card[size_t(me)] = r.next;
+    StateWriter out;
+    write_reply(out, r);
+    send_to_others(out, tag);
+    ++messages;
+  }
+  // What rank `from` told.
+  CardReply told(int from, int tag) {
+    std::vector<uint8_t> bytes = receive(from, tag);
     CardReply r = read_reply(bytes);
     apply(r.calls);
-    return r.answer;
+    next_card[size_t(from)] = r.next;
+    return r;
   }
+  // Another rank's card was called: its owner's reply.
+  bool replied(uint32_t node) { return told(int(owner(node)), kReply).answer; }
   void send(Packet p, Time at, std::function<void(Time)> fn) override {
     fabric.send(std::move(p), at, [this, fn](Time t) {
       take();
       fn(t);
-      reply(false);
+      tell(false, kReply);
     });
   }
   void ready(uint32_t node, Time at) override {
@@ -102,13 +127,13 @@ public:
   bool accept_head(const Packet &p, Time now) override {
     rank_.take();
     bool answer = card_.accept_head(p, now);
-    rank_.reply(answer);
+    rank_.tell(answer, kReply);
     return answer;
   }
   void packet_arrived(Packet p, Time now) override {
     rank_.take();
     card_.packet_arrived(std::move(p), now);
-    rank_.reply(false);
+    rank_.tell(false, kReply);
   }
 
 private:
@@ -129,9 +154,20 @@ private:
   uint32_t node_;
 };
 
-// A rank's next event, for the allgather: has, when, priority, origin,
-// seq, and whether it is the network's.
-using NextKey = std::array<uint64_t, 6>;
+// An event's key as words, for the one allgather at the start.
+using KeyWords = std::array<uint64_t, 5>;
+
+KeyWords words(const std::optional<EventKey> &k) {
+  if (!k)
+    return {};
+  return {1, k->when, uint64_t(int64_t(k->priority)), k->origin, k->seq};
+}
+
+std::optional<EventKey> key(const KeyWords &w) {
+  if (!w[0])
+    return std::nullopt;
+  return EventKey{w[1], int(int64_t(w[2])), w[3], w[4]};
+}
 
 int run() {
   Rank rank;
@@ -149,55 +185,56 @@ int run() {
   }
   for (auto &card : rank.cards)
     card->start();
-  uint64_t steps = 0;
-  bool agreed = true;
-  std::vector<NextKey> keys(static_cast<size_t>(ranks));
+  // The one collective before the end: every rank's first card event.
+  std::vector<KeyWords> firsts(static_cast<size_t>(ranks));
+  KeyWords mine = words(rank.own_next());
+  MPI_Allgather(mine.data(), 5, MPI_UINT64_T, firsts.data(), 5, MPI_UINT64_T,
+                MPI_COMM_WORLD);
+  for (int r = 0; r < ranks; ++r)
+    rank.next_card[size_t(r)] = key(firsts[size_t(r)]);
+  uint64_t network_events = 0, card_events = 0;
+  uint64_t run_hash = 14695981039346656037ull; // the network events run
+  bool in_order = true;
   for (;;) {
-    SavedEvent e;
-    NextKey mine{};
-    if (rank.sched.peek(e))
-      mine = {1,        e.when, uint64_t(int64_t(e.priority)),
-              e.origin, e.seq,  e.tag.owner == kFabricEventOwner};
-    MPI_Allgather(mine.data(), 6, MPI_UINT64_T, keys.data(), 6, MPI_UINT64_T,
-                  MPI_COMM_WORLD);
-    int first = -1;
-    auto key = [](const NextKey &k) {
-      return std::tie(k[1], k[2], k[3], k[4]);
-    };
+    int first = -1; // the rank with the earliest card event
     for (int r = 0; r < ranks; ++r)
-      if (keys[size_t(r)][0] &&
-          (first < 0 || key(keys[size_t(r)]) < key(keys[size_t(first)])))
+      if (rank.next_card[size_t(r)] &&
+          (first < 0 ||
+           *rank.next_card[size_t(r)] < *rank.next_card[size_t(first)]))
         first = r;
-    if (first < 0)
+    SavedEvent net;
+    bool has_net = rank.sched.peek_first(Rank::is_network, net);
+    if (!has_net && first < 0)
       break;
-    ++steps;
-    if (keys[size_t(first)][5]) {
-      // The network's: every rank has it, with the same key; the owner of
-      // the card it calls into sends its reply, the others wait for it.
-      for (const NextKey &k : keys)
-        agreed = agreed && k == keys[size_t(first)];
-      if (!agreed)
-        break;
+    if (has_net &&
+        (first < 0 || EventKey::of(net) < *rank.next_card[size_t(first)])) {
+      // The network's: every rank runs it, with no message unless it calls
+      // into a card (then Owned and StandIn exchange the owner's reply).
+      SavedEvent top;
+      in_order = in_order && rank.sched.peek(top) &&
+                 EventKey::of(top) == EventKey::of(net);
+      for (uint64_t w : words(EventKey::of(net)))
+        run_hash = (run_hash ^ w) * 1099511628211ull;
       rank.sched.run_next();
+      ++network_events;
       continue;
     }
-    // A card's: its owner runs it and sends its calls to the others.
-    if (first == me) {
+    ++card_events;
+    if (first == me) { // its owner runs it and tells the others
+      SavedEvent top;
+      in_order = in_order && rank.sched.peek(top) &&
+                 EventKey::of(top) == *rank.next_card[size_t(me)];
       rank.take();
       rank.sched.run_next();
-      StateWriter out;
-      write_calls(out, rank.take());
-      send_to_others(out, kCalls);
+      rank.tell(false, kCalls);
     } else {
-      std::vector<uint8_t> bytes = receive(first, kCalls);
-      StateReader in(bytes, "calls");
-      rank.apply(read_calls(in));
+      rank.told(first, kCalls);
     }
   }
   // Each rank checks its own cards and its copy of the network.
   FabricStats one;
   std::vector<std::string> expected = one_process(one);
-  int wrong = agreed ? 0 : 1;
+  int wrong = in_order ? 0 : 1;
   for (uint32_t n = 0; n < kNodes; ++n)
     if (owner(n) == uint32_t(me) && logs[n] != expected[n]) {
       std::fprintf(stderr, "rank %d: card %u saw other events\n", me, n);
@@ -211,16 +248,29 @@ int run() {
     std::fprintf(stderr, "rank %d: its network counted other packets\n", me);
     wrong = 1;
   }
-  if (!agreed)
-    std::fprintf(stderr, "rank %d: the ranks' next network events differ\n",
-                 me);
+  if (!in_order)
+    std::fprintf(stderr, "rank %d: an event ran out of its order\n", me);
+  // Every rank ran the same network events, in the same order.
+  uint64_t lowest = 0, highest = 0;
+  MPI_Allreduce(&run_hash, &lowest, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&run_hash, &highest, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  if (lowest != highest) {
+    std::fprintf(stderr, "rank %d: the ranks ran other network events\n", me);
+    wrong = 1;
+  }
+  uint64_t messages = 0;
+  MPI_Reduce(&rank.messages, &messages, 1, MPI_UINT64_T, MPI_SUM, 0,
+             MPI_COMM_WORLD);
   int any = 0;
   MPI_Allreduce(&wrong, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (me == 0 && !any)
-    std::printf("rank steps: %d ranks, %llu steps, %llu packets (%llu "
-                "blocked), every card and network the same as one "
-                "process\n",
-                ranks, (unsigned long long)steps,
+    std::printf("rank steps: %d ranks, %llu network events and %llu card "
+                "events, %llu messages (each to every other rank), %llu "
+                "packets (%llu blocked), every card and network the same as "
+                "one process\n",
+                ranks, (unsigned long long)network_events,
+                (unsigned long long)card_events,
+                (unsigned long long)(ranks > 1 ? messages : 0),
                 (unsigned long long)one.packets_sent,
                 (unsigned long long)one.packets_blocked);
   return any;
