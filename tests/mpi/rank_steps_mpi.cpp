@@ -20,9 +20,11 @@
 #include <mpi.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <thread>
 
 using namespace nicemu;
 using namespace echo_network;
@@ -47,9 +49,25 @@ void send_to_others(const StateWriter &out, int tag) {
                MPI_COMM_WORLD);
 }
 
+// Waits for rank `from`'s message. Ranks that went different ways would
+// wait for each other for ever: after 60 s of wall time with nothing, the
+// run stops, saying who waited for whom (MPI_Abort ends every rank).
 std::vector<uint8_t> receive(int from, int tag) {
   MPI_Status status;
-  MPI_Probe(from, tag, MPI_COMM_WORLD, &status);
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (int arrived = 0;;) {
+    MPI_Iprobe(from, tag, MPI_COMM_WORLD, &arrived, &status);
+    if (arrived)
+      break;
+    if (std::chrono::steady_clock::now() > give_up) {
+      std::fprintf(stderr,
+                   "rank %d: no word from rank %d for 60 s: the ranks went "
+                   "different ways\n",
+                   me, from);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    std::this_thread::yield();
+  }
   int size = 0;
   MPI_Get_count(&status, MPI_BYTE, &size);
   std::vector<uint8_t> bytes(size_t(size) + 1); // never a null data()
