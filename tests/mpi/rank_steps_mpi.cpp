@@ -15,6 +15,7 @@
 //
 // Exit 0 and "rank steps: ... same as one process" on rank 0, else 1.
 #include "dist/fabric_calls.hpp"
+#include "dist/step_order.hpp"
 #include "echo_network.hpp"
 
 #include <mpi.h>
@@ -83,29 +84,19 @@ struct Rank : Port {
   std::vector<FabricCall> calls; // logged since the last take
   std::vector<std::unique_ptr<PacketReceiver>> receivers;
   std::vector<std::unique_ptr<EchoCard>> cards;
-  // Every rank's earliest pending card event, as its owner last told.
-  std::vector<std::optional<EventKey>> next_card;
+  StepOrder order;
   uint64_t messages = 0; // this rank's, each to every other rank
   Rank()
       : fabric(sched, params(), make_topology(kNodes, 4)),
-        next_card(size_t(ranks)) {
+        order(uint32_t(ranks)) {
     fabric.set_call_log([this](const FabricCall &c) { calls.push_back(c); });
   }
   std::vector<FabricCall> take() { return std::exchange(calls, {}); }
-  static bool is_network(const EventTag &t) {
-    return t.owner == kFabricEventOwner;
-  }
-  std::optional<EventKey> own_next() const {
-    SavedEvent e;
-    if (!sched.peek_first([](const EventTag &t) { return !is_network(t); }, e))
-      return std::nullopt;
-    return EventKey::of(e);
-  }
   // The owner, after the network called into its card or after one of
   // its card's events: to every other rank.
   void tell(bool answer, int tag) {
-    CardReply r{answer, take(), own_next()};
-    next_card[size_t(me)] = r.next;
+    CardReply r{answer, take(), StepOrder::own_next(sched)};
+    order.told(uint32_t(me), r.next);
     StateWriter out;
     write_reply(out, r);
     send_to_others(out, tag);
@@ -116,7 +107,7 @@ struct Rank : Port {
     std::vector<uint8_t> bytes = receive(from, tag);
     CardReply r = read_reply(bytes);
     apply(r.calls);
-    next_card[size_t(from)] = r.next;
+    order.told(uint32_t(from), r.next);
     return r;
   }
   // Another rank's card was called: its owner's reply.
@@ -205,48 +196,38 @@ int run() {
     card->start();
   // The one collective before the end: every rank's first card event.
   std::vector<KeyWords> firsts(static_cast<size_t>(ranks));
-  KeyWords mine = words(rank.own_next());
+  KeyWords mine = words(StepOrder::own_next(rank.sched));
   MPI_Allgather(mine.data(), 5, MPI_UINT64_T, firsts.data(), 5, MPI_UINT64_T,
                 MPI_COMM_WORLD);
   for (int r = 0; r < ranks; ++r)
-    rank.next_card[size_t(r)] = key(firsts[size_t(r)]);
+    rank.order.told(uint32_t(r), key(firsts[size_t(r)]));
   uint64_t network_events = 0, card_events = 0;
-  uint64_t run_hash = 14695981039346656037ull; // the network events run
   bool in_order = true;
   for (;;) {
-    int first = -1; // the rank with the earliest card event
-    for (int r = 0; r < ranks; ++r)
-      if (rank.next_card[size_t(r)] &&
-          (first < 0 ||
-           *rank.next_card[size_t(r)] < *rank.next_card[size_t(first)]))
-        first = r;
-    SavedEvent net;
-    bool has_net = rank.sched.peek_first(Rank::is_network, net);
-    if (!has_net && first < 0)
+    StepOrder::Step step = rank.order.next(rank.sched);
+    if (step.kind == StepOrder::Step::Done)
       break;
-    if (has_net &&
-        (first < 0 || EventKey::of(net) < *rank.next_card[size_t(first)])) {
-      // The network's: every rank runs it, with no message unless it calls
-      // into a card (then Owned and StandIn exchange the owner's reply).
-      SavedEvent top;
-      in_order = in_order && rank.sched.peek(top) &&
-                 EventKey::of(top) == EventKey::of(net);
-      for (uint64_t w : words(EventKey::of(net)))
-        run_hash = (run_hash ^ w) * 1099511628211ull;
+    SavedEvent top;
+    bool has_top = rank.sched.peek(top);
+    if (step.kind == StepOrder::Step::Network) {
+      // Every rank runs it, with no message unless it calls into a card
+      // (then Owned and StandIn exchange the owner's reply).
+      in_order = in_order && has_top &&
+                 EventKey::of(top) == EventKey::of(step.network);
+      rank.order.ran(step.network);
       rank.sched.run_next();
       ++network_events;
       continue;
     }
     ++card_events;
-    if (first == me) { // its owner runs it and tells the others
-      SavedEvent top;
-      in_order = in_order && rank.sched.peek(top) &&
-                 EventKey::of(top) == *rank.next_card[size_t(me)];
+    if (step.rank == uint32_t(me)) { // its owner runs it and tells
+      in_order = in_order && has_top &&
+                 EventKey::of(top) == *rank.order.next_card(uint32_t(me));
       rank.take();
       rank.sched.run_next();
       rank.tell(false, kCalls);
     } else {
-      rank.told(first, kCalls);
+      rank.told(int(step.rank), kCalls);
     }
   }
   // Each rank checks its own cards and its copy of the network.
@@ -269,9 +250,9 @@ int run() {
   if (!in_order)
     std::fprintf(stderr, "rank %d: an event ran out of its order\n", me);
   // Every rank ran the same network events, in the same order.
-  uint64_t lowest = 0, highest = 0;
-  MPI_Allreduce(&run_hash, &lowest, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(&run_hash, &highest, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  uint64_t digest = rank.order.digest(), lowest = 0, highest = 0;
+  MPI_Allreduce(&digest, &lowest, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&digest, &highest, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
   if (lowest != highest) {
     std::fprintf(stderr, "rank %d: the ranks ran other network events\n", me);
     wrong = 1;

@@ -5,6 +5,7 @@
 // answers for its card. Every card then sees what it sees in one process,
 // to the picosecond, and both copies count what the one network counts.
 #include "dist/fabric_calls.hpp"
+#include "dist/step_order.hpp"
 #include "echo_network.hpp"
 
 #include "nicemu/error.hpp"
@@ -34,11 +35,25 @@ struct Rank : Port {
   std::vector<FabricCall> calls; // logged since the last take
   std::vector<std::unique_ptr<PacketReceiver>> receivers;
   std::vector<std::unique_ptr<EchoCard>> cards;
+  StepOrder order{2};
   Rank(Spread &s, uint32_t i)
       : all(s), index(i), fabric(sched, params(), make_topology(kNodes, 4)) {
     fabric.set_call_log([this](const FabricCall &c) { calls.push_back(c); });
   }
   std::vector<FabricCall> take() { return std::exchange(calls, {}); }
+  // The owner's message after its card was called or ran an event: its
+  // answer, its card's calls and its next card event.
+  CardReply tell(bool answer) {
+    CardReply r{answer, take(), StepOrder::own_next(sched)};
+    order.told(index, r.next);
+    return r;
+  }
+  // The other rank's message: its calls applied, its next card event noted.
+  CardReply heard(CardReply r, uint32_t from) {
+    apply(r.calls);
+    order.told(from, r.next);
+    return r;
+  }
   void send(Packet p, Time at, std::function<void(Time)> fn) override;
   void ready(uint32_t node, Time at) override {
     fabric.receiver_ready(node, at);
@@ -67,13 +82,13 @@ public:
   bool accept_head(const Packet &p, Time now) override {
     rank_.take();
     bool answer = card_.accept_head(p, now);
-    rank_.all.replies[node_].push_back({answer, rank_.take(), {}});
+    rank_.all.replies[node_].push_back(rank_.tell(answer));
     return answer;
   }
   void packet_arrived(Packet p, Time now) override {
     rank_.take();
     card_.packet_arrived(std::move(p), now);
-    rank_.all.replies[node_].push_back({false, rank_.take(), {}});
+    rank_.all.replies[node_].push_back(rank_.tell(false));
   }
 
 private:
@@ -87,12 +102,11 @@ class StandIn : public PacketReceiver {
 public:
   StandIn(Rank &rank, uint32_t node) : rank_(rank), node_(node) {}
   bool accept_head(const Packet &, Time) override {
-    CardReply r = rank_.all.next_reply(node_);
-    rank_.apply(r.calls);
-    return r.answer;
+    return rank_.heard(rank_.all.next_reply(node_), Spread::owner(node_))
+        .answer;
   }
   void packet_arrived(Packet, Time) override {
-    rank_.apply(rank_.all.next_reply(node_).calls);
+    rank_.heard(rank_.all.next_reply(node_), Spread::owner(node_));
   }
 
 private:
@@ -106,15 +120,16 @@ void Rank::send(Packet p, Time at, std::function<void(Time)> fn) {
   fabric.send(std::move(p), at, [this, node, fn](Time t) {
     take();
     fn(t);
-    all.replies[node].push_back({false, take(), {}});
+    all.replies[node].push_back(tell(false));
   });
 }
 
 void Rank::apply(const std::vector<FabricCall> &list) {
   for (const FabricCall &c : list) {
     uint32_t node = c.packet.source;
-    fabric.apply_call(
-        c, [this, node](Time) { apply(all.next_reply(node).calls); });
+    fabric.apply_call(c, [this, node](Time) {
+      heard(all.next_reply(node), Spread::owner(node));
+    });
   }
 }
 
@@ -145,31 +160,38 @@ std::vector<std::string> spread(std::vector<FabricStats> &stats,
   for (auto &rank : s.ranks)
     for (auto &card : rank->cards)
       card->start();
+  // What each rank knows of the other's first card event (over MPI: one
+  // allgather), then each decides alone; both must decide alike.
+  for (auto &from : s.ranks)
+    for (auto &to : s.ranks)
+      to->order.told(from->index, StepOrder::own_next(from->sched));
   for (;;) {
-    SavedEvent e[2];
-    bool has[2] = {s.ranks[0]->sched.peek(e[0]), s.ranks[1]->sched.peek(e[1])};
-    if (!has[0] && !has[1])
+    StepOrder::Step step[2] = {s.ranks[0]->order.next(s.ranks[0]->sched),
+                               s.ranks[1]->order.next(s.ranks[1]->sched)};
+    REQUIRE(step[0].kind == step[1].kind);
+    if (step[0].kind == StepOrder::Step::Done)
       break;
-    uint32_t first = !has[0] || (has[1] && key(e[1]) < key(e[0])) ? 1 : 0;
     ++steps;
-    if (e[first].tag.owner == kFabricEventOwner) {
+    if (step[0].kind == StepOrder::Step::Network) {
       // The network's: on both copies, with the same key; the owner of the
-      // card it calls into first.
-      REQUIRE(has[0]);
-      REQUIRE(has[1]);
-      REQUIRE(key(e[0]) == key(e[1]));
-      auto card = s.ranks[0]->fabric.card_called_by(e[0].tag);
+      // card it calls into first (its reply is then there for the other).
+      REQUIRE(key(step[0].network) == key(step[1].network));
+      auto card = s.ranks[0]->fabric.card_called_by(step[0].network.tag);
       uint32_t owner = card ? Spread::owner(*card) : 0;
-      s.ranks[owner]->sched.run_next();
-      s.ranks[1 - owner]->sched.run_next();
+      for (uint32_t r : {owner, 1 - owner}) {
+        s.ranks[r]->order.ran(step[r].network);
+        s.ranks[r]->sched.run_next();
+      }
       continue;
     }
     // A card's: its owner's alone; what it called, to the other.
-    Rank &mine = *s.ranks[first];
+    REQUIRE(step[0].rank == step[1].rank);
+    Rank &mine = *s.ranks[step[0].rank];
     mine.take();
     mine.sched.run_next();
-    s.ranks[1 - first]->apply(mine.take());
+    s.ranks[1 - mine.index]->heard(mine.tell(false), mine.index);
   }
+  CHECK(s.ranks[0]->order.digest() == s.ranks[1]->order.digest());
   for (auto &rank : s.ranks)
     stats.push_back(rank->fabric.stats());
   for (auto &[card, q] : s.replies)
