@@ -45,6 +45,7 @@ public:
     agent_.poll();
   }
   Time earliest_action() const override { return agent_.earliest_action(); }
+  void events_ran() override { agent_.release_reply(); }
   void wait() override {}
   bool finished() const override {
     return input_.left() == 0 || agent_.exited();
