@@ -53,6 +53,13 @@ void write_reply(StateWriter &out, const CardReply &reply) {
 
 CardReply read_reply(std::span<const uint8_t> bytes) {
   StateReader in(bytes, "a card's reply");
+  CardReply reply = read_reply(in);
+  if (!in.done())
+    in.fail("bytes after the reply");
+  return reply;
+}
+
+CardReply read_reply(StateReader &in) {
   CardReply reply;
   uint32_t answer = in.u32();
   if (answer > 1)
@@ -65,8 +72,6 @@ CardReply read_reply(std::span<const uint8_t> bytes) {
     in.fields(next.when, priority, next.origin, next.seq);
     next.priority = int(int64_t(priority));
   }
-  if (!in.done())
-    in.fail("bytes after the reply");
   return reply;
 }
 

@@ -44,5 +44,7 @@ struct CardReply {
 
 void write_reply(StateWriter &out, const CardReply &reply);
 CardReply read_reply(std::span<const uint8_t> bytes);
+// One reply among other fields: reads it and leaves the rest.
+CardReply read_reply(StateReader &in);
 
 } // namespace nicemu

@@ -261,6 +261,10 @@ struct Fabric::Impl : EventOwner {
   EventId last_post = 0;
   const SavedEvent *forced_key = nullptr;
   void log_call(FabricCall call);
+  CardCalls *card_calls = nullptr; // set_card_calls
+  bool call_card(uint32_t node, const std::function<bool()> &body) {
+    return card_calls ? card_calls->call(node, body) : body();
+  }
 };
 
 void Fabric::Impl::log_call(FabricCall call) {
@@ -310,9 +314,13 @@ Scheduler::Callback Fabric::Impl::callback(uint32_t kind, uint64_t a,
     return [this, i = uint32_t(a)] {
       std::function<void(Time)> fn = std::move(sents[i].fn);
       Scheduler::OriginScope card(sched, EventOrigin::card(sents[i].node));
+      uint32_t node = sents[i].node;
       sents[i] = Sent{};
       free_sents.push_back(i);
-      fn(sched.now());
+      call_card(node, [&] {
+        fn(sched.now());
+        return false;
+      });
     };
   case kTailPassesLink:
     return [this, f, hop = size_t(b)] { release(f, hop); };
@@ -537,7 +545,8 @@ void Fabric::Impl::at_node(Flight *f, uint32_t node) {
 // alike in one process and in a run spread over several (EventOrigin).
 bool Fabric::Impl::accept_head(PacketReceiver &r, Flight *f) {
   Scheduler::OriginScope card(sched, EventOrigin::card(f->node));
-  return r.accept_head(f->packet, sched.now());
+  return call_card(f->node,
+                   [&] { return r.accept_head(f->packet, sched.now()); });
 }
 
 void Fabric::Impl::offer(Flight *f) {
@@ -683,7 +692,10 @@ void Fabric::Impl::finish(Flight *f) {
   if (!f->dropped && receivers[f->node]) {
     ++stats.packets_delivered;
     Scheduler::OriginScope card(sched, EventOrigin::card(f->node));
-    receivers[f->node]->packet_arrived(std::move(f->packet), sched.now());
+    call_card(f->node, [&] {
+      receivers[f->node]->packet_arrived(std::move(f->packet), sched.now());
+      return false;
+    });
   }
   // Duplicates follow a packet that arrived (one that was lost or dropped
   // took its copies with it).
@@ -866,6 +878,10 @@ std::optional<uint32_t> Fabric::card_called_by(const EventTag &tag) const {
     break;
   }
   return std::nullopt;
+}
+
+void Fabric::set_card_calls(CardCalls *calls) {
+  impl_->card_calls = calls;
 }
 
 void Fabric::set_sent_maker(uint64_t owner, SentMaker maker) {

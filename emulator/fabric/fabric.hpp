@@ -229,6 +229,17 @@ struct FabricCall {
   SavedEvent posted;    // the event it posted: its key
 };
 
+// Where the network calls into a card (a head offered, a packet arrived, a
+// sender's on_sent), in a run spread over ranks: the owner of the card runs
+// `body` (the call) and tells the other ranks its answer; they do not run
+// it and use the owner's answer (dist/rank_share). Returns accept_head's
+// answer; false for the other calls.
+class CardCalls {
+public:
+  virtual ~CardCalls() = default;
+  virtual bool call(uint32_t node, const std::function<bool()> &body) = 0;
+};
+
 class Fabric {
 public:
   Fabric(Scheduler &scheduler, FabricParams params, Topology topology);
@@ -276,6 +287,9 @@ public:
   // any: a head reaching it, a tail arriving, a sender's on_sent, a
   // receiver made ready. One card at most.
   std::optional<uint32_t> card_called_by(const EventTag &tag) const;
+  // Every call the network makes into a card goes through `calls` (null:
+  // straight to the card).
+  void set_card_calls(CardCalls *calls);
 
   // Ethernet frames no switch port leads to (Packet::filtered) are offered
   // to `sink` where the first switch would drop them (nicemu run --tap).

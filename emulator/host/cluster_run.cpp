@@ -54,7 +54,13 @@ start_cluster(const Model &model,
     cluster->hosts->set_stop_request(spec.stop);
     sim.set_external(cluster->hosts.get());
   }
+  if (!spec.owned.empty() &&
+      (spec.owned.size() != spec.nodes || !spec.program.empty()))
+    throw Error("run: a rank's share of the nodes needs every node named, "
+                "and no host program (not built yet)");
   for (uint32_t i = 0; i < spec.nodes; ++i) {
+    if (!spec.owned.empty() && !spec.owned[i])
+      continue; // another rank's
     NodeConfig config;
     config.node = i;
     config.nodes = spec.nodes;

@@ -44,6 +44,9 @@ struct ClusterSpec {
   // --node-firmware): a rogue card among honest ones, an old firmware
   // against a new one.
   std::map<uint32_t, std::shared_ptr<const std::vector<uint8_t>>> node_flash;
+  // One rank's share of a cluster spread over ranks: the nodes it builds
+  // (empty: every node). The network is built whole on every rank.
+  std::vector<bool> owned;
   // Receives each console line of each node's firmware.
   std::function<void(uint32_t node, const std::string &line)> console;
   // Observers of the run (traces, packet captures); must outlive the

@@ -139,7 +139,7 @@ Time Simulation::slice_end(const Node &node, Time max_time) const {
                        node.time() + kLongestSlice});
   if (lookahead_ == kTimeNever)
     return end;
-  Time others = &node == earliest_node_ ? second_earliest_ : earliest_;
+  Time others = node.node_id() == earliest_node_ ? second_earliest_ : earliest_;
   if (others != kTimeNever)
     end = std::min(end, others + lookahead_);
   return end;
@@ -147,13 +147,13 @@ Time Simulation::slice_end(const Node &node, Time max_time) const {
 
 void Simulation::note_core_times() {
   earliest_ = second_earliest_ = kTimeNever;
-  earliest_node_ = nullptr;
+  earliest_node_ = UINT32_MAX;
   for_each_running([this](const Node &n) {
     Time t = n.time();
     if (t < earliest_) {
       second_earliest_ = earliest_;
       earliest_ = t;
-      earliest_node_ = &n;
+      earliest_node_ = n.node_id();
     } else if (t < second_earliest_) {
       second_earliest_ = t;
     }
@@ -299,7 +299,21 @@ void Simulation::run_round(Time max_time) {
   earliest_ = first.time;
   second_earliest_ = second;
   earliest_node_ =
-      first.index == UINT32_MAX ? nullptr : nodes_[first.index].get();
+      first.index == UINT32_MAX ? UINT32_MAX : nodes_[first.index]->node_id();
+  if (ranks_) { // the cluster's two earliest, and its next event
+    RankView mine;
+    mine.first_core = earliest_;
+    mine.first_node = earliest_node_;
+    mine.second_core = second_earliest_;
+    mine.stop = stop_requested();
+    agreed_ = ranks_->agree(mine);
+    earliest_ = agreed_.first_core;
+    earliest_node_ = agreed_.first_node;
+    second = second_earliest_ = agreed_.second_core;
+    event_bound_ = ranks_->next_event_time();
+    if (agreed_.stop)
+      return;
+  }
   // No core's slice ends later than this: the others run nothing.
   Time bound = std::min({event_bound_, max_time, wall_limit_, host_action_});
   if (lookahead_ != kTimeNever && second != kTimeNever)
@@ -403,6 +417,8 @@ void Simulation::run_due_cores_at_once(Time max_time) {
 }
 
 RunResult Simulation::run(Time max_time) {
+  if (ranks_)
+    return run_over_ranks(max_time);
   auto wall_start = std::chrono::steady_clock::now();
   RunResult result;
   // No more threads than cores to share a round.
@@ -505,6 +521,105 @@ RunResult Simulation::run(Time max_time) {
     scheduler_.run_until(t);
     if (external_)
       external_->events_ran();
+  }
+  if (workers_)
+    workers_->rest();
+  for (auto &n : nodes_)
+    n->flush_console();
+  result.wall_seconds = std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - wall_start)
+                            .count();
+  return result;
+}
+
+void Simulation::set_ranks(RankSync *ranks) {
+  if (ranks && (external_ || debugger_ || input_ || checkpoints_))
+    throw Error("run: host programs, the debugger, input in wall time and "
+                "checkpoints are not available in a run spread over ranks "
+                "yet");
+  ranks_ = ranks;
+}
+
+// This rank's figures after the cores' slices (RankSync::agree).
+RankView Simulation::rank_view(bool latest) const {
+  RankView v;
+  v.first_core = earliest_core_time();
+  v.nodes = nodes_.size();
+  v.finished = finished_;
+  if (faulted_)
+    for (const auto &n : nodes_)
+      if (n->state() == NodeState::Faulted) {
+        v.faulted_node = n->node_id();
+        v.faulted_time = n->time();
+        break;
+      }
+  if (latest)
+    v.latest_node = latest_node_time();
+  v.stop = stop_requested();
+  return v;
+}
+
+// The run loop of one rank of a cluster spread over several
+// (docs/distributed.md): the rounds of one process, every bound and every
+// decision taken from the cluster's figures (RankSync::agree), the events
+// run in the order of one process (RankSync::run_until). Every rank goes
+// through the same rounds and ends the same way.
+RunResult Simulation::run_over_ranks(Time max_time) {
+  auto wall_start = std::chrono::steady_clock::now();
+  RunResult result;
+  if (!queue_in_use())
+    throw Error("run: a run spread over ranks needs the core queue");
+  threads_used_ = threads_usable()
+                      ? unsigned(std::min<size_t>(threads_, nodes_.size()))
+                      : 1;
+  if (threads_used_ > 1 && (!workers_ || workers_->threads() != threads_used_))
+    workers_ = std::make_unique<CoreWorkers>(threads_used_);
+  else if (threads_used_ == 1)
+    workers_.reset();
+  governor_.reset();
+  if (workers_ && adaptive_threads_)
+    governor_ = std::make_unique<ThreadGovernor>();
+  // Where a run that went no further ended: the latest any node reached.
+  auto latest = [this] {
+    return std::max(scheduler_.now(),
+                    ranks_->agree(rank_view(true)).latest_node);
+  };
+  for (;;) {
+    if (monitor_)
+      monitor_->between_rounds(*this);
+    host_action_ = kTimeNever;
+    run_round(max_time);
+    if (agreed_.stop) {
+      result.outcome = RunOutcome::Stopped;
+      result.end_time = latest();
+      result.message = "stopped on request";
+      break;
+    }
+    RankView all = ranks_->agree(rank_view(false));
+    if (all.faulted_node != UINT32_MAX) {
+      result.outcome = RunOutcome::Faulted;
+      result.end_time = all.faulted_time;
+      break;
+    }
+    if (all.finished == all.nodes) {
+      result.outcome = RunOutcome::Halted;
+      result.end_time = latest();
+      break;
+    }
+    Time t = std::min(all.first_core, ranks_->next_event_time());
+    if (t == kTimeNever) {
+      result.outcome = RunOutcome::Deadlock;
+      result.end_time = latest();
+      result.message = deadlock_message();
+      break;
+    }
+    if (t >= max_time) {
+      ranks_->run_until(max_time);
+      result.outcome = RunOutcome::MaxTime;
+      result.end_time = max_time;
+      break;
+    }
+    ranks_->run_until(t);
   }
   if (workers_)
     workers_->rest();

@@ -10,6 +10,7 @@
 #include "node/core_workers.hpp"
 #include "node/node.hpp"
 #include "node/thread_governor.hpp"
+#include "sim/rank_sync.hpp"
 #include "sim/scheduler.hpp"
 #include "sim/stop_request.hpp"
 #include "sim/wall_clock_input.hpp"
@@ -162,6 +163,12 @@ public:
 
   RunResult run(Time max_time = kTimeNever);
 
+  // One rank of a cluster spread over several (docs/distributed.md): its
+  // nodes are the ones added here; `ranks` keeps the events and the
+  // decisions in step with the other ranks. Refused with host programs, a
+  // debugger, input in wall time or checkpoints (not built yet).
+  void set_ranks(RankSync *ranks);
+
   // The virtual time the run has reached: the scheduler's, or the latest
   // running core's (no core is past it).
   Time present() const;
@@ -186,6 +193,8 @@ public:
 
 private:
   Time earliest_core_time() const;
+  RunResult run_over_ranks(Time max_time);
+  RankView rank_view(bool latest) const;
   Time slice_end(const Node &node, Time max_time) const;
   bool finished(RunResult &result) const;
   bool stopped(RunResult &result) const;
@@ -222,6 +231,8 @@ private:
   std::vector<std::unique_ptr<Node>> nodes_;
   Time lookahead_ = kTimeNever; // no network: nodes never affect each other
   ExternalActor *external_ = nullptr;
+  RankSync *ranks_ = nullptr;
+  RankView agreed_; // the cluster's, at the last round's start
   RunDebugger *debugger_ = nullptr;
   WallClockInput *input_ = nullptr;
   const StopRequest *stop_ = nullptr;
@@ -236,7 +247,7 @@ private:
   Time event_bound_ = kTimeNever;
   // The two earliest running cores' times at the start of a round.
   Time earliest_ = kTimeNever, second_earliest_ = kTimeNever;
-  const Node *earliest_node_ = nullptr;
+  uint32_t earliest_node_ = UINT32_MAX; // its node id
   // Bit i: nodes_[i] is running. The rounds visit only those, so that a
   // round costs the running nodes, not all of them (1024 nodes waiting in
   // a barrier).
