@@ -28,13 +28,14 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # (dpkg -S); tests/e2e/deb_package.sh checks that every NEEDED library is
 # covered. libm is in libc6. zlib1g: the fabric calls crc32, which the
 # Release binary reaches through libelf's own NEEDED libz and the sanitizer
-# builds link directly.
+# builds link directly. libopenmpi3: a run spread over MPI ranks
+# (docs/distributed.md), started by openmpi-bin's mpirun (recommended).
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1, libunicorn2 (>= 2.0), libcapstone4 (>= 4.0), libelf1, libdw1, libboost-context1.74.0, libedit2, zlib1g")
+    "libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1, libunicorn2 (>= 2.0), libcapstone4 (>= 4.0), libelf1, libdw1, libboost-context1.74.0, libedit2, zlib1g, libopenmpi3")
 # The SDK's users build firmware with clang and lld (nicemu-mipsel.cmake)
 # and host programs with a C/C++ compiler, CMake or pkg-config.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
-    "clang, lld, cmake, pkg-config, g++ | c++-compiler")
+    "clang, lld, cmake, pkg-config, g++ | c++-compiler, openmpi-bin")
 # nicemu plot (gnuplot), run --gdb (gdb-multiarch), reading --pcap captures.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gnuplot-nox, gdb-multiarch, tshark | wireshark")
 include(CPack)

@@ -72,20 +72,14 @@ void add_partition_command(CLI::App &app, ExitStatus &) {
   });
 }
 
-int refuse_mpi_ranks(uint32_t nodes) {
-  std::optional<MpiJob> job = mpi_job_from_environment();
-  if (!job || job->size < 2)
-    return 0;
-  if (job->rank == 0)
-    std::fprintf(
-        stderr,
-        "nicemu run: started as %u MPI ranks (mpirun), but one cluster cannot "
-        "be spread over several ranks yet (docs/distributed.md says what is "
-        "built and what is planned), and %u copies of the same run would each "
-        "print and write the same things. Run it as one process (--threads "
-        "uses the machine's cores); `nicemu partition -n %u --ranks %u` shows "
-        "how its nodes would be shared out.\n",
-        job->size, job->size, nodes, job->size);
+int refuse_spread(const MpiJob &job, const std::string &what) {
+  if (job.rank == 0)
+    std::fprintf(stderr,
+                 "nicemu run: started as %u MPI ranks (mpirun): a run spread "
+                 "over ranks cannot take %s yet (docs/distributed.md says "
+                 "what it can). Run it as one process (--threads uses the "
+                 "machine's cores).\n",
+                 job.size, what.c_str());
   return 2;
 }
 

@@ -4,6 +4,7 @@
 #include "cli/progress.hpp"
 #include "cli/recorded_run.hpp"
 #include "cli/run_setup.hpp"
+#include "cli/run_spread.hpp"
 #include "cli/run_summary.hpp"
 #include "cli/stop_signals.hpp"
 #include "debug/fault_report.hpp"
@@ -59,6 +60,7 @@ struct RunOptions : ClusterOptions {
   std::string record;                     // --record FILE (docs/replay.md)
   RecordedEnd recorded; // a replay: how the recorded run ended
   ProgressMode progress = ProgressMode::Auto;
+  std::string partition; // --partition FILE, under mpirun
   bool profiling() const {
     return !report.empty() || !report_json.empty() || !measure.empty() ||
            !budget.empty();
@@ -619,6 +621,30 @@ void add_observe_options(CLI::App *cmd,
 
 } // namespace
 
+// What a run spread over MPI ranks cannot take yet, as a phrase; empty:
+// nothing.
+static std::string not_spread_yet(const RunOptions &o) {
+  if (o.procs_per_node > 1)
+    return "--procs-per-node";
+  if (o.tag_output)
+    return "--tag-output";
+  if (!o.gdb.empty() || !o.gdb_listen.empty())
+    return "--gdb";
+  if (!o.tap.empty())
+    return "--tap";
+  if (!o.record.empty())
+    return "--record";
+  if (o.profiling())
+    return "cycle reports (--report, --report-json, --measure, --budget)";
+  if (!o.observe.trace.empty() || !o.observe.pcap.empty())
+    return "--trace or --pcap";
+  if (!o.checkpoint_dir.empty())
+    return "--checkpoint-dir";
+  if (o.no_core_queue)
+    return "--no-core-queue";
+  return "";
+}
+
 void add_run_command(CLI::App &app, ExitStatus &status) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App *cmd =
@@ -637,10 +663,26 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
                   "(created if missing; needs CAP_NET_ADMIN or a device you "
                   "own): FM node N (N = -n) is the outside. Virtual time then "
                   "follows wall time: the run is no longer deterministic");
+  cmd->add_option("--partition", opts->partition,
+                  "under mpirun: which rank emulates which nodes, a partition "
+                  "file (nicemu partition -o writes one); default: by the "
+                  "topology (docs/distributed.md)");
   add_program_option(*cmd, *opts);
   cmd->callback([opts, &status] {
-    if ((status.code = refuse_mpi_ranks(opts->nodes)) != 0)
+    if (std::optional<MpiJob> job = mpi_job_from_environment();
+        job && job->size > 1) {
+      if (std::string what = not_spread_yet(*opts); !what.empty()) {
+        status.code = refuse_spread(*job, what);
+        return;
+      }
+      status.code =
+          run_spread(*opts, read_inputs(*opts),
+                     {opts->quiet, opts->per_node, opts->partition}, *job);
       return;
+    }
+    if (!opts->partition.empty())
+      throw Error("run: --partition shares the nodes out among MPI ranks; "
+                  "this run is one process (start it with mpirun -n R)");
     std::optional<HostTape> tape;
     if (!opts->record.empty())
       tape.emplace(HostTape::Mode::Record);

@@ -2,6 +2,8 @@
 // user errors are thrown as nicemu::Error and printed by main().
 #pragma once
 
+#include "dist/mpi_job.hpp"
+
 #include <CLI/CLI.hpp>
 
 namespace nicemu::cli {
@@ -22,10 +24,10 @@ void add_ldscript_command(CLI::App &app, ExitStatus &status);
 void add_regs_command(CLI::App &app, ExitStatus &status);
 void add_plot_command(CLI::App &app, ExitStatus &status);
 void add_partition_command(CLI::App &app, ExitStatus &status);
-// nicemu run started by mpirun as several ranks: rank 0 says why that does
-// not work yet; the exit code every rank returns (0: not several ranks, go
-// on). cmd_partition.cpp.
-int refuse_mpi_ranks(uint32_t nodes);
+// nicemu run started by mpirun as several ranks, with `what` (e.g. "host
+// programs"), which a spread run cannot take yet: rank 0 says so; the exit
+// code every rank returns (2). cmd_partition.cpp.
+int refuse_spread(const MpiJob &job, const std::string &what);
 // `nicemu bench dimmnet` (cmd_bench_dimmnet.cpp), under `nicemu bench`.
 void add_dimmnet_bench(CLI::App &bench);
 void add_uzura_bench(CLI::App &bench);

@@ -285,6 +285,14 @@ void print_misroutes(Simulation &sim) {
 }
 
 int outcome_exit_code(Simulation &sim, const RunResult &r) {
+  std::vector<uint32_t> codes;
+  for (auto &n : sim.nodes())
+    codes.push_back(n->exit_code());
+  return outcome_exit_code(r, codes);
+}
+
+int outcome_exit_code(const RunResult &r,
+                      const std::vector<uint32_t> &exit_codes) {
   switch (r.outcome) {
   case RunOutcome::Faulted:
     return kExitFault;
@@ -301,9 +309,9 @@ int outcome_exit_code(Simulation &sim, const RunResult &r) {
   }
   // A process exit status has 8 bits: a nonzero code whose low byte is 0
   // (256, 512...) would read as success, so it gives 1.
-  for (auto &n : sim.nodes())
-    if (n->exit_code() != 0)
-      return n->exit_code() & 0xFF ? int(n->exit_code() & 0xFF) : 1;
+  for (uint32_t code : exit_codes)
+    if (code != 0)
+      return code & 0xFF ? int(code & 0xFF) : 1;
   return 0;
 }
 

@@ -90,5 +90,8 @@ Time checkpoint_interval(const std::string &text, const std::string &command);
 // many, and the first ones with why. Printed with -q too, as faults are.
 void print_misroutes(Simulation &sim);
 int outcome_exit_code(Simulation &sim, const RunResult &r);
+// The same from every node's exit code, in node order (a spread run's).
+int outcome_exit_code(const RunResult &r,
+                      const std::vector<uint32_t> &exit_codes);
 
 } // namespace nicemu::cli

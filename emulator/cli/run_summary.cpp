@@ -20,23 +20,22 @@ void print_header() {
                "exit", "instructions", "cycles", "slept cycles");
 }
 
-std::string exit_of(const Node &n) {
-  return n.state() == NodeState::Halted ? std::to_string(n.exit_code()) : "-";
+std::string exit_of(const NodeRow &n) {
+  return n.state == NodeState::Halted ? std::to_string(n.exit_code) : "-";
 }
 
-void print_row(const Node &n) {
-  std::fprintf(stderr, "%-5u %-9s %5s %14llu %14llu %14llu\n", n.id(),
-               state_name(n.state()), exit_of(n).c_str(),
-               (unsigned long long)n.cpu().instructions(),
-               (unsigned long long)n.cpu().cycles(),
-               (unsigned long long)n.sleep_cycles());
+void print_row(const NodeRow &n) {
+  std::fprintf(stderr, "%-5u %-9s %5s %14llu %14llu %14llu\n", n.id,
+               state_name(n.state), exit_of(n).c_str(),
+               (unsigned long long)n.instructions, (unsigned long long)n.cycles,
+               (unsigned long long)n.slept);
 }
 
 // "1020 halted (exit 0), 3 halted (exit 2), 1 faulted".
-std::string state_counts(const std::vector<const Node *> &nodes) {
+std::string state_counts(const std::vector<NodeRow> &nodes) {
   std::map<std::pair<std::string, std::string>, size_t> counts;
-  for (const Node *n : nodes)
-    ++counts[{state_name(n->state()), exit_of(*n)}];
+  for (const NodeRow &n : nodes)
+    ++counts[{state_name(n.state), exit_of(n)}];
   std::string out;
   for (const auto &[key, count] : counts) {
     out += (out.empty() ? "" : ", ") + std::to_string(count) + " " + key.first;
@@ -47,12 +46,13 @@ std::string state_counts(const std::vector<const Node *> &nodes) {
 }
 
 // Totals, then the nodes that took the most and the fewest cycles.
-void print_condensed(const std::vector<const Node *> &nodes) {
-  std::vector<const Node *> by_cycles = nodes;
-  std::stable_sort(by_cycles.begin(), by_cycles.end(),
-                   [](const Node *a, const Node *b) {
-                     return a->cpu().cycles() > b->cpu().cycles();
-                   });
+void print_condensed(const std::vector<NodeRow> &nodes) {
+  std::vector<const NodeRow *> by_cycles;
+  for (const NodeRow &n : nodes)
+    by_cycles.push_back(&n);
+  std::stable_sort(
+      by_cycles.begin(), by_cycles.end(),
+      [](const NodeRow *a, const NodeRow *b) { return a->cycles > b->cycles; });
   std::fprintf(stderr, "slowest (most cycles):\n");
   for (size_t i = 0; i < kExtremes; ++i)
     print_row(*by_cycles[i]);
@@ -60,10 +60,10 @@ void print_condensed(const std::vector<const Node *> &nodes) {
   for (size_t i = by_cycles.size() - kExtremes; i < by_cycles.size(); ++i)
     print_row(*by_cycles[i]);
   unsigned long long instructions = 0, cycles = 0, slept = 0;
-  for (const Node *n : nodes) {
-    instructions += n->cpu().instructions();
-    cycles += n->cpu().cycles();
-    slept += n->sleep_cycles();
+  for (const NodeRow &n : nodes) {
+    instructions += n.instructions;
+    cycles += n.cycles;
+    slept += n.slept;
   }
   std::fprintf(stderr, "%-5s %-9s %5s %14llu %14llu %14llu\n", "total", "", "",
                instructions, cycles, slept);
@@ -90,11 +90,25 @@ std::string rank_runs(const std::vector<uint32_t> &ranks) {
 
 } // namespace
 
+NodeRow node_row(const Node &n) {
+  return {n.id(),
+          n.state(),
+          n.exit_code(),
+          n.cpu().instructions(),
+          n.cpu().cycles(),
+          n.sleep_cycles(),
+          n.cpu().fast_forwarded()};
+}
+
 void print_summary(Simulation &sim, const RunResult &r, const Model &model,
-                   bool per_node) {
-  std::vector<const Node *> nodes;
-  for (auto &n : sim.nodes())
-    nodes.push_back(n.get());
+                   bool per_node, const std::vector<NodeRow> *rows) {
+  std::vector<NodeRow> own;
+  if (!rows) {
+    for (auto &n : sim.nodes())
+      own.push_back(node_row(*n));
+    rows = &own;
+  }
+  const std::vector<NodeRow> &nodes = *rows;
   const bool condensed = nodes.size() > kCondensedNodes && !per_node;
   std::fprintf(stderr, "--- nicemu: %s model, %zu node%s%s ---\n",
                model.full_name().c_str(), nodes.size(),
@@ -104,14 +118,14 @@ void print_summary(Simulation &sim, const RunResult &r, const Model &model,
   if (condensed)
     print_condensed(nodes);
   else
-    for (const Node *n : nodes)
-      print_row(*n);
+    for (const NodeRow &n : nodes)
+      print_row(n);
   uint64_t instructions = 0;
   Cpu::Skipped skipped;
-  for (const Node *n : nodes) {
-    instructions += n->cpu().instructions();
-    skipped.cycles += n->cpu().fast_forwarded().cycles;
-    skipped.instructions += n->cpu().fast_forwarded().instructions;
+  for (const NodeRow &n : nodes) {
+    instructions += n.instructions;
+    skipped.cycles += n.skipped.cycles;
+    skipped.instructions += n.skipped.instructions;
   }
   // Skipped iterations count in the table, but were not emulated.
   double mips =
@@ -160,17 +174,23 @@ void print_summary(Simulation &sim, const RunResult &r, const Model &model,
 }
 
 // A line per host, or per group of hosts with the same outcome.
-static void print_host_outcome_lines(const HostGroup &hosts, bool per_node);
+static void print_host_outcome_lines(const std::vector<std::string> &outcomes,
+                                     bool per_node);
 
 void print_host_outcomes(const HostGroup &hosts, bool per_node) {
-  print_host_outcome_lines(hosts, per_node);
-  // How much the host leases saved (wall time only: the virtual results
-  // are the same with --no-leases).
   uint64_t polls = 0, leased = 0;
   for (uint32_t r = 0; r < hosts.ranks(); ++r) {
     polls += hosts.agent(r).polls();
     leased += hosts.agent(r).leased_polls();
   }
+  print_host_outcomes(hosts.outcomes(), polls, leased, per_node);
+}
+
+void print_host_outcomes(const std::vector<std::string> &outcomes,
+                         uint64_t polls, uint64_t leased, bool per_node) {
+  print_host_outcome_lines(outcomes, per_node);
+  // How much the host leases saved (wall time only: the virtual results
+  // are the same with --no-leases).
   if (leased)
     std::fprintf(stderr,
                  "host leases: %llu of %llu polls answered by the host "
@@ -178,8 +198,8 @@ void print_host_outcomes(const HostGroup &hosts, bool per_node) {
                  (unsigned long long)leased, (unsigned long long)polls);
 }
 
-static void print_host_outcome_lines(const HostGroup &hosts, bool per_node) {
-  const std::vector<std::string> outcomes = hosts.outcomes();
+static void print_host_outcome_lines(const std::vector<std::string> &outcomes,
+                                     bool per_node) {
   if (outcomes.size() <= kCondensedNodes || per_node) {
     for (size_t i = 0; i < outcomes.size(); ++i)
       std::fprintf(stderr, "host %zu: %s\n", i, outcomes[i].c_str());

@@ -28,8 +28,10 @@ void write_view(StateWriter &out, const RankView &v) {
   for (uint64_t word :
        {uint64_t(v.first_core), uint64_t(v.first_node), uint64_t(v.second_core),
         v.nodes, v.finished, uint64_t(v.faulted_node), uint64_t(v.faulted_time),
-        uint64_t(v.latest_node), uint64_t(v.stop)})
+        uint64_t(v.latest_node), uint64_t(v.stop), uint64_t(v.host_action),
+        uint64_t(v.hosts_done)})
     out.u64(word);
+  out.str(v.host_failure);
 }
 
 RankView read_view(StateReader &in) {
@@ -43,6 +45,9 @@ RankView read_view(StateReader &in) {
   v.faulted_time = in.u64();
   v.latest_node = in.u64();
   v.stop = in.u64() != 0;
+  v.host_action = in.u64();
+  v.hosts_done = in.u64() != 0;
+  v.host_failure = in.str(1 << 16);
   return v;
 }
 
@@ -68,6 +73,10 @@ RankView combine(const std::vector<RankView> &views) {
     }
     all.latest_node = std::max(all.latest_node, v.latest_node);
     all.stop = all.stop || v.stop;
+    all.host_action = std::min(all.host_action, v.host_action);
+    all.hosts_done = all.hosts_done && v.hosts_done;
+    if (all.host_failure.empty())
+      all.host_failure = v.host_failure;
   }
   return all;
 }
@@ -143,6 +152,8 @@ RankView RankShare::agree(const RankView &mine) {
   write_view(out, mine);
   write_reply(out, CardReply{false, std::exchange(calls_, {}),
                              StepOrder::own_next(scheduler_)});
+  if (write_rider_)
+    write_rider_(out);
   std::vector<std::vector<uint8_t>> all = link_.exchange(out.data());
   ++messages_;
   std::vector<RankView> views;
@@ -150,6 +161,8 @@ RankView RankShare::agree(const RankView &mine) {
     StateReader in(all[r], "rank " + std::to_string(r) + "'s figures");
     views.push_back(read_view(in));
     CardReply reply = read_reply(in);
+    if (read_rider_)
+      read_rider_(r, in);
     if (!in.done())
       in.fail("bytes after the figures");
     if (r != rank())

@@ -38,6 +38,15 @@ public:
 
   bool call(uint32_t node, const std::function<bool()> &body) override;
 
+  // What else goes with each agree (the console lines of the round, say):
+  // `write` adds this rank's; `read` takes every rank's, in rank order,
+  // this rank's included.
+  void set_riders(std::function<void(StateWriter &)> write,
+                  std::function<void(uint32_t rank, StateReader &)> read) {
+    write_rider_ = std::move(write);
+    read_rider_ = std::move(read);
+  }
+
   // Messages this rank sent (each to every other rank), collectives
   // included, and a digest of the network events it ran: equal on every
   // rank when the ranks kept one order.
@@ -58,6 +67,8 @@ private:
   std::vector<FabricCall> calls_; // this rank's cards', since last told
   std::vector<std::unique_ptr<PacketReceiver>> stand_ins_;
   uint64_t messages_ = 0;
+  std::function<void(StateWriter &)> write_rider_;
+  std::function<void(uint32_t, StateReader &)> read_rider_;
 };
 
 } // namespace nicemu

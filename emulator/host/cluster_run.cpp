@@ -55,9 +55,11 @@ start_cluster(const Model &model,
     sim.set_external(cluster->hosts.get());
   }
   if (!spec.owned.empty() &&
-      (spec.owned.size() != spec.nodes || !spec.program.empty()))
+      (spec.owned.size() != spec.nodes || spec.procs_per_node != 1 ||
+       (spec.tape && spec.program.size())))
     throw Error("run: a rank's share of the nodes needs every node named, "
-                "and no host program (not built yet)");
+                "one host process per node and no recording (not built "
+                "yet)");
   for (uint32_t i = 0; i < spec.nodes; ++i) {
     if (!spec.owned.empty() && !spec.owned[i])
       continue; // another rank's
@@ -92,7 +94,7 @@ start_cluster(const Model &model,
   } else if (cluster->hosts) {
     if (spec.tape)
       cluster->hosts->record(*spec.tape);
-    cluster->hosts->launch(spec.program);
+    cluster->hosts->launch(spec.program, spec.owned);
   }
   return cluster;
 }

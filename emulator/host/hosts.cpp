@@ -243,7 +243,8 @@ std::string describe_status(int status) {
 
 } // namespace
 
-void HostGroup::launch(const std::vector<std::string> &argv) {
+void HostGroup::launch(const std::vector<std::string> &argv,
+                       const std::vector<bool> &here) {
   if (argv.empty())
     throw Error("run: no host program after --");
   child_wake_fd = wake_.write_fd;
@@ -261,6 +262,12 @@ void HostGroup::launch(const std::vector<std::string> &argv) {
   if (options_.tag_output && options_.stdout_fd < 0)
     tagged_ = std::make_unique<TaggedOutput>(size);
   for (uint32_t r = 0; r < size; ++r) {
+    if (!here.empty() && !here[r / per_node_]) {
+      pids_.push_back(0);
+      statuses_[r] = 0;
+      agents_[r]->process_ended();
+      continue;
+    }
     RankFds fds{agents_[r]->channel().fd(), wake_.write_fd, options_.stdout_fd};
     if (tagged_) {
       fds.out = tagged_->stdout_fd(r);

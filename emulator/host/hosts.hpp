@@ -48,7 +48,11 @@ public:
   const HostAgent &agent(uint32_t rank) const { return *agents_[rank]; }
   uint32_t ranks() const { return uint32_t(agents_.size()); }
   // Starts `argv` once per rank. Throws nicemu::Error if it cannot.
-  void launch(const std::vector<std::string> &argv);
+  // `here` (one MPI rank's share of a spread run, by node; empty: all):
+  // only the hosts of those nodes start; the others' agents count as
+  // ended, and their rank of the run tells how they went.
+  void launch(const std::vector<std::string> &argv,
+              const std::vector<bool> &here = {});
   // Records what the hosts put into the run (before launch), or plays a
   // recording back with no host process (instead of launch). The tape must
   // outlive the group. Throws nicemu::Error if a recording to play has

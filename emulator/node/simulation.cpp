@@ -300,18 +300,20 @@ void Simulation::run_round(Time max_time) {
   second_earliest_ = second;
   earliest_node_ =
       first.index == UINT32_MAX ? UINT32_MAX : nodes_[first.index]->node_id();
-  if (ranks_) { // the cluster's two earliest, and its next event
-    RankView mine;
+  if (ranks_) { // the cluster's two earliest cores, hosts, next event
+    RankView mine = rank_view(false);
     mine.first_core = earliest_;
     mine.first_node = earliest_node_;
     mine.second_core = second_earliest_;
-    mine.stop = stop_requested();
     agreed_ = ranks_->agree(mine);
     earliest_ = agreed_.first_core;
     earliest_node_ = agreed_.first_node;
     second = second_earliest_ = agreed_.second_core;
+    host_action_ = agreed_.host_action;
     event_bound_ = ranks_->next_event_time();
-    if (agreed_.stop)
+    // The run ends before this round (run_over_ranks).
+    if (agreed_.stop ||
+        (external_ && (!agreed_.host_failure.empty() || agreed_.hosts_done)))
       return;
   }
   // No core's slice ends later than this: the others run nothing.
@@ -533,10 +535,9 @@ RunResult Simulation::run(Time max_time) {
 }
 
 void Simulation::set_ranks(RankSync *ranks) {
-  if (ranks && (external_ || debugger_ || input_ || checkpoints_))
-    throw Error("run: host programs, the debugger, input in wall time and "
-                "checkpoints are not available in a run spread over ranks "
-                "yet");
+  if (ranks && (debugger_ || input_ || checkpoints_))
+    throw Error("run: the debugger, input in wall time and checkpoints are "
+                "not available in a run spread over ranks yet");
   ranks_ = ranks;
 }
 
@@ -556,6 +557,11 @@ RankView Simulation::rank_view(bool latest) const {
   if (latest)
     v.latest_node = latest_node_time();
   v.stop = stop_requested();
+  if (external_) {
+    v.host_action = external_->earliest_action();
+    v.hosts_done = external_->finished();
+    v.host_failure = external_->failure();
+  }
   return v;
 }
 
@@ -584,42 +590,83 @@ RunResult Simulation::run_over_ranks(Time max_time) {
     return std::max(scheduler_.now(),
                     ranks_->agree(rank_view(true)).latest_node);
   };
+  // How a run with host programs ends (as finished() says in one
+  // process): a host failed, or every host ended.
+  auto hosts_ended = [&](const RankView &all) {
+    if (!external_)
+      return false;
+    if (!all.host_failure.empty()) {
+      result.outcome = RunOutcome::HostFailed;
+      result.end_time = scheduler_.now();
+      result.message = all.host_failure;
+      return true;
+    }
+    if (!all.hosts_done)
+      return false;
+    result.outcome = RunOutcome::Halted;
+    result.end_time = scheduler_.now();
+    return true;
+  };
   for (;;) {
     if (monitor_)
       monitor_->between_rounds(*this);
-    host_action_ = kTimeNever;
-    run_round(max_time);
+    if (external_)
+      external_->poll();
+    run_round(max_time); // agrees first: agreed_
     if (agreed_.stop) {
       result.outcome = RunOutcome::Stopped;
       result.end_time = latest();
       result.message = "stopped on request";
       break;
     }
+    if (hosts_ended(agreed_))
+      break;
     RankView all = ranks_->agree(rank_view(false));
     if (all.faulted_node != UINT32_MAX) {
       result.outcome = RunOutcome::Faulted;
       result.end_time = all.faulted_time;
       break;
     }
-    if (all.finished == all.nodes) {
+    if (hosts_ended(all))
+      break;
+    if (!external_ && all.finished == all.nodes) {
       result.outcome = RunOutcome::Halted;
       result.end_time = latest();
       break;
     }
     Time t = std::min(all.first_core, ranks_->next_event_time());
+    Time host = all.host_action;
+    if (host <= t && host < max_time) {
+      // As in one process; only the ranks whose hosts are the ones to act
+      // wait for them (the others wait for those in the next agree).
+      ranks_->run_until(host, EventOrigin::host(0));
+      external_->events_ran();
+      if (workers_)
+        workers_->rest();
+      if (external_->earliest_action() == host)
+        external_->wait();
+      continue;
+    }
     if (t == kTimeNever) {
       result.outcome = RunOutcome::Deadlock;
       result.end_time = latest();
       result.message = deadlock_message();
+      if (std::string who = external_ ? external_->describe_stall() : "";
+          !who.empty())
+        result.message += " (" + who + ")";
       break;
     }
     if (t >= max_time) {
       ranks_->run_until(max_time);
+      if (external_)
+        external_->events_ran();
       result.outcome = RunOutcome::MaxTime;
       result.end_time = max_time;
       break;
     }
     ranks_->run_until(t);
+    if (external_)
+      external_->events_ran();
   }
   if (workers_)
     workers_->rest();

@@ -9,6 +9,7 @@
 #include "sim/scheduler.hpp"
 
 #include <cstdint>
+#include <string>
 
 namespace nicemu {
 
@@ -23,6 +24,11 @@ struct RankView {
   Time faulted_time = 0;
   Time latest_node = 0; // the latest time any node has reached
   bool stop = false;    // a stop was requested (on any rank)
+  // Host programs: the earliest time one may act, whether all have ended
+  // (on every rank), and the first failure (by rank) with its message.
+  Time host_action = kTimeNever;
+  bool hosts_done = true;
+  std::string host_failure;
 };
 
 class RankSync {

@@ -1,11 +1,15 @@
 // End-to-end: clusters and MPI ranks (docs/distributed.md). `nicemu
 // partition` shows and checks how nodes are shared out among ranks; `nicemu
-// run` started by mpirun as several ranks says that it cannot spread a
-// cluster over them yet, once, and every rank stops, instead of each rank
-// running (and printing) the whole cluster.
+// run` started by mpirun as several ranks spreads one cluster over them and
+// prints what one process prints; what it cannot take yet is refused once.
 #include "cli_helpers.hpp"
 
 #include <doctest/doctest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <sstream>
 
 using namespace e2e;
 
@@ -15,8 +19,11 @@ namespace {
 // Debian's openmpi-bin; toolchain/setup.sh installs it). As root (CI), Open
 // MPI wants to be told that is meant.
 CommandResult mpirun(unsigned ranks, const std::vector<std::string> &args) {
+  // Open MPI keeps memory past MPI_Finalize, which LeakSanitizer (the
+  // sanitizer preset) would report as nicemu's.
   std::vector<std::string> all = {"OMPI_ALLOW_RUN_AS_ROOT=1",
                                   "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+                                  "ASAN_OPTIONS=detect_leaks=0",
                                   "mpirun",
                                   "--oversubscribe",
                                   "-n",
@@ -24,6 +31,10 @@ CommandResult mpirun(unsigned ranks, const std::vector<std::string> &args) {
                                   NICEMU_TOOL_PATH};
   all.insert(all.end(), args.begin(), args.end());
   return run_command("/usr/bin/env", all);
+}
+
+void write_file(const std::string &path, const std::string &text) {
+  std::ofstream(path) << text;
 }
 
 size_t count(const std::string &text, const std::string &needle) {
@@ -88,22 +99,190 @@ TEST_CASE("partition: a wrong partition file or rank count is refused with "
   CHECK(contains(missing.err, "cannot read partition file"));
 }
 
-TEST_CASE("mpirun: nicemu run on several ranks stops every rank with one "
-          "message, on one rank it runs") {
+// stderr without what a spread run adds or cannot give alike: the
+// partition, the wall time, the ranks' line, and mpirun's own report of a
+// rank's nonzero exit (a block framed by lines of dashes).
+std::string comparable(const std::string &err) {
+  std::string out;
+  size_t at = 0;
+  while (at < err.size()) {
+    size_t end = err.find('\n', at);
+    end = end == std::string::npos ? err.size() : end + 1;
+    std::string line = err.substr(at, end - at);
+    at = end;
+    if (line.starts_with("----------"))
+      break;
+    if (line.starts_with("nicemu: one cluster over") ||
+        line.starts_with("  rank ") || contains(line, " between ranks, of ") ||
+        contains(line, "wall time") || line.starts_with("ranks: "))
+      continue;
+    out += line;
+  }
+  // Host processes' pids differ from run to run.
+  static const std::regex pid(R"(host rank (\d+) \(\d+\))");
+  return std::regex_replace(out, pid, "host rank $1 (pid)");
+}
+
+TEST_CASE("mpirun: one cluster spread over 2 and 4 ranks prints what one "
+          "process prints, and ends the same way") {
+  TempDir dir;
+  // Node 0 and node 1 (the samples' pair) on different ranks.
+  const std::string two = dir.file("two.txt"), four = dir.file("four.txt");
+  write_file(two, "0: 0,2,4,6\n1: 1,3,5,7\n");
+  write_file(four, "0: 0,4\n1: 1,5\n2: 2,6\n3: 3,7\n");
+  for (const char *image :
+       {"net_pingpong.img", "link_check.img", "fault_illegal.img"}) {
+    CAPTURE(image);
+    std::vector<std::string> args = {"run", "-n", "8", "--firmware",
+                                     firmware(image)};
+    CommandResult one = nicemu(args);
+    INFO(one);
+    for (auto [ranks, file] : {std::pair{2u, two}, std::pair{4u, four}}) {
+      CAPTURE(ranks);
+      std::vector<std::string> spread = args;
+      spread.insert(spread.end(), {"--partition", file});
+      CommandResult r = mpirun(ranks, spread);
+      INFO(r);
+      CHECK(r.status == one.status);
+      CHECK(r.out == one.out);
+      CHECK(comparable(r.err) == comparable(one.err));
+      CHECK(contains(r.err, "nicemu: one cluster over " +
+                                std::to_string(ranks) + " MPI ranks"));
+      CHECK(count(r.err, "--- nicemu:") == 1); // rank 0's summary alone
+    }
+  }
+  // The figures are there to compare: the samples print and fault.
+  CHECK(contains(
+      nicemu({"run", "-n", "8", "--firmware", firmware("net_pingpong.img")})
+          .out,
+      "one-way"));
+}
+
+TEST_CASE("mpirun: what a spread run cannot take yet, and a wrong partition, "
+          "stop every rank with one message") {
   CommandResult r =
-      mpirun(2, {"run", "-n", "4", "--firmware", firmware("net_pingpong.img")});
+      mpirun(2, {"run", "-n", "2", "--firmware", firmware("net_pingpong.img"),
+                 "--tag-output", "--", "/bin/true"});
   INFO(r);
   CHECK(r.status == 2);
-  // Said once (by rank 0), with the way on.
-  CHECK(count(r.err, "cannot be spread over several ranks yet") == 1);
-  CHECK(contains(r.err, "nicemu partition -n 4 --ranks 2"));
-  // No rank ran the cluster.
-  CHECK_FALSE(contains(r.out + r.err, "one-way"));
+  CHECK(count(r.err, "cannot take --tag-output yet") == 1);
   CHECK_FALSE(contains(r.out + r.err, "--- nicemu:"));
+
+  TempDir dir;
+  const std::string bad = dir.file("bad.txt");
+  write_file(bad, "0: 0-3\n1: 3-7\n");
+  CommandResult p =
+      mpirun(2, {"run", "-n", "8", "--firmware", firmware("net_pingpong.img"),
+                 "--partition", bad});
+  INFO(p);
+  CHECK(p.status == 1);
+  CHECK(count(p.err, bad + ":2: node 3 is on rank 0 already") == 1);
+  CHECK_FALSE(contains(p.out + p.err, "--- nicemu:"));
+
+  CommandResult alone =
+      nicemu({"run", "-n", "2", "--firmware", firmware("net_pingpong.img"),
+              "--partition", bad});
+  CHECK(alone.status == 1);
+  CHECK(contains(alone.err, "this run is one process"));
 
   CommandResult one =
       mpirun(1, {"run", "-n", "2", "--firmware", firmware("net_pingpong.img")});
   INFO(one);
   CHECK(one.status == 0);
   CHECK(contains(one.out, "one-way"));
+  CHECK_FALSE(contains(one.err, "MPI ranks"));
+}
+
+namespace {
+
+// The lines of `text` that start with `prefix`, in order; every line,
+// sorted, for "".
+std::vector<std::string> lines_of(const std::string &text,
+                                  const std::string &prefix) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with(prefix))
+      out.push_back(line);
+  if (prefix.empty())
+    std::sort(out.begin(), out.end());
+  return out;
+}
+
+// `nicemu run ARGS` in one process, then spread by mpirun over each
+// partition of `files` (ranks, file): the same stdout, the same stderr (what
+// comparable() keeps), the same exit status.
+void check_spread_like_one(
+    const std::vector<std::string> &args,
+    const std::vector<std::pair<unsigned, std::string>> &partitions) {
+  CommandResult one = nicemu(args);
+  INFO(one);
+  for (const auto &[ranks, file] : partitions) {
+    CAPTURE(ranks);
+    std::vector<std::string> spread = args;
+    auto dashes = std::find(spread.begin(), spread.end(), "--");
+    spread.insert(dashes, {"--partition", file});
+    CommandResult r = mpirun(ranks, spread);
+    INFO(r);
+    CHECK(r.status == one.status);
+    // The host programs write their own stdout, in the order their lines
+    // come in wall time, in one process too: the same lines; the cards'
+    // console lines in the same order.
+    CHECK(lines_of(r.out, "") == lines_of(one.out, ""));
+    CHECK(lines_of(r.out, "[node") == lines_of(one.out, "[node"));
+    CHECK(comparable(r.err) == comparable(one.err));
+  }
+}
+
+} // namespace
+
+TEST_CASE("mpirun: NI-AM barriers and bcopy with their host programs, spread "
+          "over 2 and 4 ranks, give what one process gives") {
+  TempDir dir;
+  const std::string two = dir.file("two.txt"), four = dir.file("four.txt");
+  write_file(two, "0: 0,2,4,6\n1: 1,3,5,7\n");
+  write_file(four, "0: 0,4\n1: 1,5\n2: 2,6\n3: 3,7\n");
+  check_spread_like_one({"run", "-n", "8", "--firmware", NICEMU_NIAM_IMAGE,
+                         "--", NICEMU_NIAM_BARRIER, "20"},
+                        {{2, two}, {4, four}});
+  const std::string pair = dir.file("pair.txt");
+  write_file(pair, "0: 0\n1: 1\n");
+  check_spread_like_one({"run", "-n", "2", "--firmware", NICEMU_NIAM_IMAGE,
+                         "--", NICEMU_NIAM_BCOPY},
+                        {{2, pair}});
+  check_spread_like_one({"run", "-n", "2", "--firmware", NICEMU_NIAM_IMAGE,
+                         "--", NICEMU_GAM_PINGPONG},
+                        {{2, pair}});
+}
+
+TEST_CASE("mpirun: VIA and FM over Ethernet (comet), spread over 2 ranks, give "
+          "what one process gives") {
+  TempDir dir;
+  const std::string pair = dir.file("pair.txt");
+  write_file(pair, "0: 0\n1: 1\n");
+  check_spread_like_one({"run", "-n", "2", "--model", "comet", "--firmware",
+                         NICEMU_VIA_IMAGE, "--", NICEMU_VIPL_PINGPONG},
+                        {{2, pair}});
+  check_spread_like_one({"run", "-n", "2", "--model", "comet", "--firmware",
+                         NICEMU_VIA_IMAGE, "--", NICEMU_FM_PINGPONG, "--quick"},
+                        {{2, pair}});
+}
+
+TEST_CASE("mpirun: a host that fails on rank 1 stops every rank, said once, "
+          "as in one process") {
+  TempDir dir;
+  const std::string two = dir.file("two.txt");
+  write_file(two, "0: 0,1\n1: 2,3\n");
+  // Host 3 (on rank 1) exits with 3 at once; the others wait in a barrier.
+  const std::string script =
+      std::string("[ \"$NICEMU_RANK\" = 3 ] && exit 3; exec ") +
+      NICEMU_NIAM_BARRIER + " 5";
+  std::vector<std::string> args = {
+      "run", "-n",      "4",  "--firmware", NICEMU_NIAM_IMAGE,
+      "--",  "/bin/sh", "-c", script};
+  CommandResult one = nicemu(args);
+  INFO(one);
+  REQUIRE(one.status == 3);
+  CHECK(contains(one.err, "host rank 3"));
+  check_spread_like_one(args, {{2, two}});
 }

@@ -1,0 +1,93 @@
+#include "dist/mpi_link.hpp"
+
+#include "nicemu/error.hpp"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+namespace nicemu {
+
+namespace {
+
+constexpr int kTag = 1;
+// Ranks in step answer each other within a round's work; this long without
+// a word means they went different ways, or one of them is gone.
+constexpr auto kPatience = std::chrono::seconds(120);
+
+} // namespace
+
+MpiLink::MpiLink() {
+  int provided = 0;
+  // Only the run loop's thread calls MPI; the cores' workers never do.
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  rank_ = uint32_t(rank);
+  ranks_ = uint32_t(size);
+}
+
+MpiLink::~MpiLink() {
+  MPI_Finalize();
+}
+
+void MpiLink::abort(const std::string &why, int code) {
+  std::fprintf(stderr, "nicemu: rank %u: %s\n", rank_, why.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code); // MPI_Abort does not return
+}
+
+void MpiLink::tell_others(const std::vector<uint8_t> &bytes) {
+  for (uint32_t r = 0; r < ranks_; ++r)
+    if (r != rank_)
+      MPI_Send(bytes.data(), int(bytes.size()), MPI_BYTE, int(r), kTag,
+               MPI_COMM_WORLD);
+}
+
+std::vector<uint8_t> MpiLink::receive(uint32_t from) {
+  MPI_Status status;
+  auto give_up = std::chrono::steady_clock::now() + kPatience;
+  for (int arrived = 0;;) {
+    MPI_Iprobe(int(from), kTag, MPI_COMM_WORLD, &arrived, &status);
+    if (arrived)
+      break;
+    if (std::chrono::steady_clock::now() > give_up)
+      abort("no word from rank " + std::to_string(from) +
+            " for two minutes: the ranks went different ways, or rank " +
+            std::to_string(from) + " is stuck");
+    std::this_thread::yield();
+  }
+  int size = 0;
+  MPI_Get_count(&status, MPI_BYTE, &size);
+  std::vector<uint8_t> bytes(size_t(size) + 1); // never a null data()
+  MPI_Recv(bytes.data(), size, MPI_BYTE, int(from), kTag, MPI_COMM_WORLD,
+           MPI_STATUS_IGNORE);
+  bytes.resize(size_t(size));
+  return bytes;
+}
+
+std::vector<std::vector<uint8_t>>
+MpiLink::exchange(const std::vector<uint8_t> &mine) {
+  int size = int(mine.size());
+  std::vector<int> sizes(ranks_), offsets(ranks_);
+  MPI_Allgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int total = 0;
+  for (uint32_t r = 0; r < ranks_; ++r) {
+    offsets[r] = total;
+    total += sizes[r];
+  }
+  std::vector<uint8_t> all(size_t(total) + 1);
+  MPI_Allgatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(),
+                 offsets.data(), MPI_BYTE, MPI_COMM_WORLD);
+  std::vector<std::vector<uint8_t>> out(ranks_);
+  for (uint32_t r = 0; r < ranks_; ++r)
+    out[r].assign(all.begin() + offsets[r],
+                  all.begin() + offsets[r] + sizes[r]);
+  return out;
+}
+
+} // namespace nicemu
