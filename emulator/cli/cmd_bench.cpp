@@ -531,6 +531,7 @@ void add_bench_command(CLI::App &app, ExitStatus &) {
   add_dimmnet_bench(*bench);
   add_uzura_bench(*bench);
   add_speed_bench(*bench);
+  add_scale_bench(*bench);
   add_replay_bench(*bench);
 }
 

@@ -33,6 +33,7 @@ void add_dimmnet_bench(CLI::App &bench);
 void add_uzura_bench(CLI::App &bench);
 // `nicemu bench speed` (cmd_bench_speed.cpp).
 void add_speed_bench(CLI::App &bench);
+void add_scale_bench(CLI::App &bench); // cmd_bench_scale.cpp
 void add_replay_bench(CLI::App &bench);
 
 } // namespace nicemu::cli

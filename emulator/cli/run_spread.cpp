@@ -210,6 +210,7 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
   }
   out.str(host_failure);
   out.u64(uint64_t(host_code));
+  out.u64(share->messages());
   std::vector<std::vector<uint8_t>> all = link.exchange(out.data());
   std::vector<NodeRow> rows;
   std::vector<std::pair<uint32_t, std::string>> faults;
@@ -219,6 +220,7 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
   // rank's that is not 0.
   int hosts_code = 0;
   bool failure_seen = false;
+  uint64_t messages = 0; // every rank's
   for (uint32_t k = 0; k < all.size(); ++k) {
     StateReader in(all[k], "rank " + std::to_string(k) + "'s results");
     read_lines(in, merged);
@@ -234,6 +236,7 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
     }
     const bool failed = !in.str().empty();
     const int code = int(in.u64());
+    messages += in.u64();
     if (!failure_seen && (failed || (!hosts_code && code)))
       hosts_code = code;
     failure_seen = failure_seen || failed;
@@ -262,9 +265,9 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
       if (hosts)
         print_host_outcomes(outcomes, polls, leased, s.per_node);
       std::fprintf(stderr,
-                   "ranks: %u, %llu messages from rank 0 (each to every "
-                   "other rank or a collective)\n",
-                   link.ranks(), (unsigned long long)share->messages());
+                   "ranks: %u, %llu messages between them (each from one "
+                   "rank to every other, or a collective)\n",
+                   link.ranks(), (unsigned long long)messages);
     }
     std::fflush(stderr);
   }

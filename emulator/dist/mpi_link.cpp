@@ -16,6 +16,51 @@ constexpr int kTag = 1;
 // Ranks in step answer each other within a round's work; this long without
 // a word means they went different ways, or one of them is gone.
 constexpr auto kPatience = std::chrono::seconds(120);
+constexpr uint32_t kCollective = UINT32_MAX; // Patience: not one rank
+
+// Waiting for another rank: Open MPI's blocking calls spin on the core,
+// which the host processes of this machine need (a rank usually waits for
+// one of them). So waits poll, yield the core, and after a while of
+// yielding also sleep a little between polls.
+class Patience {
+public:
+  explicit Patience(MpiLink &link, uint32_t from)
+      : link_(link), from_(from), start_(std::chrono::steady_clock::now()) {}
+  void again() {
+    if (++turns_ < 16)
+      return;
+    auto waited = std::chrono::steady_clock::now() - start_;
+    if (waited > kPatience)
+      link_.abort(from_ == kCollective
+                      ? "the other ranks did not all come to a collective "
+                        "for two minutes: the ranks went different ways, or "
+                        "one is stuck"
+                      : "no word from rank " + std::to_string(from_) +
+                            " for two minutes: the ranks went different "
+                            "ways, or rank " +
+                            std::to_string(from_) + " is stuck");
+    if (waited < std::chrono::milliseconds(1))
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+
+private:
+  MpiLink &link_;
+  uint32_t from_;
+  std::chrono::steady_clock::time_point start_;
+  uint32_t turns_ = 0;
+};
+
+void wait_for(MpiLink &link, MPI_Request &request, uint32_t from) {
+  Patience patience(link, from);
+  for (int done = 0;;) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done)
+      return;
+    patience.again();
+  }
+}
 
 } // namespace
 
@@ -50,16 +95,12 @@ void MpiLink::tell_others(const std::vector<uint8_t> &bytes) {
 
 std::vector<uint8_t> MpiLink::receive(uint32_t from) {
   MPI_Status status;
-  auto give_up = std::chrono::steady_clock::now() + kPatience;
+  Patience patience(*this, from);
   for (int arrived = 0;;) {
     MPI_Iprobe(int(from), kTag, MPI_COMM_WORLD, &arrived, &status);
     if (arrived)
       break;
-    if (std::chrono::steady_clock::now() > give_up)
-      abort("no word from rank " + std::to_string(from) +
-            " for two minutes: the ranks went different ways, or rank " +
-            std::to_string(from) + " is stuck");
-    std::this_thread::yield();
+    patience.again();
   }
   int size = 0;
   MPI_Get_count(&status, MPI_BYTE, &size);
@@ -74,15 +115,19 @@ std::vector<std::vector<uint8_t>>
 MpiLink::exchange(const std::vector<uint8_t> &mine) {
   int size = int(mine.size());
   std::vector<int> sizes(ranks_), offsets(ranks_);
-  MPI_Allgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Iallgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD,
+                 &request);
+  wait_for(*this, request, kCollective);
   int total = 0;
   for (uint32_t r = 0; r < ranks_; ++r) {
     offsets[r] = total;
     total += sizes[r];
   }
   std::vector<uint8_t> all(size_t(total) + 1);
-  MPI_Allgatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(),
-                 offsets.data(), MPI_BYTE, MPI_COMM_WORLD);
+  MPI_Iallgatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(),
+                  offsets.data(), MPI_BYTE, MPI_COMM_WORLD, &request);
+  wait_for(*this, request, kCollective);
   std::vector<std::vector<uint8_t>> out(ranks_);
   for (uint32_t r = 0; r < ranks_; ++r)
     out[r].assign(all.begin() + offsets[r],
