@@ -423,17 +423,7 @@ RunResult Simulation::run(Time max_time) {
     return run_over_ranks(max_time);
   auto wall_start = std::chrono::steady_clock::now();
   RunResult result;
-  // No more threads than cores to share a round.
-  threads_used_ = threads_usable()
-                      ? unsigned(std::min<size_t>(threads_, nodes_.size()))
-                      : 1;
-  if (threads_used_ > 1 && (!workers_ || workers_->threads() != threads_used_))
-    workers_ = std::make_unique<CoreWorkers>(threads_used_);
-  else if (threads_used_ == 1)
-    workers_.reset();
-  governor_.reset();
-  if (workers_ && adaptive_threads_)
-    governor_ = std::make_unique<ThreadGovernor>();
+  prepare_threads();
   // With input in wall time: virtual time never passes the wall clock.
   auto wall_now = [&wall_start] {
     return Time(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -507,9 +497,6 @@ RunResult Simulation::run(Time max_time) {
       result.outcome = RunOutcome::Deadlock;
       result.end_time = latest_node_time();
       result.message = deadlock_message();
-      if (std::string who = external_ ? external_->describe_stall() : "";
-          !who.empty())
-        result.message += " (" + who + ")";
       break;
     }
     if (t >= max_time) {
@@ -524,13 +511,7 @@ RunResult Simulation::run(Time max_time) {
     if (external_)
       external_->events_ran();
   }
-  if (workers_)
-    workers_->rest();
-  for (auto &n : nodes_)
-    n->flush_console();
-  result.wall_seconds = std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - wall_start)
-                            .count();
+  end_run(result, wall_start);
   return result;
 }
 
@@ -575,16 +556,7 @@ RunResult Simulation::run_over_ranks(Time max_time) {
   RunResult result;
   if (!queue_in_use())
     throw Error("run: a run spread over ranks needs the core queue");
-  threads_used_ = threads_usable()
-                      ? unsigned(std::min<size_t>(threads_, nodes_.size()))
-                      : 1;
-  if (threads_used_ > 1 && (!workers_ || workers_->threads() != threads_used_))
-    workers_ = std::make_unique<CoreWorkers>(threads_used_);
-  else if (threads_used_ == 1)
-    workers_.reset();
-  governor_.reset();
-  if (workers_ && adaptive_threads_)
-    governor_ = std::make_unique<ThreadGovernor>();
+  prepare_threads();
   // Where a run that went no further ended: the latest any node reached.
   auto latest = [this] {
     return std::max(scheduler_.now(),
@@ -651,9 +623,6 @@ RunResult Simulation::run_over_ranks(Time max_time) {
       result.outcome = RunOutcome::Deadlock;
       result.end_time = latest();
       result.message = deadlock_message();
-      if (std::string who = external_ ? external_->describe_stall() : "";
-          !who.empty())
-        result.message += " (" + who + ")";
       break;
     }
     if (t >= max_time) {
@@ -668,20 +637,48 @@ RunResult Simulation::run_over_ranks(Time max_time) {
     if (external_)
       external_->events_ran();
   }
-  if (workers_)
-    workers_->rest();
-  for (auto &n : nodes_)
-    n->flush_console();
-  result.wall_seconds = std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - wall_start)
-                            .count();
+  end_run(result, wall_start);
   return result;
 }
 
 // Packets left in the network at a deadlock wait for links other packets
 // hold (a cycle of wormholes) or for a receiver that never takes them; the
 // message says so instead of "nothing left to do".
+// No more threads than cores to share a round.
+void Simulation::prepare_threads() {
+  threads_used_ = threads_usable()
+                      ? unsigned(std::min<size_t>(threads_, nodes_.size()))
+                      : 1;
+  if (threads_used_ > 1 && (!workers_ || workers_->threads() != threads_used_))
+    workers_ = std::make_unique<CoreWorkers>(threads_used_);
+  else if (threads_used_ == 1)
+    workers_.reset();
+  governor_.reset();
+  if (workers_ && adaptive_threads_)
+    governor_ = std::make_unique<ThreadGovernor>();
+}
+
+void Simulation::end_run(RunResult &result,
+                         std::chrono::steady_clock::time_point start) {
+  if (workers_)
+    workers_->rest();
+  for (auto &n : nodes_)
+    n->flush_console();
+  result.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+}
+
+// The network's part (network_deadlock) and the hosts' (who waits where).
 std::string Simulation::deadlock_message() const {
+  std::string message = network_deadlock();
+  if (std::string who = external_ ? external_->describe_stall() : "";
+      !who.empty())
+    message += " (" + who + ")";
+  return message;
+}
+
+std::string Simulation::network_deadlock() const {
   uint64_t stuck = fabric_ ? fabric_->packets_in_network() : 0;
   if (stuck == 0)
     return external_ ? "every host waits for its NIC and no NIC has anything "

@@ -15,6 +15,7 @@
 #include "sim/stop_request.hpp"
 #include "sim/wall_clock_input.hpp"
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -207,6 +208,9 @@ private:
   template <class F> void for_each_running(F f) const;
   Time latest_node_time() const;
   std::string deadlock_message() const;
+  std::string network_deadlock() const;
+  void prepare_threads();
+  void end_run(RunResult &result, std::chrono::steady_clock::time_point start);
   // The core queue (set_core_queue).
   struct Queued {
     Time time;
