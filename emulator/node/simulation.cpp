@@ -311,9 +311,11 @@ void Simulation::run_round(Time max_time) {
     second = second_earliest_ = agreed_.second_core;
     host_action_ = agreed_.host_action;
     event_bound_ = ranks_->next_event_time();
-    // The run ends before this round (run_over_ranks).
+    // The run ends before this round (run_over_ranks): with host programs,
+    // as one process's check after polling them ends it.
     if (agreed_.stop ||
-        (external_ && (!agreed_.host_failure.empty() || agreed_.hosts_done)))
+        (external_ && (agreed_.faulted_node != UINT32_MAX ||
+                       !agreed_.host_failure.empty() || agreed_.hosts_done)))
       return;
   }
   // No core's slice ends later than this: the others run nothing.
@@ -563,10 +565,15 @@ RunResult Simulation::run_over_ranks(Time max_time) {
                     ranks_->agree(rank_view(true)).latest_node);
   };
   // How a run with host programs ends (as finished() says in one
-  // process): a host failed, or every host ended.
+  // process): a node faulted, a host failed, or every host ended.
   auto hosts_ended = [&](const RankView &all) {
     if (!external_)
       return false;
+    if (all.faulted_node != UINT32_MAX) {
+      result.outcome = RunOutcome::Faulted;
+      result.end_time = all.faulted_time;
+      return true;
+    }
     if (!all.host_failure.empty()) {
       result.outcome = RunOutcome::HostFailed;
       result.end_time = scheduler_.now();
