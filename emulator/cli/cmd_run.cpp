@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "cli/recorded_run.hpp"
+#include "cli/run_reports.hpp"
 #include "cli/run_setup.hpp"
 #include "cli/run_spread.hpp"
 #include "cli/run_summary.hpp"
@@ -40,16 +41,10 @@ namespace nicemu::cli {
 
 namespace {
 
-struct RunOptions : ClusterOptions {
+struct RunOptions : ClusterOptions, ReportOptions {
   bool quiet = false;
-  ObserveOptions observe; // --trace, --trace-filter, --pcap
-  // Cycle reports (docs/profiling.md).
-  std::vector<std::string> report, measure, budget;
-  std::string report_json, elf;
-  bool per_node = false;
-  size_t top = 15;
   std::string gdb, gdb_listen; // docs/debugging.md
-  // With --gdb on a run without host processes: reverse execution's
+  // With --gdb on a run without host programs: reverse execution's
   // checkpoints (docs/replay.md, "Reverse debugging"); "0": none.
   std::string checkpoint_every = "1ms";
   // Checkpoint files every checkpoint_every into this folder (docs/replay.md,
@@ -61,48 +56,7 @@ struct RunOptions : ClusterOptions {
   RecordedEnd recorded; // a replay: how the recorded run ended
   ProgressMode progress = ProgressMode::Auto;
   std::string partition; // --partition FILE, under mpirun
-  bool profiling() const {
-    return !report.empty() || !report_json.empty() || !measure.empty() ||
-           !budget.empty();
-  }
 };
-
-// What --report asked for, checked before the run starts.
-struct ReportRequest {
-  bool cycles = false, hotspots = false;
-  std::optional<LineTable> lines;
-  std::unique_ptr<std::ofstream> json;
-};
-
-ReportRequest report_request(const RunOptions &o, const Image &image) {
-  ReportRequest r;
-  for (const std::string &what : o.report) {
-    if (what == "cycles")
-      r.cycles = true;
-    else if (what == "hotspots")
-      r.hotspots = true;
-    else
-      throw Error("--report " + what + ": expected cycles or hotspots");
-  }
-  if (!o.measure.empty() || !o.budget.empty())
-    r.cycles = r.cycles || o.report.empty();
-  std::string elf = o.elf;
-  if (elf.empty() && !o.firmware.empty())
-    elf = find_elf_for_image(o.firmware, image.build_id);
-  if (!elf.empty() && (r.hotspots || !o.report_json.empty())) {
-    if (!o.elf.empty() && image_from_elf(elf, "").build_id != image.build_id)
-      throw Error("--elf " + elf +
-                  ": not the ELF file this image was built "
-                  "from (build ids differ)");
-    r.lines = LineTable::read(elf);
-  }
-  if (!o.report_json.empty()) {
-    r.json = std::make_unique<std::ofstream>(o.report_json);
-    if (!*r.json)
-      throw Error("--report-json " + o.report_json + ": cannot write");
-  }
-  return r;
-}
 
 // A run that ended by itself, other than by halting: why, for people.
 void say_why_stopped(const RunResult &r, const RunOptions &o) {
@@ -290,27 +244,17 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape,
   const bool outside = tape && !o.recorded.tap.empty();
   // Traces and captures: their files are opened before anything starts.
   RunObservers observers(o.observe);
-  // Report options are checked before anything starts.
-  std::unique_ptr<CycleProfiling> profiling;
-  ReportRequest report;
-  Image image;
-  // Handler spans of a trace come from the cycle profiler.
-  const bool trace_core =
-      !o.observe.trace.empty() &&
-      (parse_trace_categories(
-           o.observe.trace_filter.empty() ? "all" : o.observe.trace_filter) &
-       kTraceCore);
-  if ((o.profiling() || trace_core || !o.gdb.empty() ||
+  // Report options are checked before anything starts; handler spans of a
+  // trace come from the cycle profiler.
+  std::unique_ptr<CycleReports> reports;
+  if ((o.profiling() || o.traces_cores() || !o.gdb.empty() ||
        !o.gdb_listen.empty()) &&
       !node_flash.empty())
     throw Error("run: --node-firmware does not combine with profiling, core "
                 "traces or --gdb (they read one image's symbols)");
-  if (o.profiling() || trace_core) {
-    image = decode_image(flash);
-    report = report_request(o, image);
-    profiling = std::make_unique<CycleProfiling>(image, model, o.measure,
-                                                 o.budget, observers.events());
-  }
+  if (o.profiling() || o.traces_cores())
+    reports = std::make_unique<CycleReports>(o, o.firmware, flash, model,
+                                             observers.events());
   const Time max_time = max_run_time(o);
   // --tap: the device is opened before anything starts, so that a refusal
   // stops the run here. The host library learns that FM node N (N = -n) is
@@ -423,8 +367,8 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape,
   }
   HostGroup *hosts = cluster->hosts.get();
   observers.start(sim.scheduler());
-  if (profiling)
-    profiling->attach(sim);
+  if (reports)
+    reports->profiling().attach(sim);
   std::unique_ptr<gdb::Server> gdb_server; // --gdb: halted at reset
   // The console outlives the debugger: it forgets it when it goes.
   auto forget = [&debugger](GdbTarget *t) {
@@ -463,8 +407,8 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape,
   if (gdb_target)
     gdb_target->run_ended(r, stopped ? signals.exit_code()
                                      : outcome_exit_code(sim, r));
-  if (profiling)
-    profiling->finish(sim);
+  if (reports)
+    reports->profiling().finish(sim);
   if (hosts)
     hosts->stop();
   // The recording ends once the hosts have: their ends are in it, and how
@@ -505,21 +449,7 @@ int run(const RunOptions &o, RunInputs in, HostTape *tape,
         (unsigned long long)t.frames_ignored,
         (unsigned long long)t.write_errors);
   }
-  int budget_code = 0;
-  if (profiling) {
-    const LineTable *lines = report.lines ? &*report.lines : nullptr;
-    if (report.cycles)
-      profiling->print_cycles(std::cout, o.per_node);
-    if (report.hotspots)
-      profiling->print_hotspots(std::cout, lines, o.top);
-    std::cout << std::flush;
-    if (report.json)
-      *report.json << profiling->to_json(lines, o.top).dump(1) << "\n";
-    for (const std::string &failure : profiling->budget_failures()) {
-      std::cerr << "nicemu: cycle budget exceeded: " << failure << "\n";
-      budget_code = kExitBudget;
-    }
-  }
+  const int budget_code = o.profiling() ? reports->print() : 0;
   if (hosts && !o.quiet)
     print_host_outcomes(*hosts, o.per_node);
   // A replay that ended before its recording did went another way (a
@@ -634,10 +564,6 @@ static std::string not_spread_yet(const RunOptions &o) {
     return "--tap";
   if (!o.record.empty())
     return "--record";
-  if (o.profiling())
-    return "cycle reports (--report, --report-json, --measure, --budget)";
-  if (!o.observe.trace.empty() || !o.observe.pcap.empty())
-    return "--trace or --pcap";
   if (!o.checkpoint_dir.empty())
     return "--checkpoint-dir";
   if (o.no_core_queue)
@@ -675,9 +601,8 @@ void add_run_command(CLI::App &app, ExitStatus &status) {
         status.code = refuse_spread(*job, what);
         return;
       }
-      status.code =
-          run_spread(*opts, read_inputs(*opts),
-                     {opts->quiet, opts->per_node, opts->partition}, *job);
+      status.code = run_spread(*opts, *opts, read_inputs(*opts),
+                               {opts->quiet, opts->partition}, *job);
       return;
     }
     if (!opts->partition.empty())

@@ -9,6 +9,7 @@
 #include "host/cluster_run.hpp"
 #include "nicemu/error.hpp"
 #include "node/cluster.hpp"
+#include "observe/event_log.hpp"
 #include "sim/state_archive.hpp"
 
 #include <algorithm>
@@ -70,6 +71,34 @@ NodeRow read_row(StateReader &in) {
   return r;
 }
 
+// The cycle profiles of a rank's cores (CycleProfiling::results).
+void write_profiles(StateWriter &out, const std::vector<CoreProfile> &all) {
+  out.u64(all.size());
+  for (const CoreProfile &p : all) {
+    out.fields(p.node, p.sleep_cycles, p.unattributed_cycles, p.end_time);
+    out.u64(p.functions.size());
+    for (const FunctionProfile &f : p.functions) {
+      out.fields(f.self, f.inclusive, f.entries);
+      out.pods(f.calls);
+    }
+    out.pods(p.blocks);
+  }
+}
+
+std::vector<CoreProfile> read_profiles(StateReader &in) {
+  std::vector<CoreProfile> all(in.count(1 << 24));
+  for (CoreProfile &p : all) {
+    in.fields(p.node, p.sleep_cycles, p.unattributed_cycles, p.end_time);
+    p.functions.resize(in.count(1 << 24));
+    for (FunctionProfile &f : p.functions) {
+      in.fields(f.self, f.inclusive, f.entries);
+      f.calls = in.pods<CallSample>(uint64_t(1) << 32);
+    }
+    p.blocks = in.pods<BlockProfile>(uint64_t(1) << 32);
+  }
+  return all;
+}
+
 // Set-up that fails fails on every rank alike, or on some: every rank
 // learns whether any failed, rank 0 says why, and none goes on alone.
 bool all_ready(MpiLink &link, const std::string &error) {
@@ -98,8 +127,8 @@ bool all_ready(MpiLink &link, const std::string &error) {
 
 } // namespace
 
-int run_spread(const ClusterOptions &o, const RunInputs &in,
-               const SpreadOptions &s, const MpiJob &job) {
+int run_spread(const ClusterOptions &o, const ReportOptions &reports,
+               const RunInputs &in, const SpreadOptions &s, const MpiJob &job) {
   MpiLink link;
   if (link.ranks() != job.size)
     link.abort("MPI says " + std::to_string(link.ranks()) +
@@ -112,8 +141,31 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
   std::mutex m;
   Lines pending, merged; // this rank's since the last agree; rank 0's to print
   std::string error;
+  // Rank 0 writes the trace and the captures: its copy of the network tells
+  // every crossing, and every rank's cards' events come to it with the
+  // collectives (EventLog). Each rank profiles its own cores; the profiles
+  // go to every rank at the end, which makes the reports (rank 0 prints
+  // them) and the budgets' exit code alike everywhere.
+  ReportOptions mine = reports;
+  if (!rank0) {
+    mine.observe = {};
+    mine.report_json.clear();
+  }
+  std::unique_ptr<RunObservers> observers;
+  EventLog cards_told; // this rank's cards', since the last collective
+  const bool tracing = !reports.observe.trace.empty();
+  std::unique_ptr<CycleReports> cycle_reports;
+  Time told_before = 0; // rank 0: every rank's events before it are here
   try {
     const Model &model = in.model;
+    observers = std::make_unique<RunObservers>(mine.observe);
+    if ((reports.profiling() || reports.traces_cores()) &&
+        !in.node_flash.empty())
+      throw Error("run: --node-firmware does not combine with profiling or "
+                  "core traces (they read one image's symbols)");
+    if (reports.profiling() || reports.traces_cores())
+      cycle_reports = std::make_unique<CycleReports>(
+          mine, o.firmware, in.flash, model, tracing ? &cards_told : nullptr);
     Topology topology =
         cluster_topology(model, o.nodes, o.topology,
                          in.topology_text ? &*in.topology_text : nullptr);
@@ -137,6 +189,7 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
     spec.host_options = host_options(o);
     spec.network = true;
     spec.stop = &signals.request();
+    spec.events = tracing ? &cards_told : nullptr;
     for (uint32_t n = 0; n < o.nodes; ++n)
       spec.owned.push_back(partition.rank_of[n] == link.rank());
     spec.console = [&](uint32_t node, const std::string &line) {
@@ -148,6 +201,10 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
     share = std::make_unique<RankShare>(link, partition.rank_of,
                                         cluster->sim.scheduler(),
                                         *cluster->sim.fabric());
+    cluster->sim.fabric()->set_events(observers->events());
+    observers->start([&told_before] { return told_before; });
+    if (cycle_reports)
+      cycle_reports->profiling().attach(cluster->sim);
     if (rank0 && !s.quiet)
       std::cerr << "nicemu: one cluster over " << link.ranks() << " MPI ranks, "
                 << describe_partition(topology, partition);
@@ -159,18 +216,25 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
   if (!all_ready(link, error))
     return 1;
   Simulation &sim = cluster->sim;
+  RunEvents ignored;
+  RunEvents &told_here = observers->events() ? *observers->events() : ignored;
   share->set_riders(
       [&](StateWriter &out) {
-        std::lock_guard lock(m);
-        write_lines(out, pending);
-        pending.clear();
+        {
+          std::lock_guard lock(m);
+          write_lines(out, pending);
+          pending.clear();
+        }
+        cards_told.write(out);
       },
       [&](uint32_t r, StateReader &in) {
         read_lines(in, merged);
+        EventLog::play(in, told_here);
         if (r + 1 == link.ranks()) {
           if (rank0)
             print_lines(merged);
           merged.clear();
+          told_before = sim.scheduler().now();
         }
       });
   RunResult r;
@@ -185,6 +249,13 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
   HostGroup *hosts = cluster->hosts.get();
   const std::string host_failure = hosts ? hosts->failure() : "";
   const int host_code = hosts ? hosts->exit_code() : 0;
+  // Where each of its hosts stood, for a deadlock's message.
+  std::vector<std::string> stalls(o.nodes);
+  if (hosts && r.outcome == RunOutcome::Deadlock)
+    for (auto &n : sim.nodes())
+      stalls[n->id()] = hosts->stall_of(n->id());
+  if (cycle_reports)
+    cycle_reports->profiling().finish(sim);
   if (hosts)
     hosts->stop();
   // What rank 0 prints: the last console lines, the nodes' rows and fault
@@ -195,6 +266,9 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
     write_lines(out, pending);
     pending.clear();
   }
+  cards_told.write(out);
+  if (cycle_reports)
+    write_profiles(out, cycle_reports->profiling().results());
   out.u64(sim.nodes().size());
   for (auto &n : sim.nodes()) {
     write_row(out, node_row(*n));
@@ -206,6 +280,7 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
       out.str(hosts->outcomes()[h]);
       out.u64(hosts->agent(h).polls());
       out.u64(hosts->agent(h).leased_polls());
+      out.str(stalls[h]);
     }
   }
   out.str(host_failure);
@@ -224,6 +299,11 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
   for (uint32_t k = 0; k < all.size(); ++k) {
     StateReader in(all[k], "rank " + std::to_string(k) + "'s results");
     read_lines(in, merged);
+    EventLog::play(in, told_here);
+    if (cycle_reports && k != link.rank())
+      cycle_reports->profiling().add_results(read_profiles(in));
+    else if (cycle_reports)
+      read_profiles(in);
     for (uint64_t i = 0, n = in.count(o.nodes); i < n; ++i) {
       rows.push_back(read_row(in));
       if (std::string f = in.str(1 << 24); !f.empty())
@@ -232,6 +312,7 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
         outcomes.at(rows.back().id) = in.str();
         polls += in.u64();
         leased += in.u64();
+        stalls.at(rows.back().id) = in.str();
       }
     }
     const bool failed = !in.str().empty();
@@ -248,6 +329,10 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
   for (const NodeRow &row : rows)
     codes.push_back(row.exit_code);
   const bool stopped = signals.requested();
+  // The network's last crossings (stuck behind a packet at the end) after
+  // the run's events, as in one process.
+  observers->finish([&sim] { sim.fabric()->flush_events(); });
+  int budget_code = 0;
   if (rank0) {
     print_lines(merged);
     if (stopped)
@@ -255,21 +340,34 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
     for (const auto &[node, report] : faults)
       std::cerr << "nicemu: " << report;
     print_misroutes(sim);
+    // A deadlock: the network's part, then every rank's hosts (each rank
+    // knows only its own).
+    if (r.outcome == RunOutcome::Deadlock && hosts) {
+      std::string who = HostGroup::describe_stall(stalls);
+      r.message =
+          sim.network_deadlock() + (who.empty() ? "" : " (" + who + ")");
+    }
     if (r.outcome == RunOutcome::Deadlock ||
         r.outcome == RunOutcome::HostFailed)
       std::cerr << "nicemu: stopped: " << r.message << "\n";
     else if (r.outcome == RunOutcome::MaxTime)
       std::cerr << "nicemu: stopped at --max-time " << o.max_time << "\n";
+    if (!s.quiet)
+      print_summary(sim, r, in.model, reports.per_node, &rows);
+    if (reports.profiling())
+      budget_code = cycle_reports->print();
     if (!s.quiet) {
-      print_summary(sim, r, in.model, s.per_node, &rows);
       if (hosts)
-        print_host_outcomes(outcomes, polls, leased, s.per_node);
+        print_host_outcomes(outcomes, polls, leased, reports.per_node);
       std::fprintf(stderr,
                    "ranks: %u, %llu messages between them (each from one "
                    "rank to every other, or a collective)\n",
                    link.ranks(), (unsigned long long)messages);
     }
     std::fflush(stderr);
+  } else if (reports.profiling() &&
+             !cycle_reports->profiling().budget_failures().empty()) {
+    budget_code = kExitBudget;
   }
   sim.set_ranks(nullptr);
   share.reset();
@@ -278,8 +376,9 @@ int run_spread(const ClusterOptions &o, const RunInputs &in,
   if (hosts &&
       (r.outcome == RunOutcome::Halted || r.outcome == RunOutcome::HostFailed))
     return hosts_code ? hosts_code
-                      : (r.outcome == RunOutcome::HostFailed ? 1 : 0);
-  return outcome_exit_code(r, codes);
+                      : (r.outcome == RunOutcome::HostFailed ? 1 : budget_code);
+  const int code = outcome_exit_code(r, codes);
+  return code ? code : budget_code;
 }
 
 } // namespace nicemu::cli

@@ -1,9 +1,11 @@
 // `nicemu run` under mpirun: one cluster spread over the job's ranks
 // (docs/distributed.md). Each rank builds its share of the nodes and the
 // whole network; rank 0 prints the partition, the console, the fault
-// reports and the summary, as one process would.
+// reports, the summary and the cycle reports, and writes the trace and the
+// captures, as one process would.
 #pragma once
 
+#include "cli/run_reports.hpp"
 #include "cli/run_setup.hpp"
 #include "dist/mpi_job.hpp"
 
@@ -12,7 +14,7 @@
 namespace nicemu::cli {
 
 struct SpreadOptions {
-  bool quiet = false, per_node = false;
+  bool quiet = false;
   std::string partition; // --partition FILE; empty: by the topology
 };
 
@@ -20,7 +22,7 @@ struct SpreadOptions {
 // same on every rank). A set-up error (a wrong partition file) is told once
 // by rank 0 and every rank returns 1; a failure during the run ends the job
 // (MPI_Abort) after saying which rank and why.
-int run_spread(const ClusterOptions &o, const RunInputs &in,
-               const SpreadOptions &s, const MpiJob &job);
+int run_spread(const ClusterOptions &o, const ReportOptions &reports,
+               const RunInputs &in, const SpreadOptions &s, const MpiJob &job);
 
 } // namespace nicemu::cli

@@ -481,17 +481,28 @@ bool HostGroup::request_waiting() const {
 
 // Ranks with the same state are listed together, so that the one host that
 // left early stands out among a thousand that wait.
+std::string HostGroup::stall_of(uint32_t r) const {
+  if (r < statuses_.size() && statuses_[r] != -1)
+    return describe_status(statuses_[r]);
+  if (std::string call = agents_.at(r)->waiting_in(); !call.empty())
+    return "waiting in " + call;
+  if (agents_[r]->said_exit())
+    return "exiting";
+  return "";
+}
+
 std::string HostGroup::describe_stall() const {
+  std::vector<std::string> stalls;
+  for (uint32_t r = 0; r < agents_.size(); ++r)
+    stalls.push_back(stall_of(r));
+  return describe_stall(stalls);
+}
+
+std::string HostGroup::describe_stall(const std::vector<std::string> &stalls) {
   std::vector<std::pair<std::string, std::vector<uint32_t>>> groups;
-  for (uint32_t r = 0; r < agents_.size(); ++r) {
-    std::string what;
-    if (r < statuses_.size() && statuses_[r] != -1)
-      what = describe_status(statuses_[r]);
-    else if (std::string call = agents_[r]->waiting_in(); !call.empty())
-      what = "waiting in " + call;
-    else if (agents_[r]->said_exit())
-      what = "exiting";
-    else
+  for (uint32_t r = 0; r < stalls.size(); ++r) {
+    const std::string &what = stalls[r];
+    if (what.empty())
       continue;
     auto g = std::find_if(groups.begin(), groups.end(),
                           [&](const auto &x) { return x.first == what; });

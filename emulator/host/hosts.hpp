@@ -87,6 +87,12 @@ public:
   bool finished() const override;
   std::string failure() const override { return failure_; }
   std::string describe_stall() const override;
+  // What host `rank` stands at when nothing can move ("waiting in
+  // WaitWord", "exited with status 3"); empty: nothing to say.
+  std::string stall_of(uint32_t rank) const;
+  // Such words by host rank, grouped: "hosts 0-1, 3: waiting in
+  // WaitEither; host 2: exited with status 0".
+  static std::string describe_stall(const std::vector<std::string> &stalls);
   // Checkpoints: only of a replay (no process runs; host/host_state.cpp).
   void save_state(StateWriter &out) const override;
   void load_state(StateReader &in) override;

@@ -192,6 +192,11 @@ public:
   // (docs/architecture.md, "Time").
   static constexpr Time kLongestSlice = 1'000'000'000; // 1 ms
 
+  // A deadlock's message without the hosts' part (RunExternal::
+  // describe_stall): what the network holds. A run spread over ranks adds
+  // the hosts of every rank to it (cli/run_spread.cpp).
+  std::string network_deadlock() const;
+
 private:
   Time earliest_core_time() const;
   RunResult run_over_ranks(Time max_time);
@@ -208,7 +213,6 @@ private:
   template <class F> void for_each_running(F f) const;
   Time latest_node_time() const;
   std::string deadlock_message() const;
-  std::string network_deadlock() const;
   void prepare_threads();
   void end_run(RunResult &result, std::chrono::steady_clock::time_point start);
   // The core queue (set_core_queue).

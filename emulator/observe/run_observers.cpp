@@ -25,6 +25,11 @@ void RunObservers::start(const Scheduler &clock) {
     trace_->set_clock(&clock);
 }
 
+void RunObservers::start(std::function<Time()> now) {
+  if (trace_)
+    trace_->set_clock(std::move(now));
+}
+
 void RunObservers::finish(const std::function<void()> &flush_network) {
   // The run's events first, then the crossings stuck in the network, which
   // may end before events already written.

@@ -34,6 +34,8 @@ public:
   // Once the cluster is built: the run's clock lets the trace be written as
   // the run goes instead of at the end.
   void start(const Scheduler &clock);
+  // The same with a clock of the caller's (TraceWriter::set_clock).
+  void start(std::function<Time()> now);
   // After the run: has the network tell its last crossings through
   // `flush_network` (Fabric::flush_events; empty: no network) and closes
   // the files. Throws nicemu::Error if one could not be written.

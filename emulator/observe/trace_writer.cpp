@@ -142,14 +142,21 @@ void TraceWriter::finish() {
                 "': " + std::strerror(error ? error : EIO));
 }
 
+void TraceWriter::set_clock(const Scheduler *clock) {
+  if (clock)
+    now_ = [clock] { return clock->now(); };
+  else
+    now_ = nullptr;
+}
+
 // Buffers an event. Once enough wait, those that end before the clock's now
 // are written: no event told later can end before them.
 void TraceWriter::add(Time end, uint32_t pid, Track track, uint64_t lane,
                       std::string text) {
   uint64_t seq = lane_seq_[{pid, track, lane}]++;
   pending_.push_back({end, pid, track, lane, seq, std::move(text)});
-  if (clock_ && pending_.size() >= write_at_) {
-    write_before(clock_->now());
+  if (now_ && pending_.size() >= write_at_) {
+    write_before(now_());
     // Events far in the future (a long host computation) stay: look again
     // once as many more have come.
     write_at_ = std::max(kWriteEvents, 2 * pending_.size());

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -56,7 +57,11 @@ public:
   // run's clock, events that end before its now() are written as the run
   // goes (memory stays bounded): every event must be told no later than
   // the virtual time it ends. Without a clock, all wait for flush().
-  void set_clock(const Scheduler *clock) { clock_ = clock; }
+  void set_clock(const Scheduler *clock);
+  // The same with a clock of the caller's: `now()` must say a time before
+  // which no event will be told any more (a run spread over ranks gives
+  // the time of the last collective that brought every rank's events).
+  void set_clock(std::function<Time()> now) { now_ = std::move(now); }
   // Writes every buffered event. Events told after (the fabric's crossings
   // stuck behind a packet at the end of a run) follow, sorted among
   // themselves.
@@ -115,7 +120,7 @@ private:
   std::FILE *file_ = nullptr;
   std::string path_;
   unsigned categories_;
-  const Scheduler *clock_ = nullptr;
+  std::function<Time()> now_; // empty: no clock
   bool first_ = true;
   bool failed_ = false;
   std::vector<Pending> pending_;

@@ -217,4 +217,8 @@ std::vector<BlockProfile> CoreProfiler::blocks() const {
   return out;
 }
 
+CoreProfile CoreProfiler::result(Time end_time) const {
+  return {node_, profiles_, blocks(), sleep_total_, outside_, end_time};
+}
+
 } // namespace nicemu

@@ -70,6 +70,18 @@ struct BlockProfile {
   uint64_t cycles = 0; // sleep excluded
 };
 
+// What one core's profiler found, once the run is over: what the reports
+// read. A run spread over MPI ranks carries these from the ranks that own
+// the cores to every rank (cli/run_spread.cpp).
+struct CoreProfile {
+  uint32_t node = 0;
+  std::vector<FunctionProfile> functions; // by FunctionMap index
+  std::vector<BlockProfile> blocks;       // sorted by address
+  uint64_t sleep_cycles = 0;
+  uint64_t unattributed_cycles = 0; // in code no symbol covers
+  Time end_time = 0;                // the node's virtual time at the end
+};
+
 class CoreProfiler final : public BlockObserver {
 public:
   CoreProfiler(const FunctionMap &functions, const Cpu &cpu,
@@ -87,6 +99,8 @@ public:
   std::vector<BlockProfile> blocks() const; // sorted by address
   uint64_t sleep_cycles() const { return sleep_total_; }
   uint64_t unattributed_cycles() const { return outside_; }
+  // After finish(): everything above, with the node's end time.
+  CoreProfile result(Time end_time) const;
 
 private:
   struct Block {

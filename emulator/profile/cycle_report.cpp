@@ -116,8 +116,33 @@ void CycleProfiling::finish(Simulation &sim) {
     Node &node = *sim.nodes()[i];
     profilers_[i]->finish(node.cpu().cycles());
     node.set_block_observer(nullptr);
-    end_time_ps_ = std::max<uint64_t>(end_time_ps_, node.time());
+    results_.push_back(profilers_[i]->result(node.time()));
   }
+  profilers_.clear();
+}
+
+void CycleProfiling::add_results(std::vector<CoreProfile> others) {
+  for (CoreProfile &p : others) {
+    if (p.functions.size() != functions_.functions().size())
+      throw Error("cycle report: node " + std::to_string(p.node) +
+                  "'s profile has " + std::to_string(p.functions.size()) +
+                  " functions, this image " +
+                  std::to_string(functions_.functions().size()));
+    results_.push_back(std::move(p));
+  }
+  // Node order, as one process keeps them (the worst call of a budget is
+  // the first found).
+  std::stable_sort(results_.begin(), results_.end(),
+                   [](const CoreProfile &a, const CoreProfile &b) {
+                     return a.node < b.node;
+                   });
+}
+
+uint64_t CycleProfiling::end_time_ps() const {
+  uint64_t end = 0;
+  for (const CoreProfile &p : results_)
+    end = std::max<uint64_t>(end, p.end_time);
+  return end;
 }
 
 double CycleProfiling::micros(uint64_t cycles) const {
@@ -133,10 +158,10 @@ CycleProfiling::handler_rows(std::optional<uint32_t> node) const {
       continue;
     HandlerRow row{f, node, {}, {}};
     uint64_t stall = 0;
-    for (const auto &p : profilers_) {
-      if (node && p->node() != *node)
+    for (const CoreProfile &p : results_) {
+      if (node && p.node != *node)
         continue;
-      for (const CallSample &c : p->profiles()[f].calls) {
+      for (const CallSample &c : p.functions[f].calls) {
         row.cycles.push_back(c.cycles);
         stall += c.stall;
       }
@@ -154,8 +179,8 @@ CycleProfiling::handler_rows(std::optional<uint32_t> node) const {
 void CycleProfiling::print_cycles(std::ostream &os, bool per_node) const {
   std::vector<std::optional<uint32_t>> scopes;
   if (per_node)
-    for (const auto &p : profilers_)
-      scopes.push_back(p->node());
+    for (const CoreProfile &p : results_)
+      scopes.push_back(p.node);
   else
     scopes.push_back(std::nullopt);
   const double mhz = double(model_.clock_hz) / 1e6;
@@ -163,9 +188,9 @@ void CycleProfiling::print_cycles(std::ostream &os, bool per_node) const {
     os << "--- handler cycles: " << model_.name << " at " << fmt("%.3f", mhz)
        << " MHz, "
        << (scope ? "node " + std::to_string(*scope)
-           : profilers_.size() == 1
+           : results_.size() == 1
                ? std::string("1 node")
-               : "all " + std::to_string(profilers_.size()) + " nodes")
+               : "all " + std::to_string(results_.size()) + " nodes")
        << " ---\n";
     if (measured_functions() == 0) {
       os << "no handlers: mark them with NICEMU_HANDLER in the firmware or "
@@ -199,8 +224,8 @@ std::vector<CycleProfiling::FunctionRow> CycleProfiling::function_rows() const {
   std::vector<FunctionRow> rows;
   for (uint32_t f = 0; f < functions_.functions().size(); ++f) {
     FunctionRow row{f, 0, 0, 0};
-    for (const auto &p : profilers_) {
-      const FunctionProfile &fp = p->profiles()[f];
+    for (const CoreProfile &p : results_) {
+      const FunctionProfile &fp = p.functions[f];
       row.self += fp.self;
       row.inclusive += fp.inclusive;
       row.entries += fp.entries;
@@ -220,8 +245,8 @@ std::vector<CycleProfiling::FunctionRow> CycleProfiling::function_rows() const {
 std::vector<CycleProfiling::LineRow>
 CycleProfiling::line_rows(const LineTable &lines) const {
   std::map<uint64_t, BlockProfile> merged; // by address << 32 | size
-  for (const auto &p : profilers_)
-    for (const BlockProfile &b : p->blocks()) {
+  for (const CoreProfile &p : results_)
+    for (const BlockProfile &b : p.blocks) {
       BlockProfile &m = merged[uint64_t(b.addr) << 32 | b.size];
       m.addr = b.addr;
       m.size = b.size;
@@ -263,14 +288,14 @@ CycleProfiling::line_rows(const LineTable &lines) const {
 void CycleProfiling::print_hotspots(std::ostream &os, const LineTable *lines,
                                     size_t top) const {
   uint64_t total = 0, sleep = 0;
-  for (const auto &p : profilers_) {
-    total += p->unattributed_cycles();
-    sleep += p->sleep_cycles();
-    for (const FunctionProfile &fp : p->profiles())
+  for (const CoreProfile &p : results_) {
+    total += p.unattributed_cycles;
+    sleep += p.sleep_cycles;
+    for (const FunctionProfile &fp : p.functions)
       total += fp.self;
   }
-  os << "--- hotspots: " << profilers_.size()
-     << (profilers_.size() == 1 ? " node" : " nodes") << ", " << total
+  os << "--- hotspots: " << results_.size()
+     << (results_.size() == 1 ? " node" : " nodes") << ", " << total
      << " cycles executed, " << sleep << " asleep ---\n";
   os << fmt("%-30s %12s %6s %12s %6s %10s\n", "function", "self", "self%",
             "inclusive", "incl%", "calls");
@@ -340,18 +365,18 @@ nlohmann::json CycleProfiling::to_json(const LineTable *lines,
                  {"version", 1},
                  {"model", model_.name},
                  {"clock_hz", model_.clock_hz},
-                 {"nodes", profilers_.size()},
-                 {"virtual_time_ps", end_time_ps_}};
+                 {"nodes", results_.size()},
+                 {"virtual_time_ps", end_time_ps()}};
   json handlers = json::array();
   for (const HandlerRow &r : handler_rows(std::nullopt))
     handlers.push_back(handler_json(r));
   report["handlers"] = handlers;
   json per_node = json::array();
-  for (const auto &p : profilers_) {
+  for (const CoreProfile &p : results_) {
     json rows = json::array();
-    for (const HandlerRow &r : handler_rows(p->node()))
+    for (const HandlerRow &r : handler_rows(p.node))
       rows.push_back(handler_json(r));
-    per_node.push_back({{"node", p->node()}, {"handlers", rows}});
+    per_node.push_back({{"node", p.node}, {"handlers", rows}});
   }
   report["per_node"] = per_node;
   json functions = json::array();
@@ -379,8 +404,8 @@ nlohmann::json CycleProfiling::to_json(const LineTable *lines,
   json budgets = json::array();
   for (const CycleBudget &b : budgets_) {
     uint64_t over = 0, worst = 0;
-    for (const auto &p : profilers_)
-      for (const CallSample &c : p->profiles()[b.function].calls)
+    for (const CoreProfile &p : results_)
+      for (const CallSample &c : p.functions[b.function].calls)
         if (c.cycles > b.cycles) {
           ++over;
           worst = std::max(worst, c.cycles);
@@ -400,15 +425,15 @@ std::vector<std::string> CycleProfiling::budget_failures() const {
     uint64_t over = 0, calls = 0;
     const CallSample *worst = nullptr;
     uint32_t worst_node = 0;
-    for (const auto &p : profilers_)
-      for (const CallSample &c : p->profiles()[b.function].calls) {
+    for (const CoreProfile &p : results_)
+      for (const CallSample &c : p.functions[b.function].calls) {
         ++calls;
         if (c.cycles <= b.cycles)
           continue;
         ++over;
         if (!worst || c.cycles > worst->cycles) {
           worst = &c;
-          worst_node = p->node();
+          worst_node = p.node;
         }
       }
     if (over)

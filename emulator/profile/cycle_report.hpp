@@ -46,8 +46,14 @@ public:
 
   // Installs a profiler on every core of `sim` (before it runs).
   void attach(Simulation &sim);
-  // After the run: closes every profile at its core's final cycle.
+  // After the run: closes every profile at its core's final cycle and
+  // keeps what each found (results()), for the reports below.
   void finish(Simulation &sim);
+  // The cores' profiles the reports read, by node. A run spread over MPI
+  // ranks profiles its own cores and adds the other ranks' (the same
+  // image, model and options): the reports are then the whole cluster's.
+  const std::vector<CoreProfile> &results() const { return results_; }
+  void add_results(std::vector<CoreProfile> others);
 
   // The handler table: aggregated, or one table per node.
   void print_cycles(std::ostream &os, bool per_node) const;
@@ -81,14 +87,15 @@ private:
   };
   std::vector<LineRow> line_rows(const LineTable &lines) const;
   double micros(uint64_t cycles) const;
+  uint64_t end_time_ps() const; // the latest node's
 
   FunctionMap functions_;
   const Model &model_;
   RunEvents *events_;
   std::vector<CycleBudget> budgets_;
-  std::vector<std::unique_ptr<CoreProfiler>> profilers_;
+  std::vector<std::unique_ptr<CoreProfiler>> profilers_; // during the run
+  std::vector<CoreProfile> results_;                     // after it
   const Cpu *code_reader_ = nullptr; // reads code for per-instruction costs
-  uint64_t end_time_ps_ = 0;
 };
 
 } // namespace nicemu

@@ -705,6 +705,14 @@ Time OtfEngine::llcm_quiet_until(Time now, const HostPeers *peers,
                                  uint32_t process) const {
   if (!commands_.empty() || commands_coming_ > 0)
     return now; // the core has work, and may write LLCM
+  // A card on another MPI rank (a stand-in here: docs/distributed.md) and
+  // its host are not seen from this rank, nor what they send this way: no
+  // promise then. The host's loads each go to the card; the figures are
+  // the same, only slower to get (the library's load cache).
+  if (const Fabric *fabric = card_.fabric())
+    for (uint32_t n = 0; n < fabric->topology().nodes; ++n)
+      if (!dynamic_cast<const OtfEngine *>(fabric->receiver(n)))
+        return now;
   Time t = card_.core_may_act_from();
   if (!llcm_writes_.empty())
     t = std::min(t, *llcm_writes_.begin());
