@@ -554,10 +554,6 @@ void add_observe_options(CLI::App *cmd,
 // What a run spread over MPI ranks cannot take yet, as a phrase; empty:
 // nothing.
 static std::string not_spread_yet(const RunOptions &o) {
-  if (o.procs_per_node > 1)
-    return "--procs-per-node";
-  if (o.tag_output)
-    return "--tag-output";
   if (!o.gdb.empty() || !o.gdb_listen.empty())
     return "--gdb";
   if (!o.tap.empty())

@@ -186,6 +186,7 @@ int run_spread(const ClusterOptions &o, const ReportOptions &reports,
     spec.adaptive_threads = o.threads ? run_threads_adaptive(o) : false;
     spec.node_flash = in.node_flash;
     spec.program = o.program;
+    spec.procs_per_node = o.procs_per_node;
     spec.host_options = host_options(o);
     spec.network = true;
     spec.stop = &signals.request();
@@ -249,11 +250,15 @@ int run_spread(const ClusterOptions &o, const ReportOptions &reports,
   HostGroup *hosts = cluster->hosts.get();
   const std::string host_failure = hosts ? hosts->failure() : "";
   const int host_code = hosts ? hosts->exit_code() : 0;
+  // Host processes per node (--procs-per-node): node n's are hosts
+  // n * per_node to (n + 1) * per_node - 1.
+  const uint32_t per_node = o.procs_per_node;
   // Where each of its hosts stood, for a deadlock's message.
-  std::vector<std::string> stalls(o.nodes);
+  std::vector<std::string> stalls(size_t(o.nodes) * per_node);
   if (hosts && r.outcome == RunOutcome::Deadlock)
     for (auto &n : sim.nodes())
-      stalls[n->id()] = hosts->stall_of(n->id());
+      for (uint32_t h = n->id() * per_node; h < (n->id() + 1) * per_node; ++h)
+        stalls[h] = hosts->stall_of(h);
   if (cycle_reports)
     cycle_reports->profiling().finish(sim);
   if (hosts)
@@ -273,15 +278,15 @@ int run_spread(const ClusterOptions &o, const ReportOptions &reports,
   for (auto &n : sim.nodes()) {
     write_row(out, node_row(*n));
     out.str(n->state() == NodeState::Faulted ? fault_report(*n) : "");
-    // Its host (one per node): how it ended, its polls.
+    // Its hosts: how each ended, its polls.
     out.flag(hosts != nullptr);
-    if (hosts) {
-      const uint32_t h = n->id();
-      out.str(hosts->outcomes()[h]);
-      out.u64(hosts->agent(h).polls());
-      out.u64(hosts->agent(h).leased_polls());
-      out.str(stalls[h]);
-    }
+    if (hosts)
+      for (uint32_t h = n->id() * per_node; h < (n->id() + 1) * per_node; ++h) {
+        out.str(hosts->outcomes()[h]);
+        out.u64(hosts->agent(h).polls());
+        out.u64(hosts->agent(h).leased_polls());
+        out.str(stalls[h]);
+      }
   }
   out.str(host_failure);
   out.u64(uint64_t(host_code));
@@ -289,7 +294,7 @@ int run_spread(const ClusterOptions &o, const ReportOptions &reports,
   std::vector<std::vector<uint8_t>> all = link.exchange(out.data());
   std::vector<NodeRow> rows;
   std::vector<std::pair<uint32_t, std::string>> faults;
-  std::vector<std::string> outcomes(o.nodes);
+  std::vector<std::string> outcomes(size_t(o.nodes) * per_node);
   uint64_t polls = 0, leased = 0;
   // The hosts' exit code: the failed host's (its rank's), else the first
   // rank's that is not 0.
@@ -308,12 +313,14 @@ int run_spread(const ClusterOptions &o, const ReportOptions &reports,
       rows.push_back(read_row(in));
       if (std::string f = in.str(1 << 24); !f.empty())
         faults.emplace_back(rows.back().id, f);
-      if (in.flag()) {
-        outcomes.at(rows.back().id) = in.str();
-        polls += in.u64();
-        leased += in.u64();
-        stalls.at(rows.back().id) = in.str();
-      }
+      if (in.flag())
+        for (uint32_t h = rows.back().id * per_node;
+             h < (rows.back().id + 1) * per_node; ++h) {
+          outcomes.at(h) = in.str();
+          polls += in.u64();
+          leased += in.u64();
+          stalls.at(h) = in.str();
+        }
     }
     const bool failed = !in.str().empty();
     const int code = int(in.u64());

@@ -55,11 +55,9 @@ start_cluster(const Model &model,
     sim.set_external(cluster->hosts.get());
   }
   if (!spec.owned.empty() &&
-      (spec.owned.size() != spec.nodes || spec.procs_per_node != 1 ||
-       (spec.tape && spec.program.size())))
-    throw Error("run: a rank's share of the nodes needs every node named, "
-                "one host process per node and no recording (not built "
-                "yet)");
+      (spec.owned.size() != spec.nodes || (spec.tape && spec.program.size())))
+    throw Error("run: a rank's share of the nodes needs every node named "
+                "and no recording (not built yet)");
   for (uint32_t i = 0; i < spec.nodes; ++i) {
     if (!spec.owned.empty() && !spec.owned[i])
       continue; // another rank's

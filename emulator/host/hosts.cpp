@@ -266,6 +266,8 @@ void HostGroup::launch(const std::vector<std::string> &argv,
       pids_.push_back(0);
       statuses_[r] = 0;
       agents_[r]->process_ended();
+      if (tagged_) // its pipes end now: nobody writes them
+        tagged_->started(r);
       continue;
     }
     RankFds fds{agents_[r]->channel().fd(), wake_.write_fd, options_.stdout_fd};

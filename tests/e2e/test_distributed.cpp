@@ -173,15 +173,17 @@ TEST_CASE("mpirun: one cluster spread over 2 and 4 ranks prints what one "
 
 TEST_CASE("mpirun: what a spread run cannot take yet, and a wrong partition, "
           "stop every rank with one message") {
+  TempDir dir;
+  const std::string recording = dir.file("run.rec");
   CommandResult r =
       mpirun(2, {"run", "-n", "2", "--firmware", firmware("net_pingpong.img"),
-                 "--tag-output", "--", "/bin/true"});
+                 "--record", recording, "--", "/bin/true"});
   INFO(r);
   CHECK(r.status == 2);
-  CHECK(count(r.err, "cannot take --tag-output yet") == 1);
+  CHECK(count(r.err, "cannot take --record yet") == 1);
   CHECK_FALSE(contains(r.out + r.err, "--- nicemu:"));
+  CHECK_FALSE(fs::exists(recording));
 
-  TempDir dir;
   const std::string bad = dir.file("bad.txt");
   write_file(bad, "0: 0-3\n1: 3-7\n");
   CommandResult p =
@@ -325,8 +327,10 @@ TEST_CASE("mpirun: NI-AM barriers and bcopy with their host programs, spread "
   check_spread_like_one({"run", "-n", "2", "--firmware", NICEMU_NIAM_IMAGE,
                          "--", NICEMU_NIAM_BCOPY},
                         {{2, pair}});
+  // The hosts' lines tagged with their ranks, as mpirun --tag-output
+  // tags its ranks' (each rank of nicemu tags its own hosts').
   check_spread_like_one({"run", "-n", "2", "--firmware", NICEMU_NIAM_IMAGE,
-                         "--", NICEMU_GAM_PINGPONG},
+                         "--tag-output", "--", NICEMU_GAM_PINGPONG},
                         {{2, pair}});
 }
 
@@ -359,6 +363,13 @@ TEST_CASE("mpirun: DIMMnet-1's on-the-fly stores and UZURA's typed RDMA, "
                          NICEMU_DIMMNET_IMAGE, "--", NICEMU_AOTF_PINGPONG,
                          "50"},
                         {{2, pair}}, kPcap | kReports);
+  // Two host processes share each card (--procs-per-node): each rank
+  // starts its nodes' processes.
+  check_spread_like_one({"run", "-n", "2", "--model", "martini:D",
+                         "--procs-per-node", "2", "--firmware",
+                         NICEMU_DIMMNET_IMAGE, "--", NICEMU_DIMMNET_CHECKS,
+                         "protection"},
+                        {{2, pair}});
 }
 
 namespace {
