@@ -130,6 +130,23 @@ std::vector<std::string> shared_environment(const Model &model) {
   return env;
 }
 
+// What an MPI launcher (Open MPI's mpirun and PMIx, MPICH's Hydra, Slurm's
+// PMI) puts into the environment of the nicemu it starts as ranks
+// (docs/distributed.md), and the shell's "_" (the command's path). They
+// are the emulator's, not the host programs': a host is no rank of the
+// job that runs nicemu, and a host's environment is the same whether one
+// nicemu or many run the cluster. The environment's size moves the
+// stack, and so the addresses a host program sends in its messages.
+bool launchers_variable(const std::string &name) {
+  static const char *const kPrefixes[] = {"OMPI_", "PMIX_",  "OPAL_", "ORTE_",
+                                          "PMI_",  "HYDRA_", "MPIR_", "SLURM_"};
+  for (const char *p : kPrefixes)
+    if (name.starts_with(p))
+      return true;
+  return name == "_" || name == "IPATH_NO_BACKTRACE" ||
+         name == "HFI_NO_BACKTRACE";
+}
+
 // The environment of rank `rank`: the emulator's, plus what the host library
 // needs to find its channel (fd 3), wake pipe (fd 4), rank and size.
 std::vector<std::string> rank_environment(const std::vector<std::string> &env,
@@ -144,7 +161,7 @@ std::vector<std::string> rank_environment(const std::vector<std::string> &env,
     bool replaced = std::any_of(all.begin(), all.end(), [&](const auto &a) {
       return name_of(a) == name_of(v);
     });
-    if (!replaced)
+    if (!replaced && !launchers_variable(name_of(v)))
       all.push_back(std::move(v));
   }
   return all;

@@ -37,6 +37,16 @@ CommandResult mpirun(unsigned ranks, const std::vector<std::string> &args) {
   return run_command("/usr/bin/env", all);
 }
 
+// `nicemu ARGS` in one process, with the environment mpirun() gives the
+// ranks (the host programs inherit it, and its size moves their stacks:
+// the addresses a UZURA program sends are on them).
+CommandResult nicemu_as_ranks_are(const std::vector<std::string> &args) {
+  std::vector<std::string> all = {"ASAN_OPTIONS=detect_leaks=0",
+                                  NICEMU_TOOL_PATH};
+  all.insert(all.end(), args.begin(), args.end());
+  return run_command("/usr/bin/env", all);
+}
+
 void write_file(const std::string &path, const std::string &text) {
   std::ofstream(path) << text;
 }
@@ -274,7 +284,8 @@ void check_spread_like_one(
   };
   const fs::path one_files = dir.file("one");
   fs::create_directories(one_files);
-  CommandResult one = nicemu(with(args, file_options(files, one_files)));
+  CommandResult one =
+      nicemu_as_ranks_are(with(args, file_options(files, one_files)));
   INFO(one);
   const std::map<std::string, std::string> written = files_under(one_files);
   CHECK(written.empty() == (files == kNoFiles));
@@ -456,6 +467,24 @@ TEST_CASE("bench scale: one process and two ranks give the same virtual "
   CHECK(one.at("messages") == 0);
   CHECK(two.at("messages").get<uint64_t>() > 0);
   CHECK(one.at("wall").at("efficiency") == 1.0);
+}
+
+TEST_CASE("mpirun: host programs see the environment one process gives "
+          "them, not the launcher's") {
+  TempDir dir;
+  const std::string pair = dir.file("pair.txt");
+  write_file(pair, "0: 0\n1: 1\n");
+  // mpirun's variables are the ranks of nicemu's job: a host that saw them
+  // would take itself for one (and its environment's size moves its stack).
+  check_spread_like_one(
+      {"run", "-n", "2", "--firmware", NICEMU_NIAM_IMAGE, "--", "/bin/sh", "-c",
+       "echo \"host $NICEMU_RANK: ${OMPI_COMM_WORLD_RANK:-no} "
+       "${PMIX_RANK:-no} ${OMPI_COMM_WORLD_SIZE:-no}\""},
+      {{2, pair}});
+  CommandResult one =
+      nicemu({"run", "-n", "1", "--firmware", NICEMU_NIAM_IMAGE, "--",
+              "/bin/sh", "-c", "echo \"${OMPI_COMM_WORLD_RANK:-no}\""});
+  CHECK(one.out == "no\n");
 }
 
 TEST_CASE("mpirun: a card that faults under its host program stops every "
