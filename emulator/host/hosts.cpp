@@ -46,6 +46,7 @@ HostGroup::HostGroup(uint32_t nodes, Scheduler &scheduler, const Model &model,
           std::make_unique<NodeHostMemory>(std::move(processes)));
     }
   active_bits_.assign((agents_.size() + 63) / 64, 0);
+  exited_.assign(agents_.size(), 0);
   for (uint32_t r = 0; r < agents_.size(); ++r)
     agent_changed(r);
   spin_between_yields_ = few_enough_to_yield(uint32_t(agents_.size()));
@@ -65,6 +66,9 @@ void HostGroup::agent_changed(uint32_t rank) {
     active_bits_[rank / 64] &= ~bit;
   if (!agents_[rank]->failure().empty())
     agent_failed_ = true;
+  const uint8_t exited = agents_[rank]->exited();
+  exited_count_ += exited - exited_[rank];
+  exited_[rank] = exited;
 }
 
 template <class F> void HostGroup::for_each_active(F f) const {
@@ -542,8 +546,7 @@ std::string HostGroup::describe_stall(const std::vector<std::string> &stalls) {
 }
 
 bool HostGroup::finished() const {
-  return std::all_of(agents_.begin(), agents_.end(),
-                     [](const auto &a) { return a->exited(); });
+  return exited_count_ == agents_.size();
 }
 
 // Hosts that said they exit are left to finish (and flush their output);

@@ -114,8 +114,10 @@ private:
   channel::WakePipe wake_;
   std::vector<std::unique_ptr<HostAgent>> agents_;
   std::vector<uint64_t> active_bits_; // bit r: agents_[r]->active()
-  bool spin_between_yields_ = false;  // few hosts: wait() spins between yields
-  bool agent_failed_ = false;         // some agent's failure() is set
+  std::vector<uint8_t> exited_;       // agents_[r]->exited(), as last told
+  size_t exited_count_ = 0;
+  bool spin_between_yields_ = false; // few hosts: wait() spins between yields
+  bool agent_failed_ = false;        // some agent's failure() is set
   uint32_t per_node_ = 1;
   std::vector<pid_t> pids_;
   std::vector<int> statuses_; // waitpid status, -1 while running
