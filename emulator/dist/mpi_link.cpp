@@ -4,8 +4,10 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 namespace nicemu {
@@ -111,27 +113,45 @@ std::vector<uint8_t> MpiLink::receive(uint32_t from) {
   return bytes;
 }
 
+// One collective when every rank's bytes fit a slot (nearly every round:
+// the figures, a few calls and console lines), a second for the rest of
+// those that do not. Each slot starts with its rank's full size, so every
+// rank knows alike whether the second is needed.
 std::vector<std::vector<uint8_t>>
 MpiLink::exchange(const std::vector<uint8_t> &mine) {
-  int size = int(mine.size());
-  std::vector<int> sizes(ranks_), offsets(ranks_);
+  constexpr size_t kSlot = 2048, kHead = sizeof(uint32_t);
+  constexpr size_t kFirst = kSlot - kHead; // bytes that go in the slot
+  std::vector<uint8_t> slot(kSlot), slots(kSlot * ranks_);
+  uint32_t size = uint32_t(mine.size());
+  std::memcpy(slot.data(), &size, kHead);
+  std::memcpy(slot.data() + kHead, mine.data(), std::min(mine.size(), kFirst));
   MPI_Request request;
-  MPI_Iallgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD,
-                 &request);
-  wait_for(*this, request, kCollective);
-  int total = 0;
-  for (uint32_t r = 0; r < ranks_; ++r) {
-    offsets[r] = total;
-    total += sizes[r];
-  }
-  std::vector<uint8_t> all(size_t(total) + 1);
-  MPI_Iallgatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(),
-                  offsets.data(), MPI_BYTE, MPI_COMM_WORLD, &request);
+  MPI_Iallgather(slot.data(), int(kSlot), MPI_BYTE, slots.data(), int(kSlot),
+                 MPI_BYTE, MPI_COMM_WORLD, &request);
   wait_for(*this, request, kCollective);
   std::vector<std::vector<uint8_t>> out(ranks_);
+  std::vector<int> rest(ranks_), offsets(ranks_);
+  int total = 0;
+  for (uint32_t r = 0; r < ranks_; ++r) {
+    const uint8_t *theirs = slots.data() + size_t(r) * kSlot;
+    uint32_t their_size = 0;
+    std::memcpy(&their_size, theirs, kHead);
+    out[r].assign(theirs + kHead,
+                  theirs + kHead + std::min<size_t>(their_size, kFirst));
+    rest[r] = int(their_size - out[r].size());
+    offsets[r] = total;
+    total += rest[r];
+  }
+  if (total == 0)
+    return out;
+  std::vector<uint8_t> all(static_cast<size_t>(total));
+  MPI_Iallgatherv(mine.data() + std::min(mine.size(), kFirst), rest[rank_],
+                  MPI_BYTE, all.data(), rest.data(), offsets.data(), MPI_BYTE,
+                  MPI_COMM_WORLD, &request);
+  wait_for(*this, request, kCollective);
   for (uint32_t r = 0; r < ranks_; ++r)
-    out[r].assign(all.begin() + offsets[r],
-                  all.begin() + offsets[r] + sizes[r]);
+    out[r].insert(out[r].end(), all.begin() + offsets[r],
+                  all.begin() + offsets[r] + rest[r]);
   return out;
 }
 

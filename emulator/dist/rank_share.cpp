@@ -29,7 +29,7 @@ void write_view(StateWriter &out, const RankView &v) {
        {uint64_t(v.first_core), uint64_t(v.first_node), uint64_t(v.second_core),
         v.nodes, v.finished, uint64_t(v.faulted_node), uint64_t(v.faulted_time),
         uint64_t(v.latest_node), uint64_t(v.stop), uint64_t(v.host_action),
-        uint64_t(v.hosts_done)})
+        uint64_t(v.hosts_done), uint64_t(v.halts)})
     out.u64(word);
   out.str(v.host_failure);
 }
@@ -47,6 +47,7 @@ RankView read_view(StateReader &in) {
   v.stop = in.u64() != 0;
   v.host_action = in.u64();
   v.hosts_done = in.u64() != 0;
+  v.halts = in.u64() != 0;
   v.host_failure = in.str(1 << 16);
   return v;
 }
@@ -77,6 +78,7 @@ RankView combine(const std::vector<RankView> &views) {
     all.hosts_done = all.hosts_done && v.hosts_done;
     if (all.host_failure.empty())
       all.host_failure = v.host_failure;
+    all.halts = all.halts || v.halts;
   }
   return all;
 }
@@ -86,7 +88,7 @@ RankView combine(const std::vector<RankView> &views) {
 RankShare::RankShare(RankLink &link, std::vector<uint32_t> owner,
                      Scheduler &scheduler, Fabric &fabric)
     : link_(link), owner_(std::move(owner)), scheduler_(scheduler),
-      fabric_(fabric), order_(link.ranks()) {
+      fabric_(fabric), order_(link.ranks()), views_(link.ranks()) {
   if (owner_.size() != fabric.topology().nodes)
     throw Error("ranks: " + std::to_string(owner_.size()) +
                 " nodes shared out, but the network has " +
@@ -127,13 +129,19 @@ void RankShare::tell(bool answer) {
   order_.told(rank(), reply.next);
   StateWriter out;
   write_reply(out, reply);
+  views_[rank()] = view_ ? view_() : RankView{};
+  write_view(out, views_[rank()]);
   link_.tell_others(out.data());
   ++messages_;
 }
 
 CardReply RankShare::told(uint32_t from) {
   std::vector<uint8_t> bytes = link_.receive(from);
-  CardReply reply = read_reply(bytes);
+  StateReader in(bytes, "rank " + std::to_string(from) + "'s word");
+  CardReply reply = read_reply(in);
+  views_[from] = read_view(in);
+  if (!in.done())
+    in.fail("bytes after the view");
   apply(reply.calls);
   order_.told(from, reply.next);
   return reply;
@@ -156,10 +164,9 @@ RankView RankShare::agree(const RankView &mine) {
     write_rider_(out);
   std::vector<std::vector<uint8_t>> all = link_.exchange(out.data());
   ++messages_;
-  std::vector<RankView> views;
   for (uint32_t r = 0; r < all.size(); ++r) {
     StateReader in(all[r], "rank " + std::to_string(r) + "'s figures");
-    views.push_back(read_view(in));
+    views_[r] = read_view(in);
     CardReply reply = read_reply(in);
     if (read_rider_)
       read_rider_(r, in);
@@ -169,7 +176,11 @@ RankView RankShare::agree(const RankView &mine) {
       apply(reply.calls);
     order_.told(r, reply.next);
   }
-  return combine(views);
+  return combine(views_);
+}
+
+RankView RankShare::current() const {
+  return combine(views_);
 }
 
 Time RankShare::next_event_time() const {

@@ -30,6 +30,10 @@ public:
   bool owns(uint32_t node) const { return owner_.at(node) == link_.rank(); }
 
   RankView agree(const RankView &mine) override;
+  RankView current() const override;
+  void set_view(std::function<RankView()> view) override {
+    view_ = std::move(view);
+  }
   Time next_event_time() const override;
   void run_until(Time until) override;
   void run_until(Time until, EventOrigin held) override;
@@ -65,6 +69,8 @@ private:
   Fabric &fabric_;
   StepOrder order_;
   std::vector<FabricCall> calls_; // this rank's cards', since last told
+  std::vector<RankView> views_;   // each rank's, as last told
+  std::function<RankView()> view_;
   std::vector<std::unique_ptr<PacketReceiver>> stand_ins_;
   uint64_t messages_ = 0;
   std::function<void(StateWriter &)> write_rider_;

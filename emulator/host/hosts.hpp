@@ -86,6 +86,7 @@ public:
   static constexpr std::chrono::nanoseconds kSpinBetweenYields{3000};
   bool finished() const override;
   std::string failure() const override { return failure_; }
+  bool failing() const override { return agent_failed_ || !failure_.empty(); }
   std::string describe_stall() const override;
   // What host `rank` stands at when nothing can move ("waiting in
   // WaitWord", "exited with status 3"); empty: nothing to say.

@@ -24,7 +24,7 @@ Node &Simulation::add_node(const Model &model, NodeConfig config) {
   const size_t index = nodes_.size() - 1;
   running_bits_.resize(index / 64 + 1, 0);
   due_bits_.resize(index / 64 + 1, 0);
-  queued_.push_back(0);
+  queue_pos_.push_back(kNotQueued);
   deferred_.emplace_back();
   node->set_state_observer([this, index](NodeState was, NodeState now) {
     node_state_changed(index, was, now);
@@ -71,8 +71,8 @@ void Simulation::node_state_changed(size_t index, NodeState was,
       due_bits_[index / 64] |= bit;
     else if (!(in_round_ && index == round_index_))
       queue_push(index);
-  } else if (now != NodeState::Running && queued_[index]) {
-    queue_stale_ = true;
+  } else if (now != NodeState::Running) {
+    queue_remove(index);
   }
 }
 
@@ -105,23 +105,70 @@ template <class F> void Simulation::for_each_running(F f) const {
   for_each_live_bit(running_bits_, [&](size_t i) { f(*nodes_[i]); });
 }
 
+// The core queue is a binary min-heap that knows where each core stands in
+// it (queue_pos_), so that a core leaves it in O(log N) when it stops
+// running or an interrupt takes it into the round.
+void Simulation::queue_place(size_t pos) {
+  queue_pos_[queue_[pos].index] = uint32_t(pos);
+}
+
+void Simulation::queue_sift_up(size_t pos) {
+  while (pos > 0) {
+    size_t parent = (pos - 1) / 2;
+    if (!(queue_[parent] > queue_[pos]))
+      break;
+    std::swap(queue_[parent], queue_[pos]);
+    queue_place(pos);
+    pos = parent;
+  }
+  queue_place(pos);
+}
+
+void Simulation::queue_sift_down(size_t pos) {
+  for (;;) {
+    size_t least = pos;
+    for (size_t child : {2 * pos + 1, 2 * pos + 2})
+      if (child < queue_.size() && queue_[least] > queue_[child])
+        least = child;
+    if (least == pos)
+      break;
+    std::swap(queue_[least], queue_[pos]);
+    queue_place(pos);
+    pos = least;
+  }
+  queue_place(pos);
+}
+
 void Simulation::queue_push(size_t index) {
-  if (queued_[index] || queue_stale_)
+  if (queue_pos_[index] != kNotQueued || queue_stale_)
     return; // the rebuild will take it
-  queued_[index] = 1;
   queue_.push_back({nodes_[index]->time(), uint32_t(index)});
-  std::push_heap(queue_.begin(), queue_.end(), std::greater<Queued>());
+  queue_sift_up(queue_.size() - 1);
+}
+
+void Simulation::queue_remove(size_t index) {
+  const uint32_t pos = queue_pos_[index];
+  if (pos == kNotQueued || queue_stale_)
+    return;
+  queue_pos_[index] = kNotQueued;
+  const Queued last = queue_.back();
+  queue_.pop_back();
+  if (pos == queue_.size())
+    return;
+  queue_[pos] = last;
+  queue_sift_down(pos);
+  queue_sift_up(queue_pos_[last.index]);
 }
 
 void Simulation::queue_rebuild() {
   queue_.clear();
-  std::fill(queued_.begin(), queued_.end(), 0);
+  std::fill(queue_pos_.begin(), queue_pos_.end(), kNotQueued);
   for (size_t i = 0; i < nodes_.size(); ++i)
-    if (nodes_[i]->state() == NodeState::Running && !due(i)) {
-      queued_[i] = 1;
+    if (nodes_[i]->state() == NodeState::Running && !due(i))
       queue_.push_back({nodes_[i]->time(), uint32_t(i)});
-    }
   std::make_heap(queue_.begin(), queue_.end(), std::greater<Queued>());
+  for (size_t pos = 0; pos < queue_.size(); ++pos)
+    queue_place(pos);
   queue_stale_ = false;
 }
 
@@ -267,18 +314,26 @@ void Simulation::run_round(Time max_time) {
     for_each_running([this, max_time](Node &n) { run_slice(n, max_time); });
     return;
   }
-  if (forced_) {
+  note_due_cores();
+  run_queued_cores(max_time);
+}
+
+// The cores due this round (an interrupt forced them) leave the queue, and
+// the two earliest running cores are noted (note_core_times): the queue's
+// top, the smaller of its children, and the due cores.
+void Simulation::note_due_cores() {
+  if (forced_) { // the forced cores leave the queue for the round
     for (size_t w = 0; w < force_bits_.size(); ++w) {
-      due_bits_[w] |= force_bits_[w] & running_bits_[w];
+      const uint64_t forced = force_bits_[w] & running_bits_[w];
+      due_bits_[w] |= forced;
       force_bits_[w] = 0;
+      for (uint64_t bits = forced; bits; bits &= bits - 1)
+        queue_remove(w * 64 + unsigned(__builtin_ctzll(bits)));
     }
     forced_ = false;
-    queue_stale_ = true; // the forced cores leave the queue
   }
   if (queue_stale_)
     queue_rebuild();
-  // The two earliest running cores (note_core_times): the queue's top, the
-  // smaller of its children, and the forced cores.
   Queued first{kTimeNever, UINT32_MAX};
   Time second = kTimeNever;
   auto consider = [&](Queued q) {
@@ -294,39 +349,25 @@ void Simulation::run_round(Time max_time) {
   for (size_t w = 0; w < due_bits_.size(); ++w)
     for (uint64_t bits = due_bits_[w]; bits; bits &= bits - 1) {
       size_t i = w * 64 + unsigned(__builtin_ctzll(bits));
-      consider({nodes_[i]->time(), uint32_t(i)});
+      if (nodes_[i]->state() == NodeState::Running)
+        consider({nodes_[i]->time(), uint32_t(i)});
     }
   earliest_ = first.time;
   second_earliest_ = second;
   earliest_node_ =
       first.index == UINT32_MAX ? UINT32_MAX : nodes_[first.index]->node_id();
-  if (ranks_) { // the cluster's two earliest cores, hosts, next event
-    RankView mine = rank_view(false);
-    mine.first_core = earliest_;
-    mine.first_node = earliest_node_;
-    mine.second_core = second_earliest_;
-    agreed_ = ranks_->agree(mine);
-    earliest_ = agreed_.first_core;
-    earliest_node_ = agreed_.first_node;
-    second = second_earliest_ = agreed_.second_core;
-    host_action_ = agreed_.host_action;
-    event_bound_ = ranks_->next_event_time();
-    // The run ends before this round (run_over_ranks): with host programs,
-    // as one process's check after polling them ends it.
-    if (agreed_.stop ||
-        (external_ && (agreed_.faulted_node != UINT32_MAX ||
-                       !agreed_.host_failure.empty() || agreed_.hosts_done)))
-      return;
-  }
+}
+
+// The cores before the round's bound (or due) run their slices, in node
+// order, and go back into the queue at their new times.
+void Simulation::run_queued_cores(Time max_time) {
   // No core's slice ends later than this: the others run nothing.
   Time bound = std::min({event_bound_, max_time, wall_limit_, host_action_});
-  if (lookahead_ != kTimeNever && second != kTimeNever)
-    bound = std::min(bound, second + lookahead_);
+  if (lookahead_ != kTimeNever && second_earliest_ != kTimeNever)
+    bound = std::min(bound, second_earliest_ + lookahead_);
   while (!queue_.empty() && queue_.front().time < bound) {
-    std::pop_heap(queue_.begin(), queue_.end(), std::greater<Queued>());
-    uint32_t i = queue_.back().index;
-    queue_.pop_back();
-    queued_[i] = 0;
+    uint32_t i = queue_.front().index;
+    queue_remove(i);
     due_bits_[i / 64] |= uint64_t(1) << (i % 64);
   }
   in_round_ = true;
@@ -522,12 +563,18 @@ void Simulation::set_ranks(RankSync *ranks) {
     throw Error("run: the debugger, input in wall time and checkpoints are "
                 "not available in a run spread over ranks yet");
   ranks_ = ranks;
+  if (ranks_)
+    ranks_->set_view([this] { return rank_view(false); });
 }
 
-// This rank's figures after the cores' slices (RankSync::agree).
-RankView Simulation::rank_view(bool latest) const {
+// This rank's figures as they stand (RankSync::agree, and what an owner
+// tells with each card event).
+RankView Simulation::rank_view(bool latest) {
   RankView v;
-  v.first_core = earliest_core_time();
+  note_due_cores();
+  v.first_core = earliest_;
+  v.first_node = earliest_node_;
+  v.second_core = second_earliest_;
   v.nodes = nodes_.size();
   v.finished = finished_;
   if (faulted_)
@@ -544,15 +591,22 @@ RankView Simulation::rank_view(bool latest) const {
     v.host_action = external_->earliest_action();
     v.hosts_done = external_->finished();
     v.host_failure = external_->failure();
+    v.halts = faulted_ > 0 || external_->failing();
   }
   return v;
 }
 
 // The run loop of one rank of a cluster spread over several
 // (docs/distributed.md): the rounds of one process, every bound and every
-// decision taken from the cluster's figures (RankSync::agree), the events
-// run in the order of one process (RankSync::run_until). Every rank goes
-// through the same rounds and ends the same way.
+// decision taken from the cluster's figures, the events run in the order
+// of one process (RankSync::run_until). Every rank goes through the same
+// rounds and ends the same way. One collective a round (RankSync::agree),
+// after the cores' slices: the events then run up to the earliest core,
+// and the next slices are bounded by the cluster as it stands after them,
+// which every rank knows from what the owners told with each card event
+// (RankSync::current). How slices are cut changes no result
+// (kLongestSlice), so the hosts' requests taken in after the events wait
+// for the next round's bounds.
 RunResult Simulation::run_over_ranks(Time max_time) {
   auto wall_start = std::chrono::steady_clock::now();
   RunResult result;
@@ -569,11 +623,6 @@ RunResult Simulation::run_over_ranks(Time max_time) {
   auto hosts_ended = [&](const RankView &all) {
     if (!external_)
       return false;
-    if (all.faulted_node != UINT32_MAX) {
-      result.outcome = RunOutcome::Faulted;
-      result.end_time = all.faulted_time;
-      return true;
-    }
     if (!all.host_failure.empty()) {
       result.outcome = RunOutcome::HostFailed;
       result.end_time = scheduler_.now();
@@ -591,16 +640,13 @@ RunResult Simulation::run_over_ranks(Time max_time) {
       monitor_->between_rounds(*this);
     if (external_)
       external_->poll();
-    run_round(max_time); // agrees first: agreed_
-    if (agreed_.stop) {
+    RankView all = ranks_->agree(rank_view(false));
+    if (all.stop) {
       result.outcome = RunOutcome::Stopped;
       result.end_time = latest();
       result.message = "stopped on request";
       break;
     }
-    if (hosts_ended(agreed_))
-      break;
-    RankView all = ranks_->agree(rank_view(false));
     if (all.faulted_node != UINT32_MAX) {
       result.outcome = RunOutcome::Faulted;
       result.end_time = all.faulted_time;
@@ -643,6 +689,18 @@ RunResult Simulation::run_over_ranks(Time max_time) {
     ranks_->run_until(t);
     if (external_)
       external_->events_ran();
+    // A fault or a failed host in those events ends a run with host
+    // programs before any more slices, as in one process.
+    RankView now = ranks_->current();
+    if (external_ && now.halts)
+      continue;
+    note_due_cores(); // this rank's; the bounds are the cluster's
+    earliest_ = now.first_core;
+    earliest_node_ = now.first_node;
+    second_earliest_ = now.second_core;
+    host_action_ = now.host_action;
+    event_bound_ = ranks_->next_event_time();
+    run_queued_cores(max_time);
   }
   end_run(result, wall_start);
   return result;

@@ -40,6 +40,8 @@ public:
   virtual bool finished() const = 0;
   // Non-empty when it failed (a host crashed): the run stops.
   virtual std::string failure() const = 0;
+  // Failed already, though failure() may say so only from the next poll.
+  virtual bool failing() const { return !failure().empty(); }
   // When nothing can move any more: who waits and who is gone, for the
   // message that ends the run.
   virtual std::string describe_stall() const { return ""; }
@@ -200,7 +202,7 @@ public:
 private:
   Time earliest_core_time() const;
   RunResult run_over_ranks(Time max_time);
-  RankView rank_view(bool latest) const;
+  RankView rank_view(bool latest);
   Time slice_end(const Node &node, Time max_time) const;
   bool finished(RunResult &result) const;
   bool stopped(RunResult &result) const;
@@ -224,11 +226,17 @@ private:
     }
   };
   void run_round(Time max_time);
+  void note_due_cores();
+  void run_queued_cores(Time max_time);
   void run_slice(Node &n, Time max_time);
   void run_due_cores(Time max_time);
   void run_due_cores_at_once(Time max_time);
   bool threads_usable() const;
   void queue_push(size_t index);
+  void queue_remove(size_t index);
+  void queue_place(size_t pos);
+  void queue_sift_up(size_t pos);
+  void queue_sift_down(size_t pos);
   void queue_rebuild();
   bool due(size_t index) const;
   void interrupt_due(size_t index);
@@ -240,7 +248,6 @@ private:
   Time lookahead_ = kTimeNever; // no network: nodes never affect each other
   ExternalActor *external_ = nullptr;
   RankSync *ranks_ = nullptr;
-  RankView agreed_; // the cluster's, at the last round's start
   RunDebugger *debugger_ = nullptr;
   WallClockInput *input_ = nullptr;
   const StopRequest *stop_ = nullptr;
@@ -265,13 +272,14 @@ private:
   // by (time, index); due_bits_ marks the cores of the round being run.
   bool core_queue_on_ = true;
   std::vector<Queued> queue_;
-  std::vector<uint8_t> queued_; // per node: in queue_
+  static constexpr uint32_t kNotQueued = UINT32_MAX;
+  std::vector<uint32_t> queue_pos_; // per node: its place in queue_
   std::vector<uint64_t> due_bits_;
   // Cores with an interrupt due that the round cannot take any more: due
   // in the next one.
   std::vector<uint64_t> force_bits_;
   bool forced_ = false;
-  bool queue_stale_ = true; // a queued core stopped running: rebuild
+  bool queue_stale_ = true; // made again from the nodes (at a run's start)
   bool in_round_ = false;
   size_t round_index_ = 0; // the core whose slice runs, in a round
   // Threads (set_threads): while the slices of a round run at once, what

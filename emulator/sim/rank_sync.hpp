@@ -9,6 +9,7 @@
 #include "sim/scheduler.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace nicemu {
@@ -29,6 +30,9 @@ struct RankView {
   Time host_action = kTimeNever;
   bool hosts_done = true;
   std::string host_failure;
+  // With host programs: a node faulted or a host failed, so the run ends
+  // at the next agree and no core runs another slice before it.
+  bool halts = false;
 };
 
 class RankSync {
@@ -38,6 +42,11 @@ public:
   // calls into the network that this rank's cores made since the last
   // agree reach the other ranks with it.
   virtual RankView agree(const RankView &mine) = 0;
+  // The cluster's view as it stands now: the last agree's, with what each
+  // rank told since (an owner tells its view, `view`, after each of its
+  // card events and each call into its cards). The same on every rank.
+  virtual RankView current() const = 0;
+  virtual void set_view(std::function<RankView()> view) = 0;
   // The earliest event pending anywhere in the cluster (kTimeNever: none).
   virtual Time next_event_time() const = 0;
   // Runs every event of the cluster up to `until`, those at `until` from
